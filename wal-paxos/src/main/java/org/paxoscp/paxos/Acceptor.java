@@ -1,0 +1,166 @@
+package org.paxoscp.paxos;
+
+import static org.paxoscp.paxos.WalLayout.CHOSEN;
+import static org.paxoscp.paxos.WalLayout.GRANT;
+import static org.paxoscp.paxos.WalLayout.PROMISE;
+import static org.paxoscp.paxos.WalLayout.VOTE_BALLOT;
+import static org.paxoscp.paxos.WalLayout.VOTE_VALUE;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import org.paxoscp.paxos.PaxosMessage.Accept;
+import org.paxoscp.paxos.PaxosMessage.AcceptReply;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.paxos.PaxosMessage.GrantReply;
+import org.paxoscp.paxos.PaxosMessage.GrantRequest;
+import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.paxos.PaxosMessage.PrepareReply;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Cell;
+import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.wal.LogCodec;
+import org.paxoscp.wal.LogValue;
+
+/**
+ * The acceptor of one DC (Algorithm 1): its state for every position lives in that position's WAL
+ * row and is changed only with {@link KvStore#checkAndWrite}, so any number of stateless service
+ * instances can run acceptors over the same store concurrently.
+ *
+ * <p>Thread-safe (it holds no state of its own). Store failures propagate as
+ * {@link org.paxoscp.store.StoreUnavailableException}; a request that fails that way may or may
+ * not have changed the row, which Paxos tolerates (it is as if the reply were lost).
+ */
+public final class Acceptor {
+
+  /** Result of an APPLY: written now, already there, or a different value was already chosen. */
+  public enum ApplyResult { APPLIED, ALREADY_APPLIED, CONFLICT }
+
+  private final KvStore store;
+
+  public Acceptor(KvStore store) {
+    this.store = store;
+  }
+
+  /** Algorithm 1, lines 3-15: promise {@code ballot} if it is higher than any promise so far. */
+  public PrepareReply prepare(Prepare m) {
+    WalLayout.validateGroup(m.group());
+    if (m.ballot().isFast()) {
+      throw new IllegalArgumentException("PREPARE with the reserved fast-path ballot");
+    }
+    byte[] row = WalLayout.walRow(m.group(), m.position());
+    while (true) {
+      State s = State.read(store, row);
+      boolean higher = s.promise == null || m.ballot().greaterThan(s.promise);
+      if (s.chosen != null || !higher) {
+        return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise,
+            s.vote(), s.chosen);
+      }
+      // Line 9: only raise nextBal if it has not changed since we read it.
+      boolean ok = store.checkAndWrite(Table.WAL, row, PROMISE, s.promiseBytes, KvStore.UNVERSIONED,
+          Map.of(PROMISE, m.ballot().encode()));
+      if (ok) {
+        return new PrepareReply(m.group(), m.position(), m.ballot(), true, m.ballot(), s.vote(),
+            null);
+      }
+    }
+  }
+
+  /**
+   * Algorithm 1, lines 16-19: accept only for the ballot currently promised. The fast-path ballot
+   * is accepted only while nothing is promised (or when it repeats the same fast-path vote).
+   */
+  public AcceptReply accept(Accept m) {
+    WalLayout.validateGroup(m.group());
+    byte[] row = WalLayout.walRow(m.group(), m.position());
+    State s = State.read(store, row);
+    if (s.chosen != null) {
+      return new AcceptReply(m.group(), m.position(), m.ballot(), false, s.promise, s.chosen);
+    }
+    Map<String, byte[]> vote = Map.of(PROMISE, m.ballot().encode(),
+        VOTE_BALLOT, m.ballot().encode(), VOTE_VALUE, LogCodec.encode(m.value()));
+    boolean ok;
+    if (m.ballot().isFast()) {
+      if (s.promise == null) {
+        ok = store.checkAndWrite(Table.WAL, row, PROMISE, null, KvStore.UNVERSIONED, vote);
+      } else {
+        // A duplicate of the fast-path ACCEPT already taken: answer it again, change nothing.
+        ok = s.promise.isFast() && s.voteValue != null && s.voteValue.equals(m.value());
+      }
+    } else if (m.ballot().equals(s.promise)) {
+      // Line 18: write the vote only if nextBal still equals this ballot.
+      ok = store.checkAndWrite(Table.WAL, row, PROMISE, s.promiseBytes, KvStore.UNVERSIONED, vote);
+    } else {
+      ok = false;
+    }
+    Ballot promise = ok ? m.ballot() : State.read(store, row).promise;
+    return new AcceptReply(m.group(), m.position(), m.ballot(), ok, promise, null);
+  }
+
+  /**
+   * Algorithm 1, lines 20-21: record the decided value. Idempotent. A different value already
+   * recorded means agreement (R1) was broken somewhere; the first value is kept and
+   * {@link ApplyResult#CONFLICT} is returned so the caller can raise the alarm.
+   */
+  public ApplyResult apply(Apply m) {
+    WalLayout.validateGroup(m.group());
+    byte[] row = WalLayout.walRow(m.group(), m.position());
+    byte[] encoded = LogCodec.encode(m.value());
+    if (store.checkAndWrite(Table.WAL, row, CHOSEN, null, KvStore.UNVERSIONED,
+        Map.of(CHOSEN, encoded))) {
+      return ApplyResult.APPLIED;
+    }
+    LogValue existing = chosen(m.group(), m.position()).orElseThrow();
+    return existing.equals(m.value()) ? ApplyResult.ALREADY_APPLIED : ApplyResult.CONFLICT;
+  }
+
+  /** Section 5.3: the first requester of a position's grant gets it; asking again is idempotent. */
+  public GrantReply grant(GrantRequest m) {
+    WalLayout.validateGroup(m.group());
+    byte[] row = WalLayout.walRow(m.group(), m.position());
+    byte[] who = m.requester().getBytes(StandardCharsets.UTF_8);
+    boolean granted = store.checkAndWrite(Table.WAL, row, GRANT, null, KvStore.UNVERSIONED,
+        Map.of(GRANT, who));
+    if (!granted) {
+      granted = store.read(Table.WAL, row, GRANT, KvStore.LATEST)
+          .map(c -> java.util.Arrays.equals(c.value(), who)).orElse(false);
+    }
+    return new GrantReply(m.group(), m.position(), m.requester(), granted);
+  }
+
+  /** The chosen value of a position, if this DC knows it. */
+  public Optional<LogValue> chosen(String group, long position) {
+    return store.read(Table.WAL, WalLayout.walRow(group, position), CHOSEN, KvStore.LATEST)
+        .map(c -> LogCodec.decode(c.value()));
+  }
+
+  /** The acceptor's last vote for a position (for catch-up and tests). */
+  public Optional<Vote> lastVote(String group, long position) {
+    return Optional.ofNullable(State.read(store, WalLayout.walRow(group, position)).vote());
+  }
+
+  /** One position's acceptor row, decoded. */
+  private record State(byte[] promiseBytes, Ballot promise, Ballot voteBallot, LogValue voteValue,
+      LogValue chosen) {
+
+    static State read(KvStore store, byte[] row) {
+      Map<String, Cell> cells = store.readRow(Table.WAL, row);
+      byte[] p = bytes(cells, PROMISE);
+      byte[] vb = bytes(cells, VOTE_BALLOT);
+      byte[] vv = bytes(cells, VOTE_VALUE);
+      byte[] c = bytes(cells, CHOSEN);
+      return new State(p, p == null ? null : Ballot.decode(p),
+          vb == null ? null : Ballot.decode(vb), vv == null ? null : LogCodec.decode(vv),
+          c == null ? null : LogCodec.decode(c));
+    }
+
+    private static byte[] bytes(Map<String, Cell> cells, String col) {
+      Cell cell = cells.get(col);
+      return cell == null ? null : cell.value();
+    }
+
+    Vote vote() {
+      return voteBallot == null ? null : new Vote(voteBallot, voteValue);
+    }
+  }
+}

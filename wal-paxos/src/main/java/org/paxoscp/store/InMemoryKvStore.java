@@ -1,0 +1,143 @@
+package org.paxoscp.store;
+
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Multi-version in-memory {@link KvStore}: every version is kept, every operation is atomic per row
+ * (a row is its own monitor), and the whole store is thread-safe. Used by unit tests, by the
+ * simulator, and by local clusters that explicitly ask for {@code --store memory}.
+ *
+ * <p>{@link #setAvailable(boolean)} lets tests turn the store "off": every call then throws
+ * {@link StoreUnavailableException} without touching state.
+ */
+public final class InMemoryKvStore implements KvStore {
+
+  private static final class Row {
+    final Map<String, NavigableMap<Long, byte[]>> columns = new HashMap<>();
+  }
+
+  private final Map<Table, ConcurrentHashMap<RowKey, Row>> tables = new EnumMap<>(Table.class);
+  private volatile boolean available = true;
+  private volatile boolean closed;
+
+  public InMemoryKvStore() {
+    for (Table t : Table.values()) {
+      tables.put(t, new ConcurrentHashMap<>());
+    }
+  }
+
+  /** Makes every subsequent call fail with {@link StoreUnavailableException} (false) or work. */
+  public void setAvailable(boolean available) {
+    this.available = available;
+  }
+
+  private void check() {
+    if (closed) {
+      throw new IllegalStateException("store is closed");
+    }
+    if (!available) {
+      throw new StoreUnavailableException("in-memory store switched off");
+    }
+  }
+
+  private Row row(Table table, byte[] row, boolean create) {
+    ConcurrentHashMap<RowKey, Row> t = tables.get(table);
+    RowKey key = new RowKey(row);
+    return create ? t.computeIfAbsent(key, k -> new Row()) : t.get(key);
+  }
+
+  @Override
+  public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+    check();
+    Row r = row(table, row, false);
+    if (r == null) {
+      return Optional.empty();
+    }
+    synchronized (r) {
+      NavigableMap<Long, byte[]> versions = r.columns.get(column);
+      if (versions == null) {
+        return Optional.empty();
+      }
+      Map.Entry<Long, byte[]> e = versions.floorEntry(maxTimestamp);
+      return e == null ? Optional.empty() : Optional.of(new Cell(e.getKey(), e.getValue().clone()));
+    }
+  }
+
+  @Override
+  public Map<String, Cell> readRow(Table table, byte[] row) {
+    check();
+    Row r = row(table, row, false);
+    Map<String, Cell> out = new HashMap<>();
+    if (r == null) {
+      return out;
+    }
+    synchronized (r) {
+      for (var c : r.columns.entrySet()) {
+        Map.Entry<Long, byte[]> last = c.getValue().lastEntry();
+        out.put(c.getKey(), new Cell(last.getKey(), last.getValue().clone()));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
+    check();
+    Row r = row(table, row, true);
+    synchronized (r) {
+      put(r, timestamp, cells);
+    }
+  }
+
+  @Override
+  public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
+      long timestamp, Map<String, byte[]> cells) {
+    check();
+    Row r = row(table, row, true);
+    synchronized (r) {
+      NavigableMap<Long, byte[]> versions = r.columns.get(checkColumn);
+      byte[] current = versions == null || versions.isEmpty() ? null : versions.lastEntry().getValue();
+      boolean matches = expected == null ? current == null : Arrays.equals(expected, current);
+      if (!matches) {
+        return false;
+      }
+      put(r, timestamp, cells);
+      return true;
+    }
+  }
+
+  private static void put(Row r, long timestamp, Map<String, byte[]> cells) {
+    for (var c : cells.entrySet()) {
+      r.columns.computeIfAbsent(c.getKey(), k -> new TreeMap<>()).put(timestamp, c.getValue().clone());
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+  }
+
+  /** Byte-array row key with value equality. */
+  private record RowKey(byte[] bytes) {
+    RowKey {
+      bytes = bytes.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof RowKey k && Arrays.equals(bytes, k.bytes);
+    }
+
+    @Override
+    public int hashCode() {
+      return Arrays.hashCode(bytes);
+    }
+  }
+}

@@ -1,0 +1,62 @@
+package org.paxoscp.store;
+
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One DC's multi-version key-value store, shaped after HBase: tables of rows, rows of columns,
+ * columns of timestamped versions. Every operation is atomic for one row. This is the paper's
+ * store abstraction (section 2.2): {@code read} (latest version at or below a timestamp),
+ * {@code write} (a version at a timestamp) and {@code checkAndWrite}, plus a whole-row read that
+ * the acceptor uses to see its Paxos state for a position in one call.
+ *
+ * <p>Implementations are thread-safe. Byte arrays passed in are not retained and arrays returned
+ * are not shared. Every method may throw {@link StoreUnavailableException} when the store cannot
+ * be reached within its deadline; the caller then knows nothing about whether a write applied.
+ */
+public interface KvStore extends AutoCloseable {
+
+  /** Timestamp for cells that keep only their latest value (WAL and meta rows). */
+  long UNVERSIONED = 0L;
+
+  /** Read bound meaning "the newest version". */
+  long LATEST = Long.MAX_VALUE;
+
+  /** The tables a DC keeps (ARCHITECTURE section 3). */
+  enum Table {
+    /** Row per (group, position): the acceptor state and the chosen value. */
+    WAL,
+    /** Row per (group, item): one version per log position that wrote it. */
+    DATA,
+    /** Row per group: watermarks and the next position's leader. */
+    META
+  }
+
+  /** A version of a column: its timestamp and value. */
+  record Cell(long timestamp, byte[] value) {}
+
+  /** The newest version of {@code column} with timestamp {@code <= maxTimestamp}, if any. */
+  Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp);
+
+  /** The newest version of every column of the row; empty if the row does not exist. */
+  Map<String, Cell> readRow(Table table, byte[] row);
+
+  /**
+   * Writes every cell in {@code cells} at {@code timestamp}, atomically. A write to an existing
+   * (row, column, timestamp) replaces that version.
+   */
+  void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells);
+
+  /**
+   * Writes {@code cells} at {@code timestamp} atomically if and only if the newest version of
+   * {@code checkColumn} equals {@code expected} ({@code null}: the column has no version).
+   *
+   * @return whether the write was applied
+   */
+  boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
+      long timestamp, Map<String, byte[]> cells);
+
+  /** Releases connections; idempotent. */
+  @Override
+  void close();
+}
