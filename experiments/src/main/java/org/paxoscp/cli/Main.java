@@ -1,0 +1,35 @@
+package org.paxoscp.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code paxoscp} command line. */
+@Command(
+    name = "paxoscp",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    description = "Geo-replicated entity-group transactions on HBase with the Paxos-CP commit "
+        + "protocol.",
+    subcommands = {SimulateCommand.class, CommandLine.HelpCommand.class})
+public final class Main implements Runnable {
+
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.out);
+  }
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
+
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = Main.class.getPackage().getImplementationVersion();
+      return new String[] {"paxoscp " + (v == null ? "development build" : v)};
+    }
+  }
+}

@@ -1,0 +1,307 @@
+package org.paxoscp.cli;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import org.HdrHistogram.Histogram;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.sim.Latency;
+import org.paxoscp.sim.SimConfig;
+import org.paxoscp.sim.SimResult;
+import org.paxoscp.sim.Simulator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code paxoscp simulate}: deterministic simulation runs judged by the checker. */
+@Command(
+    name = "simulate",
+    mixinStandardHelpOptions = true,
+    description = {
+        "Runs the protocol in the deterministic simulator (virtual time, seeded faults) and "
+            + "judges every run with the one-copy-serializability checker.",
+        "Prints, per protocol, commits (total and by promotion round), aborts, unknowns, "
+            + "latency p50/p99 and the checker's verdict; exits 1 on any violation and prints "
+            + "the command that replays it."})
+public final class SimulateCommand implements Callable<Integer> {
+
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--protocol", split = ",", defaultValue = "basic,cp",
+      description = "basic, cp, or both (comma-separated). Default: ${DEFAULT-VALUE}.")
+  List<String> protocols;
+
+  @Option(names = "--seeds", defaultValue = "1", description = "Runs per protocol, with seeds "
+      + "--seed, --seed+1, ... Default: ${DEFAULT-VALUE}.")
+  int seeds;
+
+  @Option(names = "--seed", defaultValue = "1", description = "First seed. Default: ${DEFAULT-VALUE}.")
+  long seed;
+
+  @Option(names = "--dcs", split = ",", defaultValue = "V1,V2,V3",
+      description = "DC names; the first letter (V, O, C) selects the paper's region round-trip "
+          + "times. Default: ${DEFAULT-VALUE}.")
+  List<String> dcs;
+
+  @Option(names = "--rtt", description = "Override a DC pair's round-trip time, e.g. "
+      + "--rtt V1:O=80 (milliseconds). Repeatable.")
+  Map<String, Double> rttOverrides = new TreeMap<>();
+
+  @Option(names = "--clients", defaultValue = "4", description = "Default: ${DEFAULT-VALUE}.")
+  int clients;
+
+  @Option(names = "--attributes", defaultValue = "100",
+      description = "Items in the entity group. Default: ${DEFAULT-VALUE}.")
+  int attributes;
+
+  @Option(names = "--ops", defaultValue = "10",
+      description = "Operations per transaction. Default: ${DEFAULT-VALUE}.")
+  int ops;
+
+  @Option(names = "--txns", defaultValue = "500",
+      description = "Transactions per run, over all clients. Default: ${DEFAULT-VALUE}.")
+  int txns;
+
+  @Option(names = "--rate", defaultValue = "1.0",
+      description = "Target transactions per second per client. Default: ${DEFAULT-VALUE}.")
+  double rate;
+
+  @Option(names = "--op-ms", defaultValue = "15",
+      description = "Virtual time per operation (sets the read-to-commit window). "
+          + "Default: ${DEFAULT-VALUE}.")
+  double opMillis;
+
+  @Option(names = "--read-fraction", defaultValue = "0.5", description = "Default: ${DEFAULT-VALUE}.")
+  double readFraction;
+
+  @Option(names = "--zipfian", description = "Zipfian key choice instead of uniform.")
+  boolean zipfian;
+
+  @Option(names = "--max-promotions", defaultValue = "-1",
+      description = "Cap on promotions per transaction, -1 for none. Default: ${DEFAULT-VALUE}.")
+  int maxPromotions;
+
+  @Option(names = "--timeout-ms", defaultValue = "2000",
+      description = "Phase timeout (the paper used 2 s). Default: ${DEFAULT-VALUE}.")
+  double timeoutMillis;
+
+  @Option(names = "--loss", defaultValue = "0", description = "Message loss probability.")
+  double loss;
+
+  @Option(names = "--dup", defaultValue = "0", description = "Message duplication probability.")
+  double dup;
+
+  @Option(names = "--reorder", defaultValue = "0",
+      description = "Probability of an extra delay of up to one max RTT (reordering).")
+  double reorder;
+
+  @Option(names = "--partitions", description = "Isolate a random DC now and then.")
+  boolean partitions;
+
+  @Option(names = "--crashes", description = "Crash clients in mid-commit now and then.")
+  boolean crashes;
+
+  @Option(names = "--outages", description = "Take a random DC down now and then.")
+  boolean outages;
+
+  @Option(names = "--quiet", description = "Only the summary table and violations.")
+  boolean quiet;
+
+  @Override
+  public Integer call() {
+    PrintStream out = System.out;
+    List<Protocol> list = new ArrayList<>();
+    for (String p : protocols) {
+      switch (p.trim().toLowerCase(Locale.ROOT)) {
+        case "basic" -> list.add(Protocol.BASIC);
+        case "cp" -> list.add(Protocol.CP);
+        case "both" -> {
+          list.add(Protocol.BASIC);
+          list.add(Protocol.CP);
+        }
+        default -> throw new ParameterException(spec.commandLine(),
+            "--protocol must be basic, cp or both, not '" + p + "'");
+      }
+    }
+    if (seeds < 1) {
+      throw new ParameterException(spec.commandLine(), "--seeds must be >= 1");
+    }
+    SimConfig base;
+    try {
+      base = baseConfig();
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage());
+    }
+    out.printf(Locale.ROOT, "simulate: dcs=%s clients=%d attributes=%d ops=%d txns=%d rate=%.2f/s "
+        + "op=%.1fms faults=[%s] seeds=%d..%d%n", dcs, clients, attributes, ops, txns, rate,
+        opMillis, base.faults(), seed, seed + seeds - 1);
+    List<Summary> summaries = new ArrayList<>();
+    boolean violation = false;
+    for (Protocol protocol : list) {
+      Summary s = new Summary(protocol);
+      long startedNanos = System.nanoTime();
+      long lastProgress = startedNanos;
+      for (int i = 0; i < seeds; i++) {
+        SimConfig cfg = base.withProtocol(protocol).withSeed(seed + i);
+        SimResult r = new Simulator(cfg).run();
+        s.add(r);
+        if (!r.safe() || !r.finished()) {
+          violation |= !r.safe();
+          out.printf("%s seed %d: %s%n", protocol, cfg.seed(), !r.safe() ? "VIOLATION" : "DID NOT FINISH");
+          if (!r.safe()) {
+            out.println(r.check());
+            r.applyConflicts().forEach(c -> out.println("  " + c));
+          }
+          out.println("  replay: " + replayCommand(protocol, cfg.seed()));
+        }
+        long now = System.nanoTime();
+        if (!quiet && seeds > 1 && now - lastProgress > 2_000_000_000L) {
+          lastProgress = now;
+          System.err.printf("  %s: %d/%d seeds, %.0f s%n", protocol, i + 1, seeds,
+              (now - startedNanos) / 1e9);
+        }
+      }
+      summaries.add(s);
+    }
+    printTable(out, summaries);
+    return violation ? 1 : 0;
+  }
+
+  private SimConfig baseConfig() {
+    Latency latency = Latency.paperRegions();
+    for (var e : rttOverrides.entrySet()) {
+      String[] pair = e.getKey().split(":");
+      if (pair.length != 2) {
+        throw new IllegalArgumentException("--rtt wants A:B=ms, got " + e.getKey());
+      }
+      latency = latency.withPair(pair[0], pair[1], Math.round(e.getValue() * 1000));
+    }
+    ProposerConfig pc = ProposerConfig.defaults(Protocol.CP, dcs)
+        .withMaxPromotions(maxPromotions)
+        .withPhaseTimeoutMicros(Math.round(timeoutMillis * 1000));
+    return SimConfig.paperDefaults(Protocol.CP, dcs, seed)
+        .withLatency(latency)
+        .withProposer(pc)
+        .withWorkload(clients, attributes, ops, txns)
+        .withTiming(rate, Math.round(opMillis * 1000))
+        .withKeys(readFraction, zipfian)
+        .withFaults(new SimConfig.Faults(loss, dup, reorder, partitions, crashes, outages));
+  }
+
+  private String replayCommand(Protocol protocol, long s) {
+    StringBuilder b = new StringBuilder("./paxoscp simulate --protocol ")
+        .append(protocol.name().toLowerCase(Locale.ROOT)).append(" --seed ").append(s)
+        .append(" --dcs ").append(String.join(",", dcs))
+        .append(" --clients ").append(clients).append(" --attributes ").append(attributes)
+        .append(" --ops ").append(ops).append(" --txns ").append(txns)
+        .append(" --rate ").append(rate).append(" --op-ms ").append(opMillis)
+        .append(" --read-fraction ").append(readFraction)
+        .append(" --max-promotions ").append(maxPromotions)
+        .append(" --timeout-ms ").append(timeoutMillis);
+    rttOverrides.forEach((k, v) -> b.append(" --rtt ").append(k).append('=').append(v));
+    if (zipfian) {
+      b.append(" --zipfian");
+    }
+    if (loss > 0) {
+      b.append(" --loss ").append(loss);
+    }
+    if (dup > 0) {
+      b.append(" --dup ").append(dup);
+    }
+    if (reorder > 0) {
+      b.append(" --reorder ").append(reorder);
+    }
+    if (partitions) {
+      b.append(" --partitions");
+    }
+    if (crashes) {
+      b.append(" --crashes");
+    }
+    if (outages) {
+      b.append(" --outages");
+    }
+    return b.toString();
+  }
+
+  private void printTable(PrintStream out, List<Summary> summaries) {
+    int rounds = 0;
+    for (Summary s : summaries) {
+      rounds = Math.max(rounds, s.byRound.isEmpty() ? 0 : s.byRound.lastKey() + 1);
+    }
+    StringBuilder header = new StringBuilder(String.format(Locale.ROOT,
+        "%-9s %6s %9s", "protocol", "runs", "committed"));
+    for (int r = 0; r < rounds; r++) {
+      header.append(String.format(Locale.ROOT, " %6s", "r" + r));
+    }
+    header.append(String.format(Locale.ROOT, " %7s %7s %7s %7s %8s %9s %9s  %s", "ro", "aborted",
+        "unknown", "crashed", "combined", "p50(ms)", "p99(ms)", "checker"));
+    out.println();
+    out.println(header);
+    for (Summary s : summaries) {
+      StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "%-9s %6d %9s",
+          s.protocol.name().toLowerCase(Locale.ROOT), s.runs, avg(s.committed, s.runs)));
+      for (int r = 0; r < rounds; r++) {
+        row.append(String.format(Locale.ROOT, " %6s", avg(s.byRound.getOrDefault(r, 0L), s.runs)));
+      }
+      row.append(String.format(Locale.ROOT, " %7s %7s %7s %7s %8s %9.1f %9.1f  %s",
+          avg(s.readOnly, s.runs), avg(s.aborted, s.runs), avg(s.unknown, s.runs),
+          avg(s.crashed, s.runs), avg(s.combinedTxns, s.runs),
+          pct(s.latency, 50), pct(s.latency, 99),
+          s.violations == 0 ? "OK (" + s.runs + " runs)" : s.violations + " VIOLATING RUNS"));
+      out.println(row);
+    }
+    if (summaries.stream().anyMatch(s -> s.runs > 1)) {
+      out.println("(counts are means per run; latencies over all runs' committed read-write "
+          + "transactions; ro = read-only)");
+    }
+  }
+
+  private static double pct(Histogram h, double p) {
+    return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(p) / 1000.0;
+  }
+
+  private static String avg(long total, int runs) {
+    return runs == 1 ? Long.toString(total)
+        : String.format(Locale.ROOT, "%.1f", (double) total / runs);
+  }
+
+  private static final class Summary {
+    final Protocol protocol;
+    final SortedMap<Integer, Long> byRound = new TreeMap<>();
+    final Histogram latency = new Histogram(3_600_000_000L, 3);
+    int runs;
+    long committed;
+    long readOnly;
+    long aborted;
+    long unknown;
+    long crashed;
+    long combinedTxns;
+    int violations;
+
+    Summary(Protocol protocol) {
+      this.protocol = protocol;
+    }
+
+    void add(SimResult r) {
+      runs++;
+      committed += r.committed();
+      r.commitsByRound().forEach((k, v) -> byRound.merge(k, (long) v, Long::sum));
+      readOnly += r.readOnlyCommits();
+      aborted += r.aborted();
+      unknown += r.unknown();
+      crashed += r.crashed();
+      combinedTxns += r.combinedTxns();
+      latency.add(r.commitLatencyMicros());
+      violations += r.safe() ? 0 : 1;
+    }
+  }
+}

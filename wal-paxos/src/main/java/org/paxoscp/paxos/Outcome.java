@@ -1,0 +1,32 @@
+package org.paxoscp.paxos;
+
+import org.paxoscp.wal.LogValue;
+
+/**
+ * How a proposer finished.
+ *
+ * @param status the result
+ * @param position the commit position (COMMITTED), the position learned (LEARNED), or the last
+ *     position the proposer worked on
+ * @param promotions how many times the entry moved to a next position (Paxos-CP)
+ * @param chosen the value decided at {@code position}, or null when not known
+ * @param reason a human-readable explanation for ABORTED and UNKNOWN
+ */
+public record Outcome(Status status, long position, int promotions, LogValue chosen, String reason) {
+
+  public enum Status {
+    /** The entry is in the chosen value of {@code position}. */
+    COMMITTED,
+    /** The entry is certainly not in the log and never will be. */
+    ABORTED,
+    /** The entry may or may not be chosen; the proposer lost track (e.g. timeouts after ACCEPT). */
+    UNKNOWN,
+    /** A learner (no entry of its own) found out the chosen value of {@code position}. */
+    LEARNED
+  }
+
+  /** True when the committed value held other transactions besides this one (combination). */
+  public boolean combined() {
+    return chosen != null && chosen.entries().size() > 1;
+  }
+}

@@ -1,0 +1,456 @@
+package org.paxoscp.paxos;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.random.RandomGenerator;
+import org.paxoscp.paxos.PaxosMessage.Accept;
+import org.paxoscp.paxos.PaxosMessage.AcceptReply;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.paxos.PaxosMessage.GrantReply;
+import org.paxoscp.paxos.PaxosMessage.GrantRequest;
+import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.paxos.PaxosMessage.PrepareReply;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+
+/**
+ * The commit protocol of one transaction (Algorithm 2), as an event-driven state machine: replies
+ * and timer events go in, messages and timer requests come out. It owns no threads, sockets or
+ * clocks; the caller passes the current time and an injected random generator for back-off.
+ *
+ * <p>Runs basic Paxos ({@code findWinningVal}) or Paxos-CP ({@code enhancedFindWinningVal}) for
+ * position {@code readPosition + 1}; with Paxos-CP a loser whose reads are untouched by every
+ * winner since its read position is promoted to the next position. A proposer built without an
+ * entry is a <em>learner</em> (section 5.4): it proposes a no-op unless a vote must be re-proposed,
+ * and finishes with the position's chosen value.
+ *
+ * <p>Outcomes are never guessed: ABORTED only when the entry is certainly not chosen at any
+ * position it was proposed for; UNKNOWN when it may still be chosen.
+ *
+ * <p>Not thread-safe: one caller drives it. Subclasses exist only to plant bugs in tests (the two
+ * protected hooks); production code uses this class as it is.
+ */
+public class Proposer {
+
+  /** Something the driver must do. */
+  public sealed interface Output {
+    /** Send {@code message} to the DC with index {@code dc}. */
+    record Send(int dc, PaxosMessage message) implements Output {}
+
+    /**
+     * Call {@link #onTimer} with {@code timerId} after {@code delayMicros}. Only the latest timer
+     * matters; earlier ones may be dropped by the driver or are ignored when they fire.
+     */
+    record StartTimer(long timerId, long delayMicros) implements Output {}
+  }
+
+  private enum Phase { GRANT, PREPARE, GRACE, ACCEPT, BACKOFF, DONE }
+
+  private final ProposerConfig cfg;
+  private final String group;
+  private final long proposerId;
+  private final LogEntry entry;
+  private final RandomGenerator random;
+  private final List<LogValue> winners = new ArrayList<>();
+
+  private long position;
+  private OptionalInt leaderDc;
+  private int promotions;
+  private Phase phase;
+  private Ballot ballot;
+  private Ballot highestSeen = Ballot.FAST;
+  private int attempts;
+  private long timerId;
+  private long phaseStartedMicros;
+  private boolean ownEntryProposedHere;
+  private LogValue proposed;
+  private final Map<Integer, PrepareReply> replies = new HashMap<>();
+  private final Map<Integer, Boolean> acceptReplies = new HashMap<>();
+  private Outcome outcome;
+  private List<Output> out;
+
+  /**
+   * @param proposerId unique across every proposer instance of the cluster (ballot uniqueness)
+   * @param entry the transaction to commit, or null for a learner
+   * @param position the first position to try (read position + 1)
+   * @param leaderDc the index of the DC that grants the fast path for {@code position}, if known
+   */
+  public Proposer(ProposerConfig cfg, String group, long proposerId, LogEntry entry, long position,
+      OptionalInt leaderDc, RandomGenerator random) {
+    this.cfg = Objects.requireNonNull(cfg);
+    this.group = Objects.requireNonNull(group);
+    this.proposerId = proposerId;
+    this.entry = entry;
+    this.position = position;
+    this.leaderDc = Objects.requireNonNull(leaderDc);
+    this.random = Objects.requireNonNull(random);
+    if (proposerId <= 0) {
+      throw new IllegalArgumentException("proposerId must be positive");
+    }
+    if (position < 1) {
+      throw new IllegalArgumentException("position must be >= 1");
+    }
+    if (entry != null && entry.readPosition() >= position) {
+      throw new IllegalArgumentException("entry read position " + entry.readPosition()
+          + " is not below the commit position " + position);
+    }
+  }
+
+  /** A learner for {@code position}: finds out (or decides, with a no-op) its chosen value. */
+  public static Proposer learner(ProposerConfig cfg, String group, long proposerId, long position,
+      RandomGenerator random) {
+    return new Proposer(cfg.withProtocol(Protocol.BASIC), group, proposerId, null, position,
+        OptionalInt.empty(), random);
+  }
+
+  public List<Output> start(long nowMicros) {
+    out = new ArrayList<>();
+    beginPosition(nowMicros);
+    return drain();
+  }
+
+  public boolean isDone() {
+    return phase == Phase.DONE;
+  }
+
+  /** The outcome once {@link #isDone()}; null before. */
+  public Outcome outcome() {
+    return outcome;
+  }
+
+  /** The position currently worked on. */
+  public long position() {
+    return position;
+  }
+
+  public int promotions() {
+    return promotions;
+  }
+
+  /** Handles a reply from DC {@code fromDc}; replies for other positions or ballots are ignored. */
+  public List<Output> onReply(int fromDc, PaxosMessage reply, long nowMicros) {
+    out = new ArrayList<>();
+    if (phase != Phase.DONE && reply.position() == position && group.equals(reply.group())
+        && fromDc >= 0 && fromDc < cfg.dcCount()) {
+      if (reply instanceof GrantReply g) {
+        onGrant(g, nowMicros);
+      } else if (reply instanceof PrepareReply p) {
+        onPrepareReply(fromDc, p, nowMicros);
+      } else if (reply instanceof AcceptReply a) {
+        onAcceptReply(fromDc, a, nowMicros);
+      }
+    }
+    return drain();
+  }
+
+  public List<Output> onTimer(long firedTimerId, long nowMicros) {
+    out = new ArrayList<>();
+    if (firedTimerId == timerId && phase != Phase.DONE) {
+      switch (phase) {
+        case GRANT -> startPrepare(nowMicros);
+        case GRACE -> decideValue(nowMicros);
+        case BACKOFF -> startPrepare(nowMicros);
+        case PREPARE, ACCEPT -> retry();
+        default -> { }
+      }
+    }
+    return drain();
+  }
+
+  private List<Output> drain() {
+    List<Output> o = out;
+    out = null;
+    return o;
+  }
+
+  // ---- phases ------------------------------------------------------------------------------
+
+  private void beginPosition(long now) {
+    attempts = 0;
+    highestSeen = Ballot.FAST;
+    ownEntryProposedHere = false;
+    if (entry != null && leaderDc.isPresent()) {
+      phase = Phase.GRANT;
+      out.add(new Output.Send(leaderDc.getAsInt(), new GrantRequest(group, position,
+          Long.toString(proposerId))));
+      startTimer(cfg.phaseTimeoutMicros());
+    } else {
+      startPrepare(now);
+    }
+  }
+
+  private void onGrant(GrantReply g, long now) {
+    if (phase != Phase.GRANT || !g.requester().equals(Long.toString(proposerId))) {
+      return;
+    }
+    if (!g.granted()) {
+      startPrepare(now);
+      return;
+    }
+    // Section 5.3: the grant holder skips PREPARE; acceptors take FAST only if nothing promised.
+    ballot = Ballot.FAST;
+    sendAccept(LogValue.of(entry), now);
+  }
+
+  private void startPrepare(long now) {
+    ballot = Ballot.above(highestSeen, proposerId);
+    highestSeen = ballot;
+    replies.clear();
+    phase = Phase.PREPARE;
+    phaseStartedMicros = now;
+    for (int dc = 0; dc < cfg.dcCount(); dc++) {
+      out.add(new Output.Send(dc, new Prepare(group, position, ballot)));
+    }
+    startTimer(cfg.phaseTimeoutMicros());
+  }
+
+  private void onPrepareReply(int dc, PrepareReply r, long now) {
+    if ((phase != Phase.PREPARE && phase != Phase.GRACE) || !r.ballot().equals(ballot)) {
+      return;
+    }
+    if (r.chosen() != null) {
+      learnedChosen(r.chosen(), now);
+      return;
+    }
+    noteBallot(r.promise());
+    replies.put(dc, r);
+    Optional<LogValue> known = knownChosen(replies.values());
+    if (known.isPresent()) {
+      learnedChosen(known.get(), now);
+      return;
+    }
+    int promised = 0;
+    for (PrepareReply p : replies.values()) {
+      promised += p.promised() ? 1 : 0;
+    }
+    int rejected = replies.size() - promised;
+    if (rejected > cfg.dcCount() - cfg.majority()) {
+      retry();
+    } else if (promised >= cfg.majority()) {
+      if (replies.size() == cfg.dcCount() || cfg.graceFraction() == 0) {
+        decideValue(now);
+      } else if (phase == Phase.PREPARE) {
+        phase = Phase.GRACE;
+        startTimer(Math.max(1, (long) ((now - phaseStartedMicros) * cfg.graceFraction())));
+      }
+    }
+  }
+
+  /** Algorithm 2 line 43: pick the value to propose from a quorum of promises. */
+  private void decideValue(long now) {
+    List<Vote> votes = new ArrayList<>();
+    int responses = 0;
+    for (PrepareReply p : replies.values()) {
+      if (p.promised()) {
+        responses++;
+        if (p.lastVote() != null) {
+          votes.add(p.lastVote());
+        }
+      }
+    }
+    Vote highest = null;
+    for (Vote v : votes) {
+      if (highest == null || v.ballot().greaterThan(highest.ballot())) {
+        highest = v;
+      }
+    }
+    LogValue own = entry == null ? LogValue.NOOP : LogValue.of(entry);
+    LogValue value;
+    if (cfg.protocol() == Protocol.CP && entry != null
+        && noValueCanBeChosen(votes, responses)) {
+      // Section 5.2, combination: with per-value counts (any ballot) no value can have a
+      // majority, so any value may be proposed; propose a serializable list led by our entry.
+      List<LogEntry> candidates = new ArrayList<>();
+      for (Vote v : votes) {
+        candidates.addAll(v.value().entries());
+      }
+      value = Combination.combine(entry, candidates, position, cfg.exhaustiveCombinationLimit());
+    } else {
+      // findWinningVal (lines 66-75): the highest-ballot vote, else our own value.
+      value = highest != null ? highest.value() : own;
+    }
+    sendAccept(value, now);
+  }
+
+  /** maxVotes + (D - |R|) < M, votes counted per value across ballots (enhancedFindWinningVal). */
+  private boolean noValueCanBeChosen(List<Vote> votes, int responses) {
+    Map<LogValue, Integer> perValue = new HashMap<>();
+    int max = 0;
+    for (Vote v : votes) {
+      max = Math.max(max, perValue.merge(v.value(), 1, Integer::sum));
+    }
+    return max + (cfg.dcCount() - responses) < cfg.majority();
+  }
+
+  private void sendAccept(LogValue value, long now) {
+    proposed = value;
+    if (entry != null && value.contains(entry.txnId())) {
+      ownEntryProposedHere = true;
+    }
+    acceptReplies.clear();
+    phase = Phase.ACCEPT;
+    phaseStartedMicros = now;
+    for (int dc = 0; dc < cfg.dcCount(); dc++) {
+      out.add(new Output.Send(dc, new Accept(group, position, ballot, value)));
+    }
+    startTimer(cfg.phaseTimeoutMicros());
+  }
+
+  private void onAcceptReply(int dc, AcceptReply r, long now) {
+    if (phase != Phase.ACCEPT || !r.ballot().equals(ballot)) {
+      return;
+    }
+    if (r.chosen() != null) {
+      learnedChosen(r.chosen(), now);
+      return;
+    }
+    if (r.promise() != null) {
+      noteBallot(r.promise());
+    }
+    acceptReplies.put(dc, r.accepted());
+    int yes = 0;
+    for (boolean b : acceptReplies.values()) {
+      yes += b ? 1 : 0;
+    }
+    int no = acceptReplies.size() - yes;
+    if (yes >= cfg.majority()) {
+      learnedChosen(proposed, now);
+    } else if (no > cfg.dcCount() - cfg.majority()) {
+      retry();
+    }
+  }
+
+  private void retry() {
+    attempts++;
+    if (attempts >= cfg.maxAttemptsPerPosition()) {
+      giveUp();
+      return;
+    }
+    phase = Phase.BACKOFF;
+    long bound = Math.min(cfg.backoffMaxMicros(),
+        cfg.backoffBaseMicros() << Math.min(20, attempts - 1));
+    startTimer(1 + random.nextLong(bound));
+  }
+
+  private void giveUp() {
+    String why = "no quorum at position " + position + " after " + attempts + " attempts";
+    if (entry == null || ownEntryProposedHere) {
+      // Our entry went out in an ACCEPT here: it may be chosen later by anyone who finishes the
+      // instance. Never report ABORTED for it.
+      finish(Outcome.Status.UNKNOWN, null, why);
+    } else {
+      // Every earlier position is decided without our entry, and no ACCEPT carried it here.
+      finish(Outcome.Status.ABORTED, null, why);
+    }
+  }
+
+  /** A value is known chosen at {@code position}: finish, abort, or promote. */
+  private void learnedChosen(LogValue chosen, long now) {
+    for (int dc = 0; dc < cfg.dcCount(); dc++) {
+      out.add(new Output.Send(dc, new Apply(group, position, chosen)));
+    }
+    if (entry == null) {
+      finish(Outcome.Status.LEARNED, chosen, null);
+      return;
+    }
+    if (chosen.contains(entry.txnId())) {
+      finish(Outcome.Status.COMMITTED, chosen, null);
+      return;
+    }
+    winners.add(chosen);
+    if (cfg.protocol() == Protocol.BASIC) {
+      finish(Outcome.Status.ABORTED, chosen, "lost position " + position);
+      return;
+    }
+    if (conflictsWithWinner(entry, chosen)) {
+      finish(Outcome.Status.ABORTED, chosen,
+          "read a key written at position " + position + " by " + writersOf(chosen));
+      return;
+    }
+    if (cfg.maxPromotions() >= 0 && promotions >= cfg.maxPromotions()) {
+      finish(Outcome.Status.ABORTED, chosen, "promotion cap " + cfg.maxPromotions() + " reached");
+      return;
+    }
+    // Promotion (section 5): the entry read nothing written by any winner since its read
+    // position (each winner was checked as it was learned), so it is valid at position + 1.
+    promotions++;
+    position++;
+    leaderDc = leaderOf(chosen);
+    beginPosition(now);
+  }
+
+  private String writersOf(LogValue v) {
+    List<String> ids = new ArrayList<>();
+    for (LogEntry e : v.entries()) {
+      if (e.writesAnyOf(entry.readSet())) {
+        ids.add(e.txnId());
+      }
+    }
+    return ids.toString();
+  }
+
+  /** The leader of the next position is the DC of the first entry of the chosen value. */
+  private OptionalInt leaderOf(LogValue chosen) {
+    if (chosen.isNoop()) {
+      return OptionalInt.empty();
+    }
+    int idx = cfg.dcs().indexOf(chosen.entries().get(0).originDc());
+    return idx < 0 ? OptionalInt.empty() : OptionalInt.of(idx);
+  }
+
+  private void finish(Outcome.Status status, LogValue chosen, String reason) {
+    phase = Phase.DONE;
+    outcome = new Outcome(status, position, promotions, chosen, reason);
+  }
+
+  private void noteBallot(Ballot b) {
+    if (b != null && b.greaterThan(highestSeen)) {
+      highestSeen = b;
+    }
+  }
+
+  private void startTimer(long delay) {
+    timerId++;
+    out.add(new Output.StartTimer(timerId, delay));
+  }
+
+  // ---- the two safety-critical rules, overridable only to plant bugs in tests -------------
+
+  /**
+   * Section 5.2 and ARCHITECTURE 5.2: a value is <em>known chosen</em> only if a majority of DCs
+   * report their last vote for it in the <em>same</em> ballot. Counting votes per value across
+   * ballots is not enough (see the counterexample in ARCHITECTURE 5.2).
+   */
+  protected Optional<LogValue> knownChosen(Iterable<PrepareReply> prepareReplies) {
+    Map<Ballot, List<LogValue>> byBallot = new LinkedHashMap<>();
+    for (PrepareReply p : prepareReplies) {
+      if (p.lastVote() != null) {
+        byBallot.computeIfAbsent(p.lastVote().ballot(), b -> new ArrayList<>())
+            .add(p.lastVote().value());
+      }
+    }
+    for (List<LogValue> vs : byBallot.values()) {
+      // One ballot carries one value; the check guards against a broken fast-path grant.
+      if (vs.size() >= cfg.majority() && vs.stream().distinct().count() == 1) {
+        return Optional.of(vs.get(0));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Promotion test: does our entry read a key that {@code winner} wrote? */
+  protected boolean conflictsWithWinner(LogEntry own, LogValue winner) {
+    return winner.writesAnyOf(own.readSet());
+  }
+
+  /** Number of DCs that make a majority; for subclasses. */
+  protected final int majority() {
+    return cfg.majority();
+  }
+}
