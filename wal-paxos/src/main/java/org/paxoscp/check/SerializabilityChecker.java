@@ -1,0 +1,440 @@
+package org.paxoscp.check;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.paxoscp.check.MergedLog.Slot;
+import org.paxoscp.check.Violation.Kind;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Mutation;
+
+/**
+ * The test oracle: checks that the write-ahead logs of all DCs, together with what every client
+ * observed, form a one-copy serializable history (paper, Theorem 3.1 and Section 3).
+ *
+ * <p>Theorem 3.1 derives one-copy serializability from the replication property R1, the log
+ * properties L1-L3 and the read properties A1-A2. This checker verifies each of them directly on
+ * what a run left behind, without trusting any protocol code:
+ *
+ * <ul>
+ *   <li><b>R1</b> (no two logs differ at a position): no two DCs hold different values at the
+ *       same position ({@link Kind#AGREEMENT}). The union of the DCs' logs is then the one log
+ *       of the proof. It must be contiguous from position 1 to its maximum ({@link Kind#LOG_GAP}):
+ *       a position no DC holds leaves the history undefined there. A transaction id appears in it
+ *       at most once ({@link Kind#DUPLICATE_ENTRY}): a transaction applied twice is not one
+ *       transaction.
+ *   <li><b>L3</b> (each new entry keeps the log one-copy serializable): the merged log is replayed
+ *       in order (positions ascending, entries of a combined list in list order, from a state
+ *       where every key is absent). Each entry at position p with read position r must have r &lt;
+ *       p ({@link Kind#READ_POSITION_NOT_BEFORE_SLOT}), and no key of its read set may have been
+ *       written after r and before the entry: neither at positions r+1..p-1 nor by an earlier
+ *       entry of the same list at p ({@link Kind#CONFLICTING_WRITE}). This is what makes the log
+ *       equivalent to the serial order (position, index), the order used in the proofs of
+ *       Theorems 4.1 and 5.1, including for combination (no entry reads from an earlier one in
+ *       its list) and promotion (nothing between r and the new slot wrote what it read). It is
+ *       stricter than "some serial order exists", on purpose: the protocol promises this one.
+ *   <li><b>A2</b> (all store reads of a transaction come from one read position): every value a
+ *       client observed must equal, byte for byte, the replayed state of its key at the end of the
+ *       record's read position (empty = absent or deleted) ({@link Kind#WRONG_READ_VALUE}). This
+ *       holds for every record with reads, whatever its outcome: a read-only transaction must
+ *       have seen a consistent snapshot (the proof inserts it after the last writer of its read
+ *       position), and an aborted or unknown one reading from a wrong snapshot is a bug too. A
+ *       read position past the merged log's end is itself a violation ({@link
+ *       Kind#READ_BEYOND_LOG}). The observed values tie the log to reality: L3 alone checks the
+ *       read sets the clients claimed, A2 checks that the values they got match.
+ *   <li><b>A1</b> (a transaction reads its own writes): reads served from a transaction's own
+ *       buffer are not in {@link TxnRecord#reads()} and not in the entry's read set, so they are
+ *       not visible here; as the paper notes, A1 is subsumed by L3. It is the client library's
+ *       tests that check it.
+ *   <li><b>L1</b> (the log holds only committed transactions) and <b>L2</b> (a committed
+ *       read-write transaction is in exactly one position): a COMMITTED read-write transaction
+ *       is in the merged log ({@link Kind#COMMITTED_NOT_IN_LOG}) exactly once, at the position
+ *       it was told ({@link Kind#WRONG_COMMIT_POSITION}); an ABORTED one is not in it ({@link
+ *       Kind#ABORTED_IN_LOG}); an UNKNOWN or CRASHED one may be, at most once; a read-only one
+ *       (no writes) commits outside the log and must not be in it ({@link
+ *       Kind#READ_ONLY_IN_LOG}). A record whose transaction is in the log must agree with its
+ *       entry: same read set, same writes, same read position ({@link Kind#ENTRY_MISMATCH}),
+ *       otherwise the checks above would be about different transactions. An entry without a
+ *       record is allowed (its client may have left none, e.g. an entry finished by recovery) and
+ *       counted in {@link CheckResult.Stats#entriesWithoutRecord()}.
+ * </ul>
+ *
+ * <p>Malformed input (a null value, a position below 1, a null record, two records with one txn
+ * id, a non-committed record with a commit position, ...) is reported as {@link
+ * Kind#MALFORMED_LOG} or {@link Kind#MALFORMED_HISTORY}; the checker never throws on bad data. Where
+ * the merged log has a gap, reads at or after the gap cannot be replayed exactly; they are counted
+ * in {@link CheckResult.Stats#readsUnverifiable()} rather than reported, the gap being reported.
+ *
+ * <p>Stateless and thread-safe. Runs in time linear in the size of the logs and the history.
+ */
+public final class SerializabilityChecker {
+
+  private SerializabilityChecker() {}
+
+  /**
+   * Checks the logs and the history; see the class comment for what is checked.
+   *
+   * @param logsByDc per DC name, the chosen values that DC knows, by position (from 1; a DC may
+   *     miss positions, e.g. a lagging replica)
+   * @param history what the clients observed, one record per transaction
+   * @return the violations found (none means the run was one-copy serializable as far as the
+   *     inputs show) and statistics; never null
+   */
+  public static CheckResult check(
+      Map<String, ? extends SortedMap<Long, LogValue>> logsByDc, Collection<TxnRecord> history) {
+    ViolationCollector out = new ViolationCollector();
+    Run run = new Run(out);
+    try {
+      run.run(logsByDc, history);
+    } catch (RuntimeException e) {
+      // Safety net for inputs that fail in ways not foreseen above (e.g. a map whose iteration
+      // throws): the caller still gets a result, saying the check is incomplete.
+      out.add(run.blame, -1, "", "the check could not complete; the input threw " + e);
+    }
+    return new CheckResult(out, run.stats());
+  }
+
+  /** The last write of a key during the replay. */
+  private record WriteMark(long position, int index, String txnId, boolean delete) {
+    String describe() {
+      return (delete ? "deleted" : "written") + " by txn " + txnId + " at position " + position
+          + " #" + index;
+    }
+  }
+
+  /** One check: the mutable state of the replay and the statistics. */
+  private static final class Run {
+    private final ViolationCollector out;
+    /** The input being read by the current phase, blamed if it throws. */
+    private Kind blame = Kind.MALFORMED_LOG;
+    private MergedLog log;
+    private final List<TxnRecord> records = new ArrayList<>();
+    private final Map<String, TxnRecord> recordById = new HashMap<>();
+    /** Records with reads to value-check, by read position. */
+    private final TreeMap<Long, List<TxnRecord>> readsByPosition = new TreeMap<>();
+
+    private final Map<String, byte[]> state = new HashMap<>();
+    private final Map<String, WriteMark> lastWrite = new HashMap<>();
+
+    private int entries;
+    private int combinedPositions;
+    private int noopPositions;
+    private int committed;
+    private int aborted;
+    private int unknown;
+    private int crashed;
+    private int readOnly;
+    private int entriesWithoutRecord;
+    private int readsChecked;
+    private int readsUnverifiable;
+
+    Run(ViolationCollector out) {
+      this.out = out;
+    }
+
+    void run(
+        Map<String, ? extends SortedMap<Long, LogValue>> logsByDc,
+        Collection<TxnRecord> history) {
+      log = MergedLog.build(logsByDc, out);
+      blame = Kind.MALFORMED_HISTORY;
+      readHistory(history);
+      blame = Kind.MALFORMED_LOG;
+      replay();
+      blame = Kind.MALFORMED_HISTORY;
+      checkOutcomes();
+    }
+
+    CheckResult.Stats stats() {
+      MergedLog l = log;
+      return new CheckResult.Stats(
+          l == null ? 0 : l.dcs(),
+          l == null ? 0 : l.values().size(),
+          l == null ? 0 : l.maxPosition(),
+          entries, combinedPositions, noopPositions, records.size(), committed, aborted,
+          unknown, crashed, readOnly, entriesWithoutRecord, readsChecked, readsUnverifiable);
+    }
+
+    // ---- history well-formedness ----
+
+    private void readHistory(Collection<TxnRecord> history) {
+      if (history == null) {
+        out.add(Kind.MALFORMED_HISTORY, -1, "", "history is null; checking an empty history");
+        return;
+      }
+      int index = 0;
+      for (TxnRecord r : history) {
+        if (r == null) {
+          out.add(Kind.MALFORMED_HISTORY, -1, "", "history element #" + index + " is null");
+        } else {
+          readRecord(r);
+        }
+        index++;
+      }
+    }
+
+    private void readRecord(TxnRecord r) {
+      records.add(r);
+      TxnRecord first = recordById.putIfAbsent(r.txnId(), r);
+      if (first != null) {
+        out.add(Kind.MALFORMED_HISTORY, -1, r.txnId(),
+            "two records for txn " + r.txnId() + " (clients " + first.client() + " and "
+                + r.client() + "); each record is still checked");
+      }
+      switch (r.status()) {
+        case COMMITTED -> committed++;
+        case ABORTED -> aborted++;
+        case UNKNOWN -> unknown++;
+        case CRASHED -> crashed++;
+      }
+      if (r.readOnly()) {
+        readOnly++;
+      }
+      if (r.status() != TxnRecord.Status.COMMITTED && r.commitPosition() != -1) {
+        out.add(Kind.MALFORMED_HISTORY, r.commitPosition(), r.txnId(),
+            "txn " + r.txnId() + " is " + r.status() + " but has commit position "
+                + r.commitPosition() + " (only a committed txn is told one)");
+      }
+      boolean wellFormedReads = true;
+      for (var read : r.reads().entrySet()) {
+        if (read.getKey() == null || read.getValue() == null) {
+          wellFormedReads = false;
+          out.add(Kind.MALFORMED_HISTORY, -1, r.txnId(),
+              "txn " + r.txnId() + " has a null " + (read.getKey() == null ? "key" : "value")
+                  + " in its reads (an absent value is Optional.empty()); that read is skipped");
+        }
+      }
+      for (var w : r.writes().entrySet()) {
+        if (w.getValue() == null) {
+          out.add(Kind.MALFORMED_HISTORY, -1, r.txnId(),
+              "txn " + r.txnId() + " has a null mutation for key " + Render.key(w.getKey()));
+        }
+      }
+      if (r.reads().isEmpty() && wellFormedReads) {
+        return;
+      }
+      if (r.readPosition() < 0) {
+        out.add(Kind.MALFORMED_HISTORY, r.readPosition(), r.txnId(),
+            "txn " + r.txnId() + " has reads but read position " + r.readPosition());
+        return;
+      }
+      readsByPosition.computeIfAbsent(r.readPosition(), p -> new ArrayList<>()).add(r);
+    }
+
+    // ---- replay: L3 per entry, A2 per record ----
+
+    private void replay() {
+      long firstGap = log.firstGap();
+      checkReadsAt(0);
+      for (var p : log.values().entrySet()) {
+        long position = p.getKey();
+        List<LogEntry> list = p.getValue().entries();
+        entries += list.size();
+        if (list.isEmpty()) {
+          noopPositions++;
+        } else if (list.size() > 1) {
+          combinedPositions++;
+        }
+        for (int i = 0; i < list.size(); i++) {
+          LogEntry e = list.get(i);
+          checkEntryReads(position, i, e);
+          applyWrites(position, i, e);
+        }
+        if (position < firstGap) {
+          checkReadsAt(position);
+        }
+      }
+      for (var pending : readsByPosition.entrySet()) {
+        for (TxnRecord r : pending.getValue()) {
+          if (pending.getKey() > log.maxPosition()) {
+            out.add(Kind.READ_BEYOND_LOG, pending.getKey(), r.txnId(),
+                "txn " + r.txnId() + " (" + r.status() + ", client " + r.client()
+                    + ") read at read position " + pending.getKey()
+                    + ", beyond the merged log's last position " + log.maxPosition());
+          } else {
+            readsUnverifiable++;
+          }
+        }
+      }
+    }
+
+    /** L3 for one entry: it reads from before its slot, and nothing since wrote what it read. */
+    private void checkEntryReads(long position, int index, LogEntry e) {
+      long r = e.readPosition();
+      if (r >= position) {
+        out.add(Kind.READ_POSITION_NOT_BEFORE_SLOT, position, e.txnId(),
+            "txn " + e.txnId() + " at position " + position + " #" + index
+                + " has read position " + r + ", not below its own position");
+        return;
+      }
+      for (String key : e.readSet()) {
+        WriteMark w = lastWrite.get(key);
+        // Writes are applied in log order, so w is the latest write before this entry: at an
+        // earlier position, or at this one by an earlier entry of the list.
+        if (w != null && w.position() > r) {
+          out.add(Kind.CONFLICTING_WRITE, position, e.txnId(),
+              "L3: txn " + e.txnId() + " at position " + position + " #" + index
+                  + " read key " + Render.key(key) + " at read position " + r
+                  + ", but it was " + w.describe() + ", after its read position and before it");
+        }
+      }
+    }
+
+    private void applyWrites(long position, int index, LogEntry e) {
+      for (var w : e.writes().entrySet()) {
+        Mutation m = w.getValue();
+        if (m == null) {
+          out.add(Kind.MALFORMED_LOG, position, e.txnId(),
+              "txn " + e.txnId() + " at position " + position + " #" + index
+                  + " has a null mutation for key " + Render.key(w.getKey())
+                  + "; replayed as a delete");
+        }
+        boolean delete = m == null || m.isDelete();
+        if (delete) {
+          state.remove(w.getKey());
+        } else {
+          state.put(w.getKey(), m.value().orElseThrow());
+        }
+        lastWrite.put(w.getKey(), new WriteMark(position, index, e.txnId(), delete));
+      }
+    }
+
+    /** A2: the records reading at {@code position} saw the state now (the end of it). */
+    private void checkReadsAt(long position) {
+      List<TxnRecord> readers = readsByPosition.remove(position);
+      if (readers == null) {
+        return;
+      }
+      for (TxnRecord r : readers) {
+        readsChecked++;
+        for (var read : r.reads().entrySet()) {
+          if (read.getKey() == null || read.getValue() == null) {
+            continue; // reported as malformed
+          }
+          byte[] expected = state.get(read.getKey());
+          byte[] seen = read.getValue().orElse(null);
+          if (!Arrays.equals(expected, seen)) {
+            WriteMark w = lastWrite.get(read.getKey());
+            out.add(Kind.WRONG_READ_VALUE, position, r.txnId(),
+                "A2: txn " + r.txnId() + " (" + r.status() + ", client " + r.client()
+                    + ") read key " + Render.key(read.getKey()) + " at read position "
+                    + position + " and observed " + Render.bytes(seen)
+                    + ", but the state at the end of position " + position + " is "
+                    + Render.bytes(expected) + " ("
+                    + (w == null ? "never written" : w.describe()) + ")");
+          }
+        }
+      }
+    }
+
+    // ---- L1/L2 outcomes and record-entry agreement ----
+
+    private void checkOutcomes() {
+      for (var o : log.occurrences().entrySet()) {
+        if (!recordById.containsKey(o.getKey())) {
+          entriesWithoutRecord += o.getValue().size();
+        }
+      }
+      for (TxnRecord r : records) {
+        List<Slot> slots = log.occurrences().getOrDefault(r.txnId(), List.of());
+        if (r.readOnly()) {
+          if (!slots.isEmpty()) {
+            out.add(Kind.READ_ONLY_IN_LOG, slots.get(0).position(), r.txnId(),
+                "read-only txn " + r.txnId() + " (" + r.status() + ", client " + r.client()
+                    + ") is in the log at " + slots + "; read-only txns commit outside it");
+          }
+          continue;
+        }
+        if (!slots.isEmpty()) {
+          compareWithEntry(r, slots.get(0));
+        }
+        switch (r.status()) {
+          case COMMITTED -> checkCommitted(r, slots);
+          case ABORTED -> {
+            if (!slots.isEmpty()) {
+              out.add(Kind.ABORTED_IN_LOG, slots.get(0).position(), r.txnId(),
+                  "L1: txn " + r.txnId() + " (client " + r.client()
+                      + ") was reported ABORTED but is in the log at " + slots);
+            }
+          }
+          case UNKNOWN, CRASHED -> {
+            // May or may not be in the log; more than once is reported as DUPLICATE_ENTRY.
+          }
+        }
+      }
+    }
+
+    private void checkCommitted(TxnRecord r, List<Slot> slots) {
+      if (slots.isEmpty()) {
+        out.add(Kind.COMMITTED_NOT_IN_LOG, r.commitPosition(), r.txnId(),
+            "L2: txn " + r.txnId() + " (client " + r.client()
+                + ") was reported COMMITTED at position " + r.commitPosition()
+                + " but is not in the merged log (last position " + log.maxPosition() + ")");
+        return;
+      }
+      for (Slot s : slots) {
+        if (s.position() == r.commitPosition()) {
+          return;
+        }
+      }
+      out.add(Kind.WRONG_COMMIT_POSITION, r.commitPosition(), r.txnId(),
+          "L2: txn " + r.txnId() + " (client " + r.client()
+              + ") was reported COMMITTED at position " + r.commitPosition()
+              + " but is in the log at " + slots);
+    }
+
+    private void compareWithEntry(TxnRecord r, Slot slot) {
+      LogEntry e = slot.entry();
+      List<String> diffs = new ArrayList<>();
+      if (r.readPosition() != e.readPosition()) {
+        diffs.add("read position " + r.readPosition() + " vs " + e.readPosition());
+      }
+      if (!r.reads().keySet().equals(e.readSet())) {
+        diffs.add("read keys " + sortedKeys(r.reads().keySet()) + " vs " + e.readSet());
+      }
+      if (!r.writes().equals(e.writes())) {
+        diffs.add("writes " + describeWrites(r.writes()) + " vs " + describeWrites(e.writes()));
+      }
+      if (!diffs.isEmpty()) {
+        out.add(Kind.ENTRY_MISMATCH, slot.position(), r.txnId(),
+            "txn " + r.txnId() + " (" + r.status() + ", client " + r.client()
+                + ") differs from its log entry at " + slot + " (record vs entry): "
+                + String.join("; ", diffs));
+      }
+    }
+
+    private static List<String> sortedKeys(Collection<String> keys) {
+      TreeSet<String> sorted = new TreeSet<>();
+      boolean hasNull = false;
+      for (String k : keys) {
+        if (k == null) {
+          hasNull = true;
+        } else {
+          sorted.add(k);
+        }
+      }
+      List<String> list = new ArrayList<>(sorted);
+      if (hasNull) {
+        list.add("null");
+      }
+      return list;
+    }
+
+    private static Map<String, String> describeWrites(SortedMap<String, Mutation> writes) {
+      Map<String, String> d = new LinkedHashMap<>();
+      for (var w : writes.entrySet()) {
+        Mutation m = w.getValue();
+        d.put(w.getKey(), m == null ? "null"
+            : m.isDelete() ? "DELETE" : Render.bytes(m.value().orElseThrow()));
+      }
+      return d;
+    }
+  }
+}

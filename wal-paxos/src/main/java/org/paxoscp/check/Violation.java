@@ -1,0 +1,64 @@
+package org.paxoscp.check;
+
+import java.util.Objects;
+
+/**
+ * One property violation found by the {@link SerializabilityChecker}.
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param kind which property is violated
+ * @param position the log position the violation is about, or -1 when it concerns no single
+ *     position (a missing transaction, a malformed record)
+ * @param txnId the transaction the violation is about, or the empty string when none
+ * @param message a human-readable description naming the position, transaction, key and DCs
+ *     involved
+ */
+public record Violation(Kind kind, long position, String txnId, String message) {
+
+  /** The kinds of violation, one per checked property. */
+  public enum Kind {
+    /** R1: two DCs hold different values at the same position. */
+    AGREEMENT,
+    /** A position below the merged log's maximum is missing at every DC. */
+    LOG_GAP,
+    /** A transaction id appears more than once in the merged log. */
+    DUPLICATE_ENTRY,
+    /** L3: an entry's read position is not below its own log position. */
+    READ_POSITION_NOT_BEFORE_SLOT,
+    /**
+     * L3: an entry read a key that was written after its read position and before it (at a later
+     * position, or by an earlier entry of the same combined list).
+     */
+    CONFLICTING_WRITE,
+    /** A2: a transaction observed a value different from the state at its read position. */
+    WRONG_READ_VALUE,
+    /** A2: a transaction read at a position beyond the end of the merged log. */
+    READ_BEYOND_LOG,
+    /** A transaction's record disagrees with its log entry (read set, writes or read position). */
+    ENTRY_MISMATCH,
+    /** L2: a committed read-write transaction is not in the log. */
+    COMMITTED_NOT_IN_LOG,
+    /** L2: a committed read-write transaction is in the log at a position other than reported. */
+    WRONG_COMMIT_POSITION,
+    /** L1: an aborted transaction is in the log. */
+    ABORTED_IN_LOG,
+    /** A read-only transaction (no writes) is in the log. */
+    READ_ONLY_IN_LOG,
+    /** The logs given to the checker are malformed (null value, position below 1, ...). */
+    MALFORMED_LOG,
+    /** The history given to the checker is malformed (null record, duplicate record, ...). */
+    MALFORMED_HISTORY
+  }
+
+  public Violation {
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(txnId, "txnId");
+    Objects.requireNonNull(message, "message");
+  }
+
+  @Override
+  public String toString() {
+    return kind + ": " + message;
+  }
+}

@@ -1,0 +1,146 @@
+package org.paxoscp.check;
+
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Mutation;
+
+/** Builders for hand-written logs and histories in the checker's tests. */
+final class Fixture {
+  private Fixture() {}
+
+  static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  static Txn txn(String id) {
+    return new Txn(id);
+  }
+
+  /**
+   * One transaction as both its log entry and its client's record, built consistently: the keys
+   * it read (with the values it observed) are the entry's read set, its writes are the entry's.
+   */
+  static final class Txn {
+    private final String id;
+    private String originDc = "A";
+    private long readPosition;
+    private final Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
+    private final SortedMap<String, Mutation> writes = new TreeMap<>();
+
+    private Txn(String id) {
+      this.id = id;
+    }
+
+    String id() {
+      return id;
+    }
+
+    Txn readAt(long position) {
+      this.readPosition = position;
+      return this;
+    }
+
+    Txn from(String dc) {
+      this.originDc = dc;
+      return this;
+    }
+
+    /** A store read of {@code key} that observed {@code value} ({@code null}: absent). */
+    Txn read(String key, String value) {
+      reads.put(key, Optional.ofNullable(value).map(Fixture::bytes));
+      return this;
+    }
+
+    Txn put(String key, String value) {
+      writes.put(key, Mutation.put(bytes(value)));
+      return this;
+    }
+
+    Txn delete(String key) {
+      writes.put(key, Mutation.delete());
+      return this;
+    }
+
+    LogEntry entry() {
+      return new LogEntry(id, originDc, readPosition, new TreeSet<>(reads.keySet()), writes);
+    }
+
+    TxnRecord committed(long commitPosition) {
+      return record(TxnRecord.Status.COMMITTED, commitPosition);
+    }
+
+    /** A committed read-only transaction (no log position). */
+    TxnRecord committedReadOnly() {
+      return record(TxnRecord.Status.COMMITTED, -1);
+    }
+
+    TxnRecord aborted() {
+      return record(TxnRecord.Status.ABORTED, -1);
+    }
+
+    TxnRecord unknown() {
+      return record(TxnRecord.Status.UNKNOWN, -1);
+    }
+
+    TxnRecord crashed() {
+      return record(TxnRecord.Status.CRASHED, -1);
+    }
+
+    TxnRecord record(TxnRecord.Status status, long commitPosition) {
+      return new TxnRecord(id, "client-" + id, status, readPosition, reads, writes,
+          commitPosition);
+    }
+  }
+
+  /** Per-DC logs; {@link #at} writes a position at every DC, {@link #dc} at one. */
+  static final class Logs {
+    private final Map<String, SortedMap<Long, LogValue>> byDc = new TreeMap<>();
+
+    Logs(String... dcs) {
+      for (String dc : dcs) {
+        byDc.put(dc, new TreeMap<>());
+      }
+    }
+
+    /** Three DCs A, B, C. */
+    static Logs abc() {
+      return new Logs("A", "B", "C");
+    }
+
+    Logs at(long position, LogValue value) {
+      for (SortedMap<Long, LogValue> log : byDc.values()) {
+        log.put(position, value);
+      }
+      return this;
+    }
+
+    Logs at(long position, Txn... txns) {
+      LogEntry[] entries = new LogEntry[txns.length];
+      for (int i = 0; i < txns.length; i++) {
+        entries[i] = txns[i].entry();
+      }
+      return at(position, LogValue.of(entries));
+    }
+
+    Logs dc(String dc, long position, LogValue value) {
+      byDc.get(dc).put(position, value);
+      return this;
+    }
+
+    Logs drop(String dc, long position) {
+      byDc.get(dc).remove(position);
+      return this;
+    }
+
+    Map<String, SortedMap<Long, LogValue>> map() {
+      return byDc;
+    }
+  }
+}
