@@ -116,6 +116,10 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--quiet", description = "Only the summary table and violations.")
   boolean quiet;
 
+  @Option(names = "--trace", description = "Print every protocol message and reply (use with "
+      + "one seed and one protocol to replay a failing run).")
+  boolean trace;
+
   @Override
   public Integer call() {
     PrintStream out = System.out;
@@ -152,7 +156,11 @@ public final class SimulateCommand implements Callable<Integer> {
       long lastProgress = startedNanos;
       for (int i = 0; i < seeds; i++) {
         SimConfig cfg = base.withProtocol(protocol).withSeed(seed + i);
-        SimResult r = new Simulator(cfg).run();
+        Simulator sim = new Simulator(cfg);
+        if (trace) {
+          sim.trace(out::println);
+        }
+        SimResult r = sim.run();
         s.add(r);
         if (!r.safe() || !r.finished()) {
           violation |= !r.safe();

@@ -51,6 +51,11 @@ public final class Acceptor {
     byte[] row = WalLayout.walRow(m.group(), m.position());
     while (true) {
       State s = State.read(store, row);
+      if (s.chosen == null && m.ballot().equals(s.promise)) {
+        // A duplicate of the PREPARE we already promised: promise again, change nothing.
+        return new PrepareReply(m.group(), m.position(), m.ballot(), true, s.promise, s.vote(),
+            null);
+      }
       boolean higher = s.promise == null || m.ballot().greaterThan(s.promise);
       if (s.chosen != null || !higher) {
         return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise,

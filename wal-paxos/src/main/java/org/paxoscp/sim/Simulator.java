@@ -56,6 +56,7 @@ public final class Simulator {
   private int clientsActive;
   private long nextProposerId = 1;
   private long maxPosition;
+  private java.util.function.Consumer<String> trace;
 
   public Simulator(SimConfig cfg) {
     this(cfg, ProposerFactory.STANDARD);
@@ -73,6 +74,18 @@ public final class Simulator {
       SimDc dc = new SimDc(i, cfg.dcs().get(i), GROUP, applyConflicts);
       dc.connect(this::dcToDc);
       dcs.add(dc);
+    }
+  }
+
+  /** Prints every protocol message and reply to {@code sink} (for replaying a failing seed). */
+  public Simulator trace(java.util.function.Consumer<String> sink) {
+    this.trace = sink;
+    return this;
+  }
+
+  private void trace(String fmt, Object... args) {
+    if (trace != null) {
+      trace.accept(String.format("%10.3fms ", events.now() / 1000.0) + String.format(fmt, args));
     }
   }
 
@@ -180,9 +193,13 @@ public final class Simulator {
         if (o instanceof Proposer.Output.Send s) {
           maxPosition = Math.max(maxPosition, s.message().position());
           int dc = s.dc();
+          trace("p%d@%d -> %s: %s", proposer.hashCode() % 1000, location, cfg.dcs().get(dc),
+              s.message());
           network.send(location, dc, true, () -> events.after(cfg.serviceMicros(),
               () -> dcs.get(dc).handle(location, s.message(),
                   reply -> network.send(dc, location, false, () -> {
+                    trace("p%d@%d <- %s: %s", proposer.hashCode() % 1000, location,
+                        cfg.dcs().get(dc), reply);
                     if (!cancelled && !proposer.isDone()) {
                       handle(proposer.onReply(dc, reply, events.now()));
                     }
