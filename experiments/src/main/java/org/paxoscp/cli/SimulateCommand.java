@@ -32,6 +32,7 @@ import picocli.CommandLine.Model.CommandSpec;
             + "latency p50/p99 and the checker's verdict; exits 1 on any violation and prints "
             + "the command that replays it."})
 public final class SimulateCommand implements Callable<Integer> {
+  private static final int MAX_ROUND_COLUMNS = 6;
 
   @Spec
   CommandSpec spec;
@@ -75,7 +76,7 @@ public final class SimulateCommand implements Callable<Integer> {
       description = "Target transactions per second per client. Default: ${DEFAULT-VALUE}.")
   double rate;
 
-  @Option(names = "--op-ms", defaultValue = "15",
+  @Option(names = "--op-ms", defaultValue = "20",
       description = "Virtual time per operation (sets the read-to-commit window). "
           + "Default: ${DEFAULT-VALUE}.")
   double opMillis;
@@ -247,8 +248,11 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     StringBuilder header = new StringBuilder(String.format(Locale.ROOT,
         "%-9s %6s %9s", "protocol", "runs", "committed"));
-    for (int r = 0; r < rounds; r++) {
-      header.append(String.format(Locale.ROOT, " %6s", "r" + r));
+    // Commits by promotion round: r0 = first try; rounds from MAX_ROUND_COLUMNS on are summed.
+    int columns = Math.min(rounds, MAX_ROUND_COLUMNS);
+    for (int r = 0; r < columns; r++) {
+      boolean last = r == MAX_ROUND_COLUMNS - 1 && rounds > MAX_ROUND_COLUMNS;
+      header.append(String.format(Locale.ROOT, " %6s", "r" + r + (last ? "+" : "")));
     }
     header.append(String.format(Locale.ROOT, " %7s %7s %7s %7s %8s %9s %9s  %s", "ro", "aborted",
         "unknown", "crashed", "combined", "p50(ms)", "p99(ms)", "checker"));
@@ -257,8 +261,11 @@ public final class SimulateCommand implements Callable<Integer> {
     for (Summary s : summaries) {
       StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "%-9s %6d %9s",
           s.protocol.name().toLowerCase(Locale.ROOT), s.runs, avg(s.committed, s.runs)));
-      for (int r = 0; r < rounds; r++) {
-        row.append(String.format(Locale.ROOT, " %6s", avg(s.byRound.getOrDefault(r, 0L), s.runs)));
+      for (int r = 0; r < columns; r++) {
+        long n = r == MAX_ROUND_COLUMNS - 1
+            ? s.byRound.tailMap(r).values().stream().mapToLong(Long::longValue).sum()
+            : s.byRound.getOrDefault(r, 0L);
+        row.append(String.format(Locale.ROOT, " %6s", avg(n, s.runs)));
       }
       row.append(String.format(Locale.ROOT, " %7s %7s %7s %7s %8s %9.1f %9.1f  %s",
           avg(s.readOnly, s.runs), avg(s.aborted, s.runs), avg(s.unknown, s.runs),

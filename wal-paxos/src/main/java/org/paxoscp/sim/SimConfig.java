@@ -98,7 +98,7 @@ public record SimConfig(
   /** The paper's contention experiment shape (section 6) on the given DCs. */
   public static SimConfig paperDefaults(Protocol protocol, List<String> dcs, long seed) {
     return new SimConfig(protocol, dcs, Latency.paperRegions(), 4, 100, 10, 0.5, false, 500, 1.0,
-        15_000, 500, 0.2, Faults.NONE, ProposerConfig.defaults(protocol, dcs), seed);
+        20_000, 500, 0.2, Faults.NONE, ProposerConfig.defaults(protocol, dcs), seed);
   }
 
   public SimConfig withSeed(long s) {
