@@ -1,0 +1,90 @@
+package org.paxoscp.store;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A {@link KvStore} decorator that counts operations and the time spent in them, to measure what
+ * the protocol costs in store round trips. Thread-safe.
+ */
+public final class CountingKvStore implements KvStore {
+
+  /** A snapshot of the counters. */
+  public record Counts(long reads, long rowReads, long writes, long checkAndWrites, long nanos) {
+    public long operations() {
+      return reads + rowReads + writes + checkAndWrites;
+    }
+
+    public Counts minus(Counts o) {
+      return new Counts(reads - o.reads, rowReads - o.rowReads, writes - o.writes,
+          checkAndWrites - o.checkAndWrites, nanos - o.nanos);
+    }
+  }
+
+  private final KvStore delegate;
+  private final LongAdder reads = new LongAdder();
+  private final LongAdder rowReads = new LongAdder();
+  private final LongAdder writes = new LongAdder();
+  private final LongAdder checkAndWrites = new LongAdder();
+  private final LongAdder nanos = new LongAdder();
+
+  public CountingKvStore(KvStore delegate) {
+    this.delegate = delegate;
+  }
+
+  public Counts counts() {
+    return new Counts(reads.sum(), rowReads.sum(), writes.sum(), checkAndWrites.sum(),
+        nanos.sum());
+  }
+
+  @Override
+  public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+    long t = System.nanoTime();
+    try {
+      return delegate.read(table, row, column, maxTimestamp);
+    } finally {
+      reads.increment();
+      nanos.add(System.nanoTime() - t);
+    }
+  }
+
+  @Override
+  public Map<String, Cell> readRow(Table table, byte[] row) {
+    long t = System.nanoTime();
+    try {
+      return delegate.readRow(table, row);
+    } finally {
+      rowReads.increment();
+      nanos.add(System.nanoTime() - t);
+    }
+  }
+
+  @Override
+  public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
+    long t = System.nanoTime();
+    try {
+      delegate.write(table, row, timestamp, cells);
+    } finally {
+      writes.increment();
+      nanos.add(System.nanoTime() - t);
+    }
+  }
+
+  @Override
+  public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
+      long timestamp, Map<String, byte[]> cells) {
+    long t = System.nanoTime();
+    try {
+      return delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
+    } finally {
+      checkAndWrites.increment();
+      nanos.add(System.nanoTime() - t);
+    }
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}
