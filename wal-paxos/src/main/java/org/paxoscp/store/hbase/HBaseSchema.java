@@ -105,6 +105,18 @@ public final class HBaseSchema {
 
   static void ensure(AsyncAdmin admin, String dc, Duration deadline) {
     String ns = namespace(dc);
+    // Refuse before creating anything if what already exists is not ours.
+    List<String> problems = new ArrayList<>();
+    for (Table t : Table.values()) {
+      TableName name = tableName(dc, t);
+      if (Await.get(admin.tableExists(name), deadline, () -> "look up table " + name)) {
+        problems.addAll(problems(Await.get(admin.getDescriptor(name), deadline,
+            () -> "describe table " + name), t));
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new IncompatibleSchemaException(dc, problems);
+    }
     Await.get(ignoring(admin.createNamespace(NamespaceDescriptor.create(ns).build()),
         NamespaceExistException.class), deadline, () -> "create namespace " + ns);
     // The three tables are created concurrently (table creation is ~0.7 s each on one machine).
