@@ -47,6 +47,27 @@ public final class InMemoryKvStore implements KvStore {
     }
   }
 
+  private static void checkRow(byte[] row) {
+    if (row == null || row.length == 0) {
+      throw new IllegalArgumentException("row must not be empty");
+    }
+  }
+
+  private static void checkWrite(byte[] row, long timestamp, Map<String, byte[]> cells) {
+    checkRow(row);
+    if (timestamp < 0 || timestamp == LATEST) {
+      throw new IllegalArgumentException("timestamp must be in [0, Long.MAX_VALUE), was " + timestamp);
+    }
+    if (cells.isEmpty()) {
+      throw new IllegalArgumentException("no cells to write");
+    }
+    for (var c : cells.entrySet()) {
+      if (c.getValue() == null || c.getValue().length == 0) {
+        throw new IllegalArgumentException("value of column " + c.getKey() + " must not be empty");
+      }
+    }
+  }
+
   private Row row(Table table, byte[] row, boolean create) {
     ConcurrentHashMap<RowKey, Row> t = tables.get(table);
     RowKey key = new RowKey(row);
@@ -55,6 +76,7 @@ public final class InMemoryKvStore implements KvStore {
 
   @Override
   public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+    checkRow(row);
     check();
     Row r = row(table, row, false);
     if (r == null) {
@@ -72,6 +94,7 @@ public final class InMemoryKvStore implements KvStore {
 
   @Override
   public Map<String, Cell> readRow(Table table, byte[] row) {
+    checkRow(row);
     check();
     Row r = row(table, row, false);
     Map<String, Cell> out = new HashMap<>();
@@ -89,6 +112,7 @@ public final class InMemoryKvStore implements KvStore {
 
   @Override
   public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
+    checkWrite(row, timestamp, cells);
     check();
     Row r = row(table, row, true);
     synchronized (r) {
@@ -99,6 +123,10 @@ public final class InMemoryKvStore implements KvStore {
   @Override
   public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
       long timestamp, Map<String, byte[]> cells) {
+    checkWrite(row, timestamp, cells);
+    if (expected != null && expected.length == 0) {
+      throw new IllegalArgumentException("expected value must be null (absent) or non-empty");
+    }
     check();
     Row r = row(table, row, true);
     synchronized (r) {

@@ -10,6 +10,11 @@ import java.util.Optional;
  * {@code write} (a version at a timestamp) and {@code checkAndWrite}, plus a whole-row read that
  * the acceptor uses to see its Paxos state for a position in one call.
  *
+ * <p>Rows and values are non-empty byte strings (HBase's check-and-mutate cannot tell an empty
+ * value from an absent column); written timestamps lie in [0, {@link #LATEST}) (HBase reserves
+ * {@code Long.MAX_VALUE} for "now"); a write carries at least one cell. Invalid arguments throw
+ * {@link IllegalArgumentException} and change nothing.
+ *
  * <p>Implementations are thread-safe. Byte arrays passed in are not retained and arrays returned
  * are not shared. Every method may throw {@link StoreUnavailableException} when the store cannot
  * be reached within its deadline; the caller then knows nothing about whether a write applied.
@@ -49,7 +54,8 @@ public interface KvStore extends AutoCloseable {
 
   /**
    * Writes {@code cells} at {@code timestamp} atomically if and only if the newest version of
-   * {@code checkColumn} equals {@code expected} ({@code null}: the column has no version).
+   * {@code checkColumn} equals {@code expected} ({@code null}: the column has no version; an
+   * empty array is invalid).
    *
    * @return whether the write was applied
    */

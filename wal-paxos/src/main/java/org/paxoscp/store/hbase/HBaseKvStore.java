@@ -1,0 +1,264 @@
+package org.paxoscp.store.hbase;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.client.AdvancedScanResultConsumer;
+import org.apache.hadoop.hbase.client.AsyncAdmin;
+import org.apache.hadoop.hbase.client.AsyncConnection;
+import org.apache.hadoop.hbase.client.AsyncTable;
+import org.apache.hadoop.hbase.client.CheckAndMutate;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.StoreUnavailableException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One DC's {@link KvStore} on HBase 2.6 (ARCHITECTURE section 3): tables {@code wal}, {@code data}
+ * and {@code meta} in the DC's namespace ({@link HBaseSchema}), one column family each; a column
+ * of the store is a qualifier, a version is an HBase cell timestamp.
+ *
+ * <ul>
+ *   <li>{@code read(row, column, maxTs)} is a Get with time range [0, maxTs + 1) and one version
+ *       ({@link KvStore#LATEST} reads the newest).</li>
+ *   <li>{@code write} is one Put with an explicit timestamp for every cell; a Put at an existing
+ *       timestamp replaces that version.</li>
+ *   <li>{@code checkAndWrite} is one CheckAndMutate: {@code ifNotExists} for a null expected
+ *       value, {@code ifEquals} otherwise (it compares the newest version).</li>
+ * </ul>
+ *
+ * <p>Timestamps must be in [0, {@link KvStore#LATEST}): HBase reserves {@code Long.MAX_VALUE} for
+ * "now", which would silently break the log-position-as-version scheme. Rows and values must be
+ * non-empty: HBase's check-and-mutate treats an empty value as absent (both {@code ifNotExists}
+ * and {@code ifEquals} with an empty value match it), so the store refuses empty values instead
+ * of guessing.
+ *
+ * <p>Thread-safe; every call blocks for at most {@link HBaseStoreConfig#operationDeadline()} and
+ * then throws {@link StoreUnavailableException} naming the DC, table, operation and row. The
+ * store owns its own HBase connection: every DC's store is treated as a separate cluster even when
+ * several share one HBase process.
+ */
+public final class HBaseKvStore implements KvStore {
+  private static final Logger LOG = LoggerFactory.getLogger(HBaseKvStore.class);
+  private static final byte[] FAMILY = HBaseSchema.FAMILY;
+
+  private final HBaseStoreConfig config;
+  private final AsyncConnection connection;
+  private final Map<Table, AsyncTable<AdvancedScanResultConsumer>> tables = new EnumMap<>(Table.class);
+  private final Duration deadline;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private HBaseKvStore(HBaseStoreConfig config, AsyncConnection connection) {
+    this.config = config;
+    this.connection = connection;
+    this.deadline = config.operationDeadline();
+    for (Table t : Table.values()) {
+      tables.put(t, connection.getTableBuilder(HBaseSchema.tableName(config.dc(), t))
+          .setOperationTimeout(deadline.toMillis(), TimeUnit.MILLISECONDS)
+          .setRpcTimeout(config.rpcTimeout().toMillis(), TimeUnit.MILLISECONDS)
+          .setReadRpcTimeout(config.rpcTimeout().toMillis(), TimeUnit.MILLISECONDS)
+          .setWriteRpcTimeout(config.rpcTimeout().toMillis(), TimeUnit.MILLISECONDS)
+          .setRetryPause(config.retryPause().toMillis(), TimeUnit.MILLISECONDS)
+          .setMaxAttempts(HBaseClientSettings.RETRIES + 1)
+          .build());
+    }
+  }
+
+  /**
+   * Connects to the DC's HBase, then creates its schema where missing
+   * ({@link HBaseStoreConfig#createSchema()}) or only verifies it.
+   *
+   * @throws StoreUnavailableException if HBase cannot be reached within the connect or admin
+   *     deadline
+   * @throws IncompatibleSchemaException if the DC's existing tables do not match this version
+   */
+  public static HBaseKvStore open(HBaseStoreConfig config) {
+    LOG.info("Opening HBase store of DC {} with {}", config.dc(), config.effectiveValues());
+    AsyncConnection c = connect(config);
+    try {
+      AsyncAdmin admin = c.getAdminBuilder()
+          .setOperationTimeout(config.adminDeadline().toMillis(), TimeUnit.MILLISECONDS)
+          .build();
+      if (config.createSchema()) {
+        HBaseSchema.ensure(admin, config.dc(), config.adminDeadline());
+      } else {
+        HBaseSchema.verify(admin, config.dc(), config.adminDeadline());
+      }
+      return new HBaseKvStore(config, c);
+    } catch (RuntimeException | Error e) {
+      closeQuietly(c, "connection of DC " + config.dc());
+      throw e;
+    }
+  }
+
+  /** Opens a connection within the connect deadline; a connection that arrives late is closed. */
+  static AsyncConnection connect(HBaseStoreConfig config) {
+    Configuration conf = HBaseClientSettings.create(config);
+    Supplier<String> what = () -> "HBase store of DC " + config.dc() + ": connect via ZooKeeper "
+        + config.zkQuorum() + " (port " + config.zkPort() + ")";
+    CompletableFuture<AsyncConnection> f;
+    try {
+      f = ConnectionFactory.createAsyncConnection(conf);
+    } catch (RuntimeException e) {
+      throw Await.translate(e, what);
+    }
+    try {
+      return Await.get(f, config.connectDeadline(), what);
+    } catch (RuntimeException e) {
+      f.thenAccept(late -> closeQuietly(late, "late connection of DC " + config.dc()));
+      throw e;
+    }
+  }
+
+  static void closeQuietly(AsyncConnection c, String what) {
+    try {
+      c.close();
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Closing {} failed; continuing", what, e);
+    }
+  }
+
+  /** The DC this store belongs to. */
+  public String dc() {
+    return config.dc();
+  }
+
+  public HBaseStoreConfig config() {
+    return config;
+  }
+
+  @Override
+  public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+    checkRow(row);
+    byte[] q = qualifier(column);
+    if (maxTimestamp < 0) {
+      return Optional.empty();
+    }
+    // Upper bound is exclusive; LATEST + 1 would overflow, and [0, LATEST) already holds every
+    // version this store can write.
+    long upper = maxTimestamp == LATEST ? LATEST : maxTimestamp + 1;
+    Get get = new Get(row).addColumn(FAMILY, q);
+    try {
+      get.readVersions(1).setTimeRange(0, upper);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("bad time range [0, " + upper + ")", e);
+    }
+    Result r = call(table, "read", row, () -> tables.get(table).get(get));
+    org.apache.hadoop.hbase.Cell c = r.getColumnLatestCell(FAMILY, q);
+    return c == null ? Optional.empty() : Optional.of(new Cell(c.getTimestamp(), CellUtil.cloneValue(c)));
+  }
+
+  @Override
+  public Map<String, Cell> readRow(Table table, byte[] row) {
+    checkRow(row);
+    // A Get reads one version per column unless told otherwise.
+    Get get = new Get(row).addFamily(FAMILY);
+    Result r = call(table, "readRow", row, () -> tables.get(table).get(get));
+    Map<String, Cell> out = new HashMap<>();
+    org.apache.hadoop.hbase.Cell[] cells = r.rawCells();
+    if (cells != null) {
+      for (org.apache.hadoop.hbase.Cell c : cells) {
+        out.put(new String(CellUtil.cloneQualifier(c), StandardCharsets.UTF_8),
+            new Cell(c.getTimestamp(), CellUtil.cloneValue(c)));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
+    Put put = put(row, timestamp, cells);
+    call(table, "write", row, () -> tables.get(table).put(put));
+  }
+
+  @Override
+  public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
+      long timestamp, Map<String, byte[]> cells) {
+    Put put = put(row, timestamp, cells);
+    byte[] q = qualifier(checkColumn);
+    CheckAndMutate.Builder b = CheckAndMutate.newBuilder(row);
+    CheckAndMutate cam;
+    if (expected == null) {
+      cam = b.ifNotExists(FAMILY, q).build(put);
+    } else if (expected.length == 0) {
+      throw new IllegalArgumentException("expected value must be null (absent) or non-empty");
+    } else {
+      cam = b.ifEquals(FAMILY, q, expected).build(put);
+    }
+    return call(table, "checkAndWrite", row, () -> tables.get(table).checkAndMutate(cam))
+        .isSuccess();
+  }
+
+  private static Put put(byte[] row, long timestamp, Map<String, byte[]> cells) {
+    checkRow(row);
+    if (timestamp < 0 || timestamp == LATEST) {
+      throw new IllegalArgumentException("timestamp must be in [0, Long.MAX_VALUE), was " + timestamp);
+    }
+    if (cells.isEmpty()) {
+      throw new IllegalArgumentException("no cells to write");
+    }
+    Put put = new Put(row);
+    for (var c : cells.entrySet()) {
+      byte[] v = c.getValue();
+      if (v == null || v.length == 0) {
+        throw new IllegalArgumentException("value of column " + c.getKey() + " must not be empty");
+      }
+      put.addColumn(FAMILY, qualifier(c.getKey()), timestamp, v.clone());
+    }
+    return put;
+  }
+
+  private <T> T call(Table table, String op, byte[] row, Supplier<CompletableFuture<T>> request) {
+    if (closed.get()) {
+      throw new IllegalStateException("store is closed");
+    }
+    Supplier<String> what = () -> "HBase store of DC " + config.dc() + ": " + op + " on "
+        + table.name().toLowerCase(java.util.Locale.ROOT) + " row " + printable(row);
+    CompletableFuture<T> f;
+    try {
+      f = request.get();
+    } catch (RuntimeException e) {
+      throw Await.translate(e, what);
+    }
+    return Await.get(f, deadline, what);
+  }
+
+  private static void checkRow(byte[] row) {
+    if (row == null || row.length == 0) {
+      throw new IllegalArgumentException("row must not be empty");
+    }
+  }
+
+  private static byte[] qualifier(String column) {
+    return Objects.requireNonNull(column, "column").getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static String printable(byte[] row) {
+    String s = Bytes.toStringBinary(row);
+    return s.length() > 120 ? s.substring(0, 120) + "..." : s;
+  }
+
+  /** Closes the HBase connection; idempotent. Calls after close throw IllegalStateException. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      closeQuietly(connection, "connection of DC " + config.dc());
+    }
+  }
+}

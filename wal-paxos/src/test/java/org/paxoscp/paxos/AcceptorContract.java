@@ -1,0 +1,236 @@
+package org.paxoscp.paxos;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.paxoscp.paxos.Acceptor.ApplyResult;
+import org.paxoscp.paxos.PaxosMessage.Accept;
+import org.paxoscp.paxos.PaxosMessage.AcceptReply;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.paxos.PaxosMessage.GrantRequest;
+import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.paxos.PaxosMessage.PrepareReply;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Mutation;
+
+/**
+ * The acceptor's rules (Algorithm 1 and the fast path of section 5.3), run against every
+ * {@link KvStore}: the acceptor's safety rests entirely on the store's checkAndWrite, so each store
+ * must pass the same suite.
+ */
+public abstract class AcceptorContract {
+
+  /** A fresh, empty store; closed after each test. */
+  protected abstract KvStore newStore();
+
+  private static final String G = "group";
+  private static final long P = 7;
+
+  private KvStore store;
+  private Acceptor acceptor;
+
+  @BeforeEach
+  void open() {
+    store = newStore();
+    acceptor = new Acceptor(store);
+  }
+
+  @AfterEach
+  void closeStore() {
+    store.close();
+  }
+
+  static LogValue value(String txnId) {
+    TreeMap<String, Mutation> writes = new TreeMap<>();
+    writes.put("k-" + txnId, Mutation.put(txnId.getBytes(StandardCharsets.UTF_8)));
+    return LogValue.of(new LogEntry(txnId, "dc1", 3, new TreeSet<>(), writes));
+  }
+
+  static Ballot ballot(long round, long proposer) {
+    return new Ballot(round, proposer);
+  }
+
+  private PrepareReply prepare(Ballot b) {
+    return acceptor.prepare(new Prepare(G, P, b));
+  }
+
+  private AcceptReply accept(Ballot b, LogValue v) {
+    return acceptor.accept(new Accept(G, P, b, v));
+  }
+
+  @Test
+  void promisesFirstBallot() {
+    PrepareReply r = prepare(ballot(1, 1));
+    assertTrue(r.promised());
+    assertEquals(ballot(1, 1), r.promise());
+    assertNull(r.lastVote());
+    assertNull(r.chosen());
+  }
+
+  @Test
+  void promisesHigherBallot() {
+    assertTrue(prepare(ballot(1, 1)).promised());
+    PrepareReply r = prepare(ballot(1, 2));
+    assertTrue(r.promised());
+    assertEquals(ballot(1, 2), r.promise());
+  }
+
+  @Test
+  void rejectsLowerOrEqualBallotAndNamesTheHigherPromise() {
+    assertTrue(prepare(ballot(2, 5)).promised());
+
+    PrepareReply lower = prepare(ballot(2, 4));
+    assertFalse(lower.promised());
+    assertEquals(ballot(2, 5), lower.promise());
+
+    PrepareReply lowerRound = prepare(ballot(1, 9));
+    assertFalse(lowerRound.promised());
+    assertEquals(ballot(2, 5), lowerRound.promise());
+
+    PrepareReply equal = prepare(ballot(2, 5));
+    assertFalse(equal.promised());
+    assertEquals(ballot(2, 5), equal.promise());
+  }
+
+  @Test
+  void prepareWithFastBallotIsInvalid() {
+    assertThrows(IllegalArgumentException.class, () -> prepare(Ballot.FAST));
+  }
+
+  @Test
+  void acceptsOnlyForTheCurrentPromise() {
+    assertTrue(prepare(ballot(2, 1)).promised());
+
+    AcceptReply lower = accept(ballot(1, 1), value("t1"));
+    assertFalse(lower.accepted());
+    assertEquals(ballot(2, 1), lower.promise());
+
+    AcceptReply higherUnpromised = accept(ballot(3, 1), value("t1"));
+    assertFalse(higherUnpromised.accepted());
+    assertEquals(ballot(2, 1), higherUnpromised.promise());
+    assertEquals(Optional.empty(), acceptor.lastVote(G, P));
+
+    AcceptReply current = accept(ballot(2, 1), value("t1"));
+    assertTrue(current.accepted());
+    assertEquals(Optional.of(new Vote(ballot(2, 1), value("t1"))), acceptor.lastVote(G, P));
+  }
+
+  @Test
+  void rejectsAcceptAfterANewerPromise() {
+    assertTrue(prepare(ballot(1, 1)).promised());
+    assertTrue(prepare(ballot(1, 2)).promised());
+    AcceptReply r = accept(ballot(1, 1), value("t1"));
+    assertFalse(r.accepted());
+    assertEquals(ballot(1, 2), r.promise());
+    assertEquals(Optional.empty(), acceptor.lastVote(G, P));
+  }
+
+  @Test
+  void fastBallotIsAcceptedBeforeAnyPromiseAndDuplicatesAreAnsweredAgain() {
+    AcceptReply first = accept(Ballot.FAST, value("t1"));
+    assertTrue(first.accepted());
+    assertEquals(Ballot.FAST, first.promise());
+
+    AcceptReply duplicate = accept(Ballot.FAST, value("t1"));
+    assertTrue(duplicate.accepted());
+
+    AcceptReply other = accept(Ballot.FAST, value("t2"));
+    assertFalse(other.accepted());
+    assertEquals(Optional.of(new Vote(Ballot.FAST, value("t1"))), acceptor.lastVote(G, P));
+  }
+
+  @Test
+  void fastBallotIsRefusedAfterAPromise() {
+    assertTrue(prepare(ballot(1, 1)).promised());
+    AcceptReply r = accept(Ballot.FAST, value("t1"));
+    assertFalse(r.accepted());
+    assertEquals(ballot(1, 1), r.promise());
+    assertEquals(Optional.empty(), acceptor.lastVote(G, P));
+  }
+
+  @Test
+  void regularBallotOverridesAFastVote() {
+    assertTrue(accept(Ballot.FAST, value("t1")).accepted());
+    PrepareReply r = prepare(ballot(1, 1));
+    assertTrue(r.promised());
+    assertEquals(new Vote(Ballot.FAST, value("t1")), r.lastVote());
+    assertFalse(accept(Ballot.FAST, value("t1")).accepted(), "fast duplicate after a promise");
+    assertTrue(accept(ballot(1, 1), value("t1")).accepted());
+  }
+
+  @Test
+  void prepareAfterAnAcceptedVoteReturnsThatVote() {
+    assertTrue(prepare(ballot(1, 1)).promised());
+    assertTrue(accept(ballot(1, 1), value("t1")).accepted());
+
+    PrepareReply higher = prepare(ballot(2, 2));
+    assertTrue(higher.promised());
+    assertEquals(new Vote(ballot(1, 1), value("t1")), higher.lastVote());
+
+    PrepareReply rejected = prepare(ballot(1, 3));
+    assertFalse(rejected.promised());
+    assertEquals(new Vote(ballot(1, 1), value("t1")), rejected.lastVote());
+  }
+
+  @Test
+  void applyIsIdempotentAndKeepsTheFirstValue() {
+    assertEquals(ApplyResult.APPLIED, acceptor.apply(new Apply(G, P, value("t1"))));
+    assertEquals(ApplyResult.ALREADY_APPLIED, acceptor.apply(new Apply(G, P, value("t1"))));
+    assertEquals(ApplyResult.CONFLICT, acceptor.apply(new Apply(G, P, value("t2"))));
+    assertEquals(Optional.of(value("t1")), acceptor.chosen(G, P));
+  }
+
+  @Test
+  void repliesCarryTheChosenValueOnceApplied() {
+    assertTrue(prepare(ballot(1, 1)).promised());
+    assertTrue(accept(ballot(1, 1), value("t1")).accepted());
+    acceptor.apply(new Apply(G, P, value("t1")));
+
+    PrepareReply p = prepare(ballot(5, 5));
+    assertFalse(p.promised());
+    assertEquals(value("t1"), p.chosen());
+
+    AcceptReply a = accept(ballot(1, 1), value("t2"));
+    assertFalse(a.accepted());
+    assertEquals(value("t1"), a.chosen());
+  }
+
+  @Test
+  void positionsAreIndependent() {
+    assertTrue(prepare(ballot(3, 1)).promised());
+    PrepareReply other = acceptor.prepare(new Prepare(G, P + 1, ballot(1, 1)));
+    assertTrue(other.promised());
+    PrepareReply otherGroup = acceptor.prepare(new Prepare(G + "2", P, ballot(1, 1)));
+    assertTrue(otherGroup.promised());
+    assertEquals(Optional.empty(), acceptor.chosen(G, P + 1));
+  }
+
+  @Test
+  void grantGoesToTheFirstRequesterOnlyAndIsIdempotent() {
+    assertTrue(acceptor.grant(new GrantRequest(G, P, "client-a")).granted());
+    assertFalse(acceptor.grant(new GrantRequest(G, P, "client-b")).granted());
+    assertTrue(acceptor.grant(new GrantRequest(G, P, "client-a")).granted());
+    assertTrue(acceptor.grant(new GrantRequest(G, P + 1, "client-b")).granted());
+    assertFalse(acceptor.grant(new GrantRequest(G, P + 1, "client-a")).granted());
+  }
+
+  @Test
+  void invalidGroupChangesNothing() {
+    assertThrows(IllegalArgumentException.class,
+        () -> acceptor.prepare(new Prepare("bad\0group", P, ballot(1, 1))));
+    assertEquals(Map.of(), store.readRow(KvStore.Table.WAL, WalLayout.walRow(G, P)));
+  }
+}
