@@ -219,7 +219,13 @@ public class Proposer {
       return;
     }
     noteBallot(r.promise());
-    replies.put(dc, r);
+    // A promise, once given for this ballot, stands: a duplicated or late reply from the same DC
+    // (for example a rejection of a duplicated PREPARE) must not take it back, or the quorum the
+    // value is chosen from could silently shrink below a majority.
+    PrepareReply earlier = replies.get(dc);
+    if (earlier == null || !earlier.promised()) {
+      replies.put(dc, r);
+    }
     Optional<LogValue> known = knownChosen(replies.values());
     if (known.isPresent()) {
       learnedChosen(known.get(), now);
@@ -253,6 +259,10 @@ public class Proposer {
           votes.add(p.lastVote());
         }
       }
+    }
+    if (responses < cfg.majority()) {
+      // Only reachable if promises were lost from the quorum; proposing now would be unsafe.
+      throw new IllegalStateException("deciding a value with " + responses + " promises");
     }
     Vote highest = null;
     for (Vote v : votes) {
@@ -313,7 +323,8 @@ public class Proposer {
     if (r.promise() != null) {
       noteBallot(r.promise());
     }
-    acceptReplies.put(dc, r.accepted());
+    // As for promises: an acceptance is a fact about this ballot and is never taken back.
+    acceptReplies.merge(dc, r.accepted(), Boolean::logicalOr);
     int yes = 0;
     for (boolean b : acceptReplies.values()) {
       yes += b ? 1 : 0;
