@@ -66,14 +66,20 @@ public final class BinaryReader {
     return v;
   }
 
+  /**
+   * Reads exactly the encoding {@link BinaryWriter#writeVarint} produces: at most nine bytes (a
+   * non-negative long has 63 bits) and no redundant final zero group. Anything else is rejected,
+   * so that each value has one encoding and no payload bit is silently dropped (a tenth byte's
+   * bits would be shifted past bit 63).
+   */
   public long readVarint(String what) {
     long v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
+    for (int shift = 0; shift < 63; shift += 7) {
       int b = readByte(what);
       v |= (long) (b & 0x7F) << shift;
       if ((b & 0x80) == 0) {
-        if (v < 0) {
-          throw new CorruptDataException("varint out of range reading " + what);
+        if (b == 0 && shift > 0) {
+          throw new CorruptDataException("non-minimal varint reading " + what);
         }
         return v;
       }

@@ -1,0 +1,256 @@
+package org.paxoscp.paxos;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Mutation;
+
+@Timeout(10)
+class LogApplierTest {
+
+  private static final String G = "g";
+
+  private final InMemoryKvStore store = new InMemoryKvStore();
+  private final Acceptor acceptor = new Acceptor(store);
+  private final LogApplier applier = new LogApplier(store);
+  private int txns;
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** An entry writing {@code kv} pairs in order; a null value is a delete. */
+  private LogEntry writes(String... kv) {
+    Map<String, Mutation> w = new LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      w.put(kv[i], kv[i + 1] == null ? Mutation.delete() : Mutation.put(b(kv[i + 1])));
+    }
+    return new LogEntry("t" + (++txns), "dc0", 0, new TreeSet<>(), new TreeMap<>(w));
+  }
+
+  private void choose(long position, LogEntry... entries) {
+    assertEquals(Acceptor.ApplyResult.APPLIED,
+        acceptor.apply(new Apply(G, position, LogValue.of(entries))));
+  }
+
+  private void assertReads(String key, long readPosition, String expected) {
+    Optional<byte[]> got = applier.read(G, key, readPosition);
+    if (expected == null) {
+      assertTrue(got.isEmpty(), key + "@" + readPosition + " should be absent");
+    } else {
+      assertArrayEquals(b(expected), got.orElseThrow(() -> new AssertionError(
+          key + "@" + readPosition + " is absent, expected " + expected)));
+    }
+  }
+
+  @Test
+  void emptyGroupHasWatermarkZeroAndNothingToApply() {
+    assertEquals(0, applier.appliedWatermark(G));
+    assertEquals(0, applier.applyKnown(G));
+    assertReads("k", KvStore.LATEST, null);
+  }
+
+  @Test
+  void appliesChosenPositionsInOrderAndStopsAtTheFirstGap() {
+    choose(1, writes("a", "1"));
+    choose(2, writes("b", "2"));
+    choose(4, writes("c", "4"));
+    assertEquals(2, applier.applyKnown(G));
+    assertEquals(2, applier.appliedWatermark(G));
+    assertReads("a", 2, "1");
+    assertReads("b", 2, "2");
+    assertReads("c", KvStore.LATEST, null);
+
+    choose(3, writes("a", "3"));
+    assertEquals(4, applier.applyKnown(G));
+    assertReads("a", 4, "3");
+    assertReads("c", 4, "4");
+  }
+
+  @Test
+  void readsAtEachReadPositionSeeTheVersionThenLive() {
+    choose(1, writes("k", "v1"));
+    choose(2); // a no-op
+    choose(3, writes("k", "v3", "other", "o3"));
+    choose(4, writes("other", "o4"));
+    assertEquals(4, applier.applyKnown(G));
+    assertReads("k", 0, null);
+    assertReads("k", 1, "v1");
+    assertReads("k", 2, "v1");
+    assertReads("k", 3, "v3");
+    assertReads("k", 4, "v3");
+    assertReads("other", 2, null);
+    assertReads("other", 3, "o3");
+    assertReads("other", 4, "o4");
+  }
+
+  @Test
+  void combinedPositionsFoldWritesInListOrder() {
+    choose(1, writes("k", "first", "only1", "x"), writes("k", "second", "only2", "y"),
+        writes("j", "third"));
+    applier.applyKnown(G);
+    assertReads("k", 1, "second");
+    assertReads("only1", 1, "x");
+    assertReads("only2", 1, "y");
+    assertReads("j", 1, "third");
+
+    choose(2, writes("k", "later"), writes("k", null));
+    choose(3, writes("j", null), writes("j", "back"));
+    applier.applyKnown(G);
+    assertReads("k", 2, null);
+    assertReads("j", 3, "back");
+  }
+
+  @Test
+  void deletesReadAsAbsentAtAndAfterTheirPositionOnly() {
+    choose(1, writes("k", "v1"));
+    choose(2, writes("k", null));
+    choose(3, writes("unrelated", "u"));
+    choose(4, writes("k", "v4"));
+    applier.applyKnown(G);
+    assertReads("k", 1, "v1");
+    assertReads("k", 2, null);
+    assertReads("k", 3, null);
+    assertReads("k", 4, "v4");
+  }
+
+  @Test
+  void emptyValuesAreNotDeletes() {
+    choose(1, writes("k", ""));
+    applier.applyKnown(G);
+    assertArrayEquals(new byte[0], applier.read(G, "k", 1).orElseThrow());
+  }
+
+  @Test
+  void groupsAreIndependent() {
+    choose(1, writes("k", "in-g"));
+    acceptor.apply(new Apply("h", 1, LogValue.of(writes("k", "in-h"))));
+    acceptor.apply(new Apply("h", 2, LogValue.of(writes("k", "in-h-2"))));
+    assertEquals(1, applier.applyKnown(G));
+    assertReads("k", 1, "in-g");
+    assertEquals(0, applier.appliedWatermark("h"));
+    assertEquals(2, applier.applyKnown("h"));
+    assertArrayEquals(b("in-h-2"), applier.read("h", "k", 2).orElseThrow());
+    assertReads("k", 2, "in-g");
+  }
+
+  @Test
+  void applyingAgainIsIdempotent() {
+    choose(1, writes("k", "v1"));
+    choose(2, writes("k", "v2"));
+    assertEquals(2, applier.applyKnown(G));
+    assertEquals(2, applier.applyKnown(G));
+    assertEquals(2, new LogApplier(store).applyKnown(G));
+    assertReads("k", 1, "v1");
+    assertReads("k", 2, "v2");
+  }
+
+  @Test
+  void theWatermarkNeverMovesBackwards() {
+    long last = 0;
+    for (long p = 1; p <= 20; p++) {
+      if (p % 3 != 0) {
+        choose(p, writes("k" + p, "v"));
+      }
+    }
+    for (long p = 3; p <= 21; p += 3) {
+      long w = applier.applyKnown(G);
+      assertTrue(w >= last, "watermark went from " + last + " to " + w);
+      assertEquals(p - 1, w);
+      last = w;
+      if (p <= 20) {
+        choose(p, writes("k" + p, "v"));
+      }
+    }
+  }
+
+  @Test
+  void aConcurrentApplierThatGotFurtherIsNotUndone() {
+    for (long p = 1; p <= 5; p++) {
+      choose(p, writes("k", "v" + p));
+    }
+    // While this applier is about to move the watermark 0 -> 1, another applier over the same
+    // store applies everything up to 5.
+    LogApplier other = new LogApplier(store);
+    RacingStore racing = new RacingStore(store, () -> assertEquals(5, other.applyKnown(G)));
+    LogApplier slow = new LogApplier(racing);
+    assertEquals(5, slow.applyKnown(G));
+    assertEquals(5, applier.appliedWatermark(G));
+    assertEquals(5, racing.highest);
+    assertReads("k", 3, "v3");
+    assertReads("k", 5, "v5");
+  }
+
+  /**
+   * Runs {@code race} once, just before the first watermark compare-and-set, and checks that no
+   * watermark compare-and-set moves the watermark back.
+   */
+  private static final class RacingStore implements KvStore {
+    private final KvStore delegate;
+    private Runnable race;
+    private long highest;
+
+    RacingStore(KvStore delegate, Runnable race) {
+      this.delegate = delegate;
+      this.race = race;
+    }
+
+    @Override
+    public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+      return delegate.read(table, row, column, maxTimestamp);
+    }
+
+    @Override
+    public Map<String, Cell> readRow(Table table, byte[] row) {
+      return delegate.readRow(table, row);
+    }
+
+    @Override
+    public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
+      delegate.write(table, row, timestamp, cells);
+    }
+
+    @Override
+    public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
+        long timestamp, Map<String, byte[]> cells) {
+      if (table != Table.META) {
+        return delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
+      }
+      if (race != null) {
+        Runnable r = race;
+        race = null;
+        r.run();
+      }
+      long before = watermark(row);
+      boolean ok = delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
+      long after = watermark(row);
+      assertTrue(after >= before, "watermark moved back from " + before + " to " + after);
+      highest = Math.max(highest, after);
+      return ok;
+    }
+
+    private long watermark(byte[] row) {
+      return delegate.read(Table.META, row, WalLayout.APPLIED, LATEST)
+          .map(c -> WalLayout.decodeLong(c.value())).orElse(0L);
+    }
+
+    @Override
+    public void close() {
+      delegate.close();
+    }
+  }
+}
