@@ -28,9 +28,26 @@ public final class CountingKvStore implements KvStore {
   private final LongAdder writes = new LongAdder();
   private final LongAdder checkAndWrites = new LongAdder();
   private final LongAdder nanos = new LongAdder();
+  /** The calling thread's counts: reads, rowReads, writes, checkAndWrites, nanos. */
+  private final ThreadLocal<long[]> mine = ThreadLocal.withInitial(() -> new long[5]);
 
   public CountingKvStore(KvStore delegate) {
     this.delegate = delegate;
+  }
+
+  /** Counts of the operations made by the calling thread only. */
+  public Counts threadCounts() {
+    long[] c = mine.get();
+    return new Counts(c[0], c[1], c[2], c[3], c[4]);
+  }
+
+  private void count(LongAdder op, int index, long startNanos) {
+    long took = System.nanoTime() - startNanos;
+    op.increment();
+    nanos.add(took);
+    long[] c = mine.get();
+    c[index]++;
+    c[4] += took;
   }
 
   public Counts counts() {
@@ -44,8 +61,7 @@ public final class CountingKvStore implements KvStore {
     try {
       return delegate.read(table, row, column, maxTimestamp);
     } finally {
-      reads.increment();
-      nanos.add(System.nanoTime() - t);
+      count(reads, 0, t);
     }
   }
 
@@ -55,8 +71,7 @@ public final class CountingKvStore implements KvStore {
     try {
       return delegate.readRow(table, row);
     } finally {
-      rowReads.increment();
-      nanos.add(System.nanoTime() - t);
+      count(rowReads, 1, t);
     }
   }
 
@@ -66,8 +81,7 @@ public final class CountingKvStore implements KvStore {
     try {
       delegate.write(table, row, timestamp, cells);
     } finally {
-      writes.increment();
-      nanos.add(System.nanoTime() - t);
+      count(writes, 2, t);
     }
   }
 
@@ -78,8 +92,7 @@ public final class CountingKvStore implements KvStore {
     try {
       return delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
     } finally {
-      checkAndWrites.increment();
-      nanos.add(System.nanoTime() - t);
+      count(checkAndWrites, 3, t);
     }
   }
 
