@@ -89,7 +89,7 @@ public abstract class AcceptorContract {
   }
 
   @Test
-  void rejectsLowerOrEqualBallotAndNamesTheHigherPromise() {
+  void rejectsLowerBallotAndNamesTheHigherPromise() {
     assertTrue(prepare(ballot(2, 5)).promised());
 
     PrepareReply lower = prepare(ballot(2, 4));
@@ -100,9 +100,19 @@ public abstract class AcceptorContract {
     assertFalse(lowerRound.promised());
     assertEquals(ballot(2, 5), lowerRound.promise());
 
-    PrepareReply equal = prepare(ballot(2, 5));
-    assertFalse(equal.promised());
-    assertEquals(ballot(2, 5), equal.promise());
+  }
+
+  @Test
+  void aDuplicatePrepareOfTheCurrentPromiseIsAnsweredAgainWithTheCurrentVote() {
+    assertTrue(prepare(ballot(2, 5)).promised());
+    assertTrue(accept(ballot(2, 5), value("t1")).accepted());
+
+    // Idempotent: the same promise again, with the vote cast since, and nothing changed.
+    PrepareReply again = prepare(ballot(2, 5));
+    assertTrue(again.promised());
+    assertEquals(ballot(2, 5), again.promise());
+    assertEquals(new Vote(ballot(2, 5), value("t1")), again.lastVote());
+    assertFalse(prepare(ballot(2, 4)).promised());
   }
 
   @Test
