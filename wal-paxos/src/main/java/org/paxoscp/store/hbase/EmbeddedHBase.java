@@ -5,6 +5,8 @@ import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -33,6 +35,9 @@ public final class EmbeddedHBase implements AutoCloseable {
 
   /** Default bound of {@link #start(Path)}. */
   public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(90);
+
+  /** Bound of waiting for the master and region server threads in {@link #close()}. */
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
 
   private final Path dir;
   private final MiniZooKeeperCluster zk;
@@ -138,7 +143,7 @@ public final class EmbeddedHBase implements AutoCloseable {
   }
 
   /**
-   * Shuts the cluster down (bounded by HBase's own 30 s region-server wait) and then ZooKeeper.
+   * Shuts the cluster down (waiting at most about 30 s for its threads) and then ZooKeeper.
    * Idempotent; stores opened on this instance become unavailable.
    */
   @Override
@@ -155,6 +160,25 @@ public final class EmbeddedHBase implements AutoCloseable {
     if (cluster != null) {
       try {
         cluster.shutdown();
+        // LocalHBaseCluster.shutdown() waits for the region server threads but not for the
+        // master's (it checks the HMaster object, which is not the thread running it). Wait for
+        // both here, bounded, so that ZooKeeper is still up while the master deregisters.
+        long end = System.nanoTime() + STOP_TIMEOUT.toNanos();
+        List<Thread> threads = new ArrayList<>(cluster.getMasters());
+        threads.addAll(cluster.getRegionServers());
+        for (Thread t : threads) {
+          long left = end - System.nanoTime();
+          if (left > 0) {
+            t.join(Math.max(1, left / 1_000_000));
+          }
+          if (t.isAlive()) {
+            LOG.warn("HBase thread {} still running {} s after shutdown", t.getName(),
+                STOP_TIMEOUT.toSeconds());
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        LOG.warn("Interrupted while waiting for embedded HBase to stop");
       } catch (RuntimeException e) {
         LOG.warn("Embedded HBase shutdown failed", e);
       }

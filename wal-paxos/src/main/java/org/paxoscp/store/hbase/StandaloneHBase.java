@@ -1,0 +1,442 @@
+package org.paxoscp.store.hbase;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.client.AsyncConnection;
+import org.paxoscp.store.StoreUnavailableException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real HBase server process on this machine: {@code HMaster start} in standalone mode (master,
+ * region server and ZooKeeper in one JVM) with the current classpath, its data under a directory,
+ * listening on loopback only. Unlike {@link EmbeddedHBase} it outlives the process that started it,
+ * can be killed and restarted, and is reached over the network by every store that connects to
+ * its ZooKeeper port. A restart on the same directory keeps the data.
+ *
+ * <p>Layout of the directory: {@code conf/hbase-site.xml} (generated at every start),
+ * {@code hbase.pid}, {@code logs/hbase.log}, and the data in {@code hbase/}, {@code zookeeper/}
+ * and {@code tmp/}.
+ *
+ * <p>The local filesystem does not sync HBase's write-ahead log, so data written shortly before a
+ * crash or kill -9 of the server may be lost; {@link #stop} shuts the cluster down cleanly (region
+ * servers flush their memstores) and loses nothing.
+ *
+ * <p>Every method blocks for a bounded time. Not safe to call concurrently for the same directory.
+ */
+public final class StandaloneHBase {
+  private static final Logger LOG = LoggerFactory.getLogger(StandaloneHBase.class);
+
+  public static final int DEFAULT_ZK_PORT = 2181;
+  public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(120);
+  public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(60);
+
+  /** Marker on the server's command line, so a pid file is never trusted for a foreign process. */
+  private static final String DIR_PROPERTY = "paxoscp.hbase.dir";
+  private static final String MASTER_CLASS = "org.apache.hadoop.hbase.master.HMaster";
+  private static final Duration PROBE_DEADLINE = Duration.ofSeconds(2);
+
+  private StandaloneHBase() {}
+
+  /** Whether the server of a directory runs and answers. */
+  public enum State {
+    /** The process runs and HBase answers on its ZooKeeper port. */
+    RUNNING,
+    /** The process runs but HBase does not answer (still starting, or stuck). */
+    UNRESPONSIVE,
+    /** No server process for this directory. */
+    NOT_RUNNING
+  }
+
+  /**
+   * The state of a directory's server.
+   *
+   * @param pid    the server's process id while it runs
+   * @param zkPort the ZooKeeper client port it was started with (0 if never started)
+   * @param detail one human-readable line
+   */
+  public record Status(State state, Path dir, OptionalLong pid, int zkPort, String detail) {
+    public boolean running() {
+      return state == State.RUNNING;
+    }
+  }
+
+  /** {@link #start(Path, int, Duration)} with {@link #DEFAULT_START_TIMEOUT}. */
+  public static Status start(Path dir, int zkPort) {
+    return start(dir, zkPort, DEFAULT_START_TIMEOUT);
+  }
+
+  /**
+   * Starts the server of {@code dir} with ZooKeeper on 127.0.0.1:{@code zkPort} and waits until it
+   * answers. If it already runs and answers, returns its status and starts nothing.
+   *
+   * @throws IllegalStateException if the port is taken, or a process of this directory runs but
+   *     does not answer
+   * @throws StoreUnavailableException if the server exits or does not answer within
+   *     {@code timeout} (it is then killed); the message carries the end of its log
+   */
+  public static Status start(Path dir, int zkPort, Duration timeout) {
+    Path abs = dir.toAbsolutePath().normalize();
+    if (zkPort < 1 || zkPort > 65535) {
+      throw new IllegalArgumentException("ZooKeeper port must be in 1..65535, was " + zkPort);
+    }
+    Status now = status(abs);
+    if (now.state() == State.RUNNING) {
+      return new Status(State.RUNNING, abs, now.pid(), now.zkPort(), "already running");
+    }
+    if (now.state() == State.UNRESPONSIVE) {
+      throw new IllegalStateException("HBase of " + abs + " runs (pid " + now.pid().getAsLong()
+          + ") but does not answer; stop it first");
+    }
+    long t0 = System.nanoTime();
+    try {
+      Files.createDirectories(abs.resolve("conf"));
+      Files.createDirectories(abs.resolve("logs"));
+      Files.deleteIfExists(pidFile(abs));
+      requireFree(zkPort, "ZooKeeper");
+      Ports previous = readPorts(abs).orElse(null);
+      int master = reuseOrPick(previous == null ? 0 : previous.master());
+      int regionServer = reuseOrPick(previous == null ? 0 : previous.regionServer());
+      writeSite(abs, HBaseServerSettings.settings(abs, zkPort, master, regionServer));
+
+      Process p = spawn(abs);
+      Files.writeString(pidFile(abs), Long.toString(p.pid()) + "\n");
+      LOG.info("Started HBase server pid {} for {} (ZooKeeper port {})", p.pid(), abs, zkPort);
+
+      long end = t0 + timeout.toNanos();
+      while (true) {
+        if (!p.isAlive()) {
+          Files.deleteIfExists(pidFile(abs));
+          throw new StoreUnavailableException("HBase of " + abs + " exited with code "
+              + p.exitValue() + " during start-up; end of " + logFile(abs) + ":\n" + logTail(abs));
+        }
+        if (answers(abs, zkPort)) {
+          Duration took = Duration.ofNanos(System.nanoTime() - t0);
+          return new Status(State.RUNNING, abs, OptionalLong.of(p.pid()), zkPort,
+              String.format("started in %.1f s", took.toMillis() / 1000.0));
+        }
+        if (System.nanoTime() > end) {
+          kill(p.toHandle(), Duration.ofSeconds(10));
+          Files.deleteIfExists(pidFile(abs));
+          throw new StoreUnavailableException("HBase of " + abs + " did not answer within "
+              + timeout.toSeconds() + " s and was killed; end of " + logFile(abs) + ":\n"
+              + logTail(abs));
+        }
+        LockSupport.parkNanos(Duration.ofMillis(250).toNanos());
+        if (Thread.currentThread().isInterrupted()) {
+          kill(p.toHandle(), Duration.ofSeconds(10));
+          throw new StoreUnavailableException("interrupted while starting HBase of " + abs);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot prepare " + abs + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** {@link #stop(Path, Duration)} with {@link #DEFAULT_STOP_TIMEOUT}. */
+  public static Status stop(Path dir) {
+    return stop(dir, DEFAULT_STOP_TIMEOUT);
+  }
+
+  /**
+   * Shuts the server of {@code dir} down cleanly (cluster shutdown through its master; memstores
+   * are flushed), falling back to SIGTERM and finally SIGKILL if it does not exit within
+   * {@code timeout}. Stopping a directory whose server does not run only removes a stale pid file.
+   */
+  public static Status stop(Path dir, Duration timeout) {
+    Path abs = dir.toAbsolutePath().normalize();
+    int zkPort = readPorts(abs).map(Ports::zk).orElse(0);
+    Optional<ProcessHandle> server = serverProcess(abs);
+    if (server.isEmpty()) {
+      boolean stale = Files.exists(pidFile(abs));
+      deletePidFile(abs);
+      return new Status(State.NOT_RUNNING, abs, OptionalLong.empty(), zkPort,
+          stale ? "was not running (stale pid file removed)" : "was not running");
+    }
+    ProcessHandle h = server.get();
+    long t0 = System.nanoTime();
+    String how = "clean shutdown";
+    if (!requestShutdown(abs, zkPort)) {
+      how = "SIGTERM";
+      h.destroy();
+    }
+    if (!awaitExit(h, timeout)) {
+      LOG.warn("HBase of {} (pid {}) did not exit within {} s after {}; sending SIGTERM", abs,
+          h.pid(), timeout.toSeconds(), how);
+      how = "SIGTERM after a shutdown timeout";
+      if (!kill(h, Duration.ofSeconds(15))) {
+        how = "SIGKILL";
+      }
+    }
+    deletePidFile(abs);
+    return new Status(State.NOT_RUNNING, abs, OptionalLong.of(h.pid()), zkPort,
+        String.format("stopped (pid %d, %s) in %.1f s", h.pid(), how,
+            (System.nanoTime() - t0) / 1e9));
+  }
+
+  /** The state of {@code dir}'s server; changes nothing. Blocks for at most a few seconds. */
+  public static Status status(Path dir) {
+    Path abs = dir.toAbsolutePath().normalize();
+    int zkPort = readPorts(abs).map(Ports::zk).orElse(0);
+    Optional<ProcessHandle> server = serverProcess(abs);
+    if (server.isEmpty()) {
+      return new Status(State.NOT_RUNNING, abs, OptionalLong.empty(), zkPort,
+          Files.exists(pidFile(abs)) ? "not running (stale pid file)" : "not running");
+    }
+    long pid = server.get().pid();
+    if (answers(abs, zkPort)) {
+      return new Status(State.RUNNING, abs, OptionalLong.of(pid), zkPort, "running");
+    }
+    return new Status(State.UNRESPONSIVE, abs, OptionalLong.of(pid), zkPort,
+        "process runs but HBase does not answer on ZooKeeper port " + zkPort
+            + " (starting, or stuck: see " + logFile(abs) + ")");
+  }
+
+  /** The server's log file. */
+  public static Path logFile(Path dir) {
+    return dir.toAbsolutePath().normalize().resolve("logs").resolve("hbase.log");
+  }
+
+  static Path pidFile(Path abs) {
+    return abs.resolve("hbase.pid");
+  }
+
+  private static Path siteFile(Path abs) {
+    return abs.resolve("conf").resolve("hbase-site.xml");
+  }
+
+  private record Ports(int zk, int master, int regionServer) {}
+
+  private static Optional<Ports> readPorts(Path abs) {
+    Path site = siteFile(abs);
+    if (!Files.isRegularFile(site)) {
+      return Optional.empty();
+    }
+    try {
+      Configuration c = new Configuration(false);
+      c.addResource(site.toUri().toURL());
+      return Optional.of(new Ports(c.getInt("hbase.zookeeper.property.clientPort", 0),
+          c.getInt("hbase.master.port", 0), c.getInt("hbase.regionserver.port", 0)));
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Unreadable {}: {}", site, e.toString());
+      return Optional.empty();
+    }
+  }
+
+  private static void writeSite(Path abs, java.util.Map<String, String> settings)
+      throws IOException {
+    Configuration c = new Configuration(false);
+    settings.forEach((k, v) -> c.set(k, v, "paxoscp"));
+    Path tmp = siteFile(abs).resolveSibling("hbase-site.xml.tmp");
+    try (OutputStream out = Files.newOutputStream(tmp)) {
+      c.writeXml(out);
+    }
+    Files.move(tmp, siteFile(abs), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  private static void requireFree(int port, String what) throws IOException {
+    try (ServerSocket s = new ServerSocket()) {
+      s.setReuseAddress(true);
+      s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+    } catch (BindException e) {
+      throw new IllegalStateException(what + " port " + port
+          + " on 127.0.0.1 is in use (another HBase or ZooKeeper?)", e);
+    }
+  }
+
+  /** The port used last time if it is still free, else a free one. */
+  private static int reuseOrPick(int previous) throws IOException {
+    if (previous > 0) {
+      try (ServerSocket s = new ServerSocket()) {
+        s.setReuseAddress(true);
+        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), previous));
+        return previous;
+      } catch (BindException e) {
+        LOG.info("Port {} is taken now; picking another", previous);
+      }
+    }
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static Process spawn(Path abs) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    // A session of its own: the server survives the terminal (SIGHUP) and Ctrl-C of the
+    // command that started it.
+    for (String setsid : List.of("/usr/bin/setsid", "/bin/setsid")) {
+      if (Files.isExecutable(Path.of(setsid))) {
+        cmd.add(setsid);
+        break;
+      }
+    }
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(HBaseServerSettings.JVM_FLAGS);
+    cmd.add("-Xmx768m");
+    cmd.add("-Djava.net.preferIPv4Stack=true");
+    cmd.add("-D" + DIR_PROPERTY + "=" + abs);
+    cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
+    cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
+    cmd.add("-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss.SSS");
+    cmd.add("-Dorg.slf4j.simpleLogger.logFile=System.out");
+    cmd.add("-cp");
+    cmd.add(abs.resolve("conf") + File.pathSeparator + System.getProperty("java.class.path"));
+    cmd.add(MASTER_CLASS);
+    cmd.add("start");
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(abs.toFile()).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile(abs).toFile()));
+    File devNull = new File("/dev/null");
+    if (devNull.exists()) {
+      pb.redirectInput(ProcessBuilder.Redirect.from(devNull));
+    }
+    Files.writeString(logFile(abs), "==== starting: " + String.join(" ", cmd) + "\n",
+        StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE,
+        java.nio.file.StandardOpenOption.APPEND);
+    Process p = pb.start();
+    if (pb.redirectInput() == ProcessBuilder.Redirect.PIPE) {
+      p.getOutputStream().close();
+    }
+    return p;
+  }
+
+  /** The live server process of {@code abs} named by its pid file, if any. */
+  private static Optional<ProcessHandle> serverProcess(Path abs) {
+    Path pf = pidFile(abs);
+    if (!Files.isRegularFile(pf)) {
+      return Optional.empty();
+    }
+    long pid;
+    try {
+      pid = Long.parseLong(Files.readString(pf).trim());
+    } catch (IOException | NumberFormatException e) {
+      LOG.warn("Unreadable pid file {}: {}", pf, e.toString());
+      return Optional.empty();
+    }
+    return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+        // The JDK may truncate a long command line (the classpath is long), so look only for the
+        // directory marker, which comes before the classpath.
+        .filter(h -> h.info().commandLine()
+            .map(cl -> cl.contains("-D" + DIR_PROPERTY + "=" + abs + " "))
+            // Without a readable command line, trust the pid file.
+            .orElse(true));
+  }
+
+  private static void deletePidFile(Path abs) {
+    try {
+      Files.deleteIfExists(pidFile(abs));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot remove " + pidFile(abs), e);
+    }
+  }
+
+  private static HBaseStoreConfig probeConfig(int zkPort) {
+    return HBaseStoreConfig.builder("probe").zkQuorum(HBaseServerSettings.LOOPBACK).zkPort(zkPort)
+        .deadline(PROBE_DEADLINE).adminDeadline(PROBE_DEADLINE).build();
+  }
+
+  /** Whether HBase answers an admin call (so its master is initialized). */
+  private static boolean answers(Path abs, int zkPort) {
+    if (zkPort <= 0) {
+      return false;
+    }
+    AsyncConnection c;
+    try {
+      c = HBaseKvStore.connect(probeConfig(zkPort));
+    } catch (StoreUnavailableException e) {
+      return false;
+    }
+    try {
+      Await.get(c.getAdmin().listNamespaces(), PROBE_DEADLINE, () -> "probe HBase of " + abs);
+      return true;
+    } catch (StoreUnavailableException e) {
+      return false;
+    } finally {
+      HBaseKvStore.closeQuietly(c, "probe connection");
+    }
+  }
+
+  /**
+   * Asks the master to shut the cluster down. The master may drop the connection before it
+   * answers, so only a failure to reach it at all counts as failure.
+   */
+  private static boolean requestShutdown(Path abs, int zkPort) {
+    if (zkPort <= 0) {
+      return false;
+    }
+    AsyncConnection c;
+    try {
+      c = HBaseKvStore.connect(probeConfig(zkPort));
+    } catch (StoreUnavailableException e) {
+      LOG.warn("Cannot reach HBase of {} to shut it down: {}", abs, e.getMessage());
+      return false;
+    }
+    try {
+      c.getAdmin().shutdown().get(10, TimeUnit.SECONDS);
+      return true;
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.info("Shutdown request to HBase of {} ended with {}; waiting for the process to exit",
+          abs, e.toString());
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } finally {
+      HBaseKvStore.closeQuietly(c, "shutdown connection");
+    }
+  }
+
+  private static boolean awaitExit(ProcessHandle h, Duration timeout) {
+    try {
+      h.onExit().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (ExecutionException e) {
+      return !h.isAlive();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return !h.isAlive();
+    }
+  }
+
+  /** SIGTERM, then SIGKILL if the process is still there after {@code grace}. */
+  private static boolean kill(ProcessHandle h, Duration grace) {
+    h.destroy();
+    if (awaitExit(h, grace)) {
+      return true;
+    }
+    LOG.warn("pid {} ignored SIGTERM for {} s; sending SIGKILL", h.pid(), grace.toSeconds());
+    h.destroyForcibly();
+    awaitExit(h, Duration.ofSeconds(10));
+    return false;
+  }
+
+  private static String logTail(Path abs) {
+    try {
+      List<String> lines = Files.readAllLines(logFile(abs), StandardCharsets.UTF_8);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    } catch (IOException | UncheckedIOException e) {
+      return "(log unreadable: " + e + ")";
+    }
+  }
+}
