@@ -119,9 +119,7 @@ public final class StoreCostCommand implements Callable<Integer> {
               }
             }
             OptionalInt leader = readPos == 0 ? OptionalInt.empty()
-                : acceptors.get(0).chosen(GROUP, readPos).filter(v -> !v.isNoop())
-                    .map(v -> OptionalInt.of(dcs.indexOf(v.entries().get(0).originDc())))
-                    .orElse(OptionalInt.empty());
+                : acceptors.get(0).chosen(GROUP, readPos).map(v -> Proposer.leaderAfter(dcs, v)).orElse(OptionalInt.empty());
             LogEntry entry = new LogEntry(txnId, dcs.get(0), readPos, reads, writes);
             Proposer prop = new Proposer(cfg, GROUP, ids.getAndIncrement(), entry, readPos + 1,
                 leader, rng.split());

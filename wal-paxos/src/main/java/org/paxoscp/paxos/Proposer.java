@@ -406,12 +406,20 @@ public class Proposer {
     return ids.toString();
   }
 
-  /** The leader of the next position is the DC of the first entry of the chosen value. */
   private OptionalInt leaderOf(LogValue chosen) {
+    return leaderAfter(cfg.dcs(), chosen);
+  }
+
+  /**
+   * Section 5.3: the leader (fast-path grantor) of position p+1 is the DC of the first entry of
+   * the value chosen at p; none after a no-op. Every caller must use this one rule, since the
+   * fast path is safe only while each position has a single grantor.
+   */
+  public static OptionalInt leaderAfter(List<String> dcs, LogValue chosen) {
     if (chosen.isNoop()) {
       return OptionalInt.empty();
     }
-    int idx = cfg.dcs().indexOf(chosen.entries().get(0).originDc());
+    int idx = dcs.indexOf(chosen.entries().get(0).originDc());
     return idx < 0 ? OptionalInt.empty() : OptionalInt.of(idx);
   }
 

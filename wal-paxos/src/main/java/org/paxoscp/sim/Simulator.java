@@ -326,9 +326,7 @@ public final class Simulator {
         }
       }
       OptionalInt leader = readPos == 0 ? OptionalInt.empty()
-          : dc.acceptor.chosen(GROUP, readPos).filter(v -> !v.isNoop())
-              .map(v -> OptionalInt.of(cfg.dcs().indexOf(v.entries().get(0).originDc())))
-              .orElse(OptionalInt.empty());
+          : dc.acceptor.chosen(GROUP, readPos).map(v -> Proposer.leaderAfter(cfg.dcs(), v)).orElse(OptionalInt.empty());
       // The begin round trip to the serving DC, then the operations.
       long bodyMicros = cfg.latency().rttMicros(cfg.dcs().get(home), cfg.dcs().get(serving))
           + cfg.opsPerTxn() * cfg.opMicros();

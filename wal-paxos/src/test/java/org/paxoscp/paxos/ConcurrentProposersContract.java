@@ -89,9 +89,7 @@ public abstract class ConcurrentProposersContract {
               continue;
             }
             OptionalInt leader = readPos == 0 ? OptionalInt.empty()
-                : acceptors.get(home).chosen(GROUP, readPos).filter(v -> !v.isNoop())
-                    .map(v -> OptionalInt.of(DCS.indexOf(v.entries().get(0).originDc())))
-                    .orElse(OptionalInt.empty());
+                : acceptors.get(home).chosen(GROUP, readPos).map(v -> Proposer.leaderAfter(DCS, v)).orElse(OptionalInt.empty());
             LogEntry entry = new LogEntry(txnId, DCS.get(home), readPos,
                 new TreeSet<>(reads.keySet()), writes);
             Proposer p = new Proposer(cfg, GROUP, ids.getAndIncrement(), entry, readPos + 1,
