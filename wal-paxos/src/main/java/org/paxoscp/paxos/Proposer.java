@@ -16,6 +16,7 @@ import org.paxoscp.paxos.PaxosMessage.GrantReply;
 import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
 import org.paxoscp.paxos.PaxosMessage.PrepareReply;
+import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 
@@ -281,6 +282,11 @@ public class Proposer {
         candidates.addAll(v.value().entries());
       }
       value = Combination.combine(entry, candidates, position, cfg.exhaustiveCombinationLimit());
+      // Any prefix of a valid list led by our entry is valid too (removing entries removes
+      // constraints), so trimming the tail to what the transport can carry stays safe.
+      while (value.entries().size() > 1 && LogCodec.encode(value).length > cfg.maxValueBytes()) {
+        value = new LogValue(value.entries().subList(0, value.entries().size() - 1));
+      }
     } else {
       // findWinningVal (lines 66-75): the highest-ballot vote, else our own value.
       value = highest != null ? highest.value() : own;

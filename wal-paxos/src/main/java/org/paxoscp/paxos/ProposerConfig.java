@@ -17,7 +17,9 @@ import java.util.List;
  * @param graceFraction after a majority of promises, how long to wait for the remaining replies,
  *     as a fraction of the time the majority took (more replies make combination possible)
  * @param exhaustiveCombinationLimit up to this many candidate entries, combination searches every
- *     subset and order; beyond it a greedy pass is used (section 5.2)
+ *     subset and order; beyond it a greedy pass is used (section 5.2); at most 10
+ * @param maxValueBytes the largest encoded log value the transport can carry; combination stops
+ *     adding entries before a value outgrows it
  */
 public record ProposerConfig(
     Protocol protocol,
@@ -28,7 +30,8 @@ public record ProposerConfig(
     int maxAttemptsPerPosition,
     int maxPromotions,
     double graceFraction,
-    int exhaustiveCombinationLimit) {
+    int exhaustiveCombinationLimit,
+    int maxValueBytes) {
 
   public ProposerConfig {
     dcs = List.copyOf(dcs);
@@ -50,26 +53,44 @@ public record ProposerConfig(
     if (graceFraction < 0 || graceFraction > 10) {
       throw new IllegalArgumentException("graceFraction must be in [0, 10]");
     }
+    if (exhaustiveCombinationLimit < 0 || exhaustiveCombinationLimit > 10) {
+      // The search is factorial in this number.
+      throw new IllegalArgumentException("exhaustiveCombinationLimit must be in [0, 10]");
+    }
+    if (maxValueBytes < 64) {
+      throw new IllegalArgumentException("maxValueBytes must be >= 64");
+    }
   }
 
   /** The paper's settings: 2 s phase timeout, no promotion cap. */
   public static ProposerConfig defaults(Protocol protocol, List<String> dcs) {
-    return new ProposerConfig(protocol, dcs, 2_000_000, 5_000, 200_000, 6, -1, 0.5, 6);
+    return new ProposerConfig(protocol, dcs, 2_000_000, 5_000, 200_000, 6, -1, 0.5, 6,
+        Integer.MAX_VALUE);
   }
 
   public ProposerConfig withProtocol(Protocol p) {
     return new ProposerConfig(p, dcs, phaseTimeoutMicros, backoffBaseMicros, backoffMaxMicros,
-        maxAttemptsPerPosition, maxPromotions, graceFraction, exhaustiveCombinationLimit);
+        maxAttemptsPerPosition, maxPromotions, graceFraction, exhaustiveCombinationLimit,
+        maxValueBytes);
   }
 
   public ProposerConfig withMaxPromotions(int cap) {
     return new ProposerConfig(protocol, dcs, phaseTimeoutMicros, backoffBaseMicros,
-        backoffMaxMicros, maxAttemptsPerPosition, cap, graceFraction, exhaustiveCombinationLimit);
+        backoffMaxMicros, maxAttemptsPerPosition, cap, graceFraction, exhaustiveCombinationLimit,
+        maxValueBytes);
   }
 
   public ProposerConfig withPhaseTimeoutMicros(long t) {
     return new ProposerConfig(protocol, dcs, t, backoffBaseMicros, backoffMaxMicros,
-        maxAttemptsPerPosition, maxPromotions, graceFraction, exhaustiveCombinationLimit);
+        maxAttemptsPerPosition, maxPromotions, graceFraction, exhaustiveCombinationLimit,
+        maxValueBytes);
+  }
+
+  /** The same settings with a limit on the encoded size of a proposed value. */
+  public ProposerConfig withMaxValueBytes(int bytes) {
+    return new ProposerConfig(protocol, dcs, phaseTimeoutMicros, backoffBaseMicros,
+        backoffMaxMicros, maxAttemptsPerPosition, maxPromotions, graceFraction,
+        exhaustiveCombinationLimit, bytes);
   }
 
   public int dcCount() {

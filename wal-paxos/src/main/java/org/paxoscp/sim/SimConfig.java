@@ -92,7 +92,7 @@ public record SimConfig(
     proposer = new ProposerConfig(protocol, dcs, proposer.phaseTimeoutMicros(),
         proposer.backoffBaseMicros(), proposer.backoffMaxMicros(),
         proposer.maxAttemptsPerPosition(), proposer.maxPromotions(), proposer.graceFraction(),
-        proposer.exhaustiveCombinationLimit());
+        proposer.exhaustiveCombinationLimit(), proposer.maxValueBytes());
   }
 
   /** The paper's contention experiment shape (section 6) on the given DCs. */

@@ -35,6 +35,7 @@ import org.paxoscp.paxos.PaxosMessage.Prepare;
 import org.paxoscp.paxos.PaxosMessage.PrepareReply;
 import org.paxoscp.paxos.Proposer.Output;
 import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -165,7 +166,8 @@ class ProposerTest {
   }
 
   private static ProposerConfig cfg(Protocol protocol) {
-    return new ProposerConfig(protocol, DCS, 1_000, 10, 100, MAX_ATTEMPTS, -1, 0.5, 6);
+    return new ProposerConfig(protocol, DCS, 1_000, 10, 100, MAX_ATTEMPTS, -1, 0.5, 6,
+        Integer.MAX_VALUE);
   }
 
   private static Random rnd() {
@@ -512,6 +514,26 @@ class ProposerTest {
     assertEquals(P, o.position());
     assertEquals(LogValue.of(e, x), o.chosen());
     assertTrue(o.combined());
+  }
+
+  @Test
+  void combinationStopsBeforeTheValueOutgrowsTheTransportLimit() {
+    Net net = new Net();
+    LogEntry x = entry("x", "elsewhere", Set.of("a"), Set.of("b"));
+    LogEntry y = entry("y", "elsewhere", Set.of("a2"), Set.of("c"));
+    vote(net.dc(0), P, b(1, 1), LogValue.of(x));
+    vote(net.dc(1), P, b(1, 2), LogValue.of(y));
+    LogEntry e = entry("e", "dc0", Set.of("r"), Set.of("k1"));
+    int twoEntries = LogCodec.encode(LogValue.of(e, x)).length;
+    assertTrue(LogCodec.encode(LogValue.of(e, x, y)).length > twoEntries);
+    ProposerConfig limited = cfg(Protocol.CP).withMaxValueBytes(twoEntries);
+    Proposer p = net.start(new Proposer(limited, G, 9, e, P, OptionalInt.empty(), rnd()));
+
+    Accept first = net.sentOf(Accept.class).get(0);
+    assertEquals(2, first.value().entries().size(), "trimmed to the limit, own entry first");
+    assertEquals(e, first.value().entries().get(0));
+    assertTrue(LogCodec.encode(first.value()).length <= twoEntries);
+    assertEquals(Status.COMMITTED, p.outcome().status());
   }
 
   @Test

@@ -1,0 +1,118 @@
+package org.paxoscp.transport;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import org.paxoscp.paxos.PaxosMessage;
+
+/**
+ * Everything a Transaction Service and its clients (and peer services) say to each other: the
+ * protocol's {@link PaxosMessage}s, plus begin, read and error. Every message names its entity
+ * group and a log position (ARCHITECTURE section 6); the sending DC travels in the
+ * {@link Envelope}.
+ */
+public sealed interface Message {
+  String group();
+
+  long position();
+
+  /** A Paxos request or reply (PREPARE, ACCEPT, APPLY, grant, learn and their answers). */
+  record Paxos(PaxosMessage message) implements Message {
+    public Paxos {
+      Objects.requireNonNull(message);
+    }
+
+    @Override
+    public String group() {
+      return message.group();
+    }
+
+    @Override
+    public long position() {
+      return message.position();
+    }
+  }
+
+  /**
+   * Begin a transaction (section 4, step 1): asks for the DC's read position, which must be at
+   * least {@code position} (the client's last commit position in the group, for session
+   * read-your-writes); the service catches up to it first when it is behind.
+   */
+  record BeginRequest(String group, long position) implements Message {}
+
+  /**
+   * The read position, and the DC that grants the fast path for {@code position + 1} (section
+   * 5.3), or the empty string when no DC does (after a no-op, or for an empty log).
+   */
+  record BeginReply(String group, long position, String leaderDc) implements Message {
+    public BeginReply {
+      Objects.requireNonNull(leaderDc);
+    }
+  }
+
+  /** Read {@code keys} as of read position {@code position} (section 4, step 2). */
+  record ReadRequest(String group, long position, List<String> keys) implements Message {
+    public ReadRequest {
+      keys = List.copyOf(keys);
+    }
+  }
+
+  /**
+   * The values of a {@link ReadRequest}'s keys at {@code position}; a key with no value there
+   * (never written, or deleted) is absent from {@code values}.
+   */
+  record ReadReply(String group, long position, Map<String, byte[]> values) implements Message {
+    public ReadReply {
+      values = Collections.unmodifiableMap(new TreeMap<>(values));
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof ReadReply r) || !group.equals(r.group) || position != r.position
+          || !values.keySet().equals(r.values.keySet())) {
+        return false;
+      }
+      for (var e : values.entrySet()) {
+        if (!Arrays.equals(e.getValue(), r.values.get(e.getKey()))) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    @Override
+    public int hashCode() {
+      int h = Objects.hash(group, position);
+      for (var e : values.entrySet()) {
+        h = 31 * h + e.getKey().hashCode() * 17 + Arrays.hashCode(e.getValue());
+      }
+      return h;
+    }
+  }
+
+  /** A request the service could not serve; see {@link ErrorCode}. Nothing changed. */
+  record ErrorReply(String group, long position, ErrorCode code, String detail)
+      implements Message {
+    public ErrorReply {
+      Objects.requireNonNull(code);
+      Objects.requireNonNull(detail);
+    }
+  }
+
+  /** Why a request failed. */
+  enum ErrorCode {
+    /** The DC's store did not answer in time; another DC may. */
+    STORE_UNAVAILABLE,
+    /** The request was well-formed on the wire but invalid (bad group name, bad key...). */
+    BAD_REQUEST,
+    /** The answer would not fit in one datagram. */
+    TOO_LARGE,
+    /** The DC could not learn the positions it needed to serve the request. */
+    CATCH_UP_FAILED,
+    /** The position is below the group's GC watermark (section 7). */
+    TOO_OLD
+  }
+}
