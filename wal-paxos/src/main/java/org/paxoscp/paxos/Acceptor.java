@@ -82,7 +82,9 @@ public final class Acceptor {
     if (s.chosen != null) {
       return new AcceptReply(m.group(), m.position(), m.ballot(), false, s.promise, s.chosen);
     }
-    Map<String, byte[]> vote = Map.of(PROMISE, m.ballot().encode(),
+    // The promise cell is rewritten with the "voted" mark, so that a PREPARE that read this row
+    // before the vote fails its check-and-write and reads again (see State).
+    Map<String, byte[]> vote = Map.of(PROMISE, State.votedPromise(m.ballot()),
         VOTE_BALLOT, m.ballot().encode(), VOTE_VALUE, LogCodec.encode(m.value()));
     boolean ok;
     if (m.ballot().isFast()) {
@@ -144,9 +146,33 @@ public final class Acceptor {
     return Optional.ofNullable(State.read(store, WalLayout.walRow(group, position)).vote());
   }
 
-  /** One position's acceptor row, decoded. */
+  /**
+   * One position's acceptor row, decoded.
+   *
+   * <p>Every change to the row is a check-and-write on the promise cell alone, so every change
+   * must also change that cell's bytes: otherwise a PREPARE that read the row, then lost a race
+   * to an ACCEPT of the promised ballot (which keeps the promise), would still succeed in raising
+   * the promise and would report the vote it read before, i.e. none. Its proposer could then
+   * propose a value other than one a majority had just accepted: two values chosen. An ACCEPT
+   * therefore writes the promise followed by a {@link #VOTED} mark byte; a PREPARE writes the
+   * bare ballot.
+   */
   private record State(byte[] promiseBytes, Ballot promise, Ballot voteBallot, LogValue voteValue,
       LogValue chosen) {
+    static final byte VOTED = 1;
+
+    static byte[] votedPromise(Ballot b) {
+      byte[] out = java.util.Arrays.copyOf(b.encode(), Ballot.ENCODED_SIZE + 1);
+      out[Ballot.ENCODED_SIZE] = VOTED;
+      return out;
+    }
+
+    static Ballot decodePromise(byte[] p) {
+      if (p.length == Ballot.ENCODED_SIZE + 1 && p[Ballot.ENCODED_SIZE] == VOTED) {
+        return Ballot.decode(java.util.Arrays.copyOf(p, Ballot.ENCODED_SIZE));
+      }
+      return Ballot.decode(p);
+    }
 
     static State read(KvStore store, byte[] row) {
       Map<String, Cell> cells = store.readRow(Table.WAL, row);
@@ -154,7 +180,7 @@ public final class Acceptor {
       byte[] vb = bytes(cells, VOTE_BALLOT);
       byte[] vv = bytes(cells, VOTE_VALUE);
       byte[] c = bytes(cells, CHOSEN);
-      return new State(p, p == null ? null : Ballot.decode(p),
+      return new State(p, p == null ? null : decodePromise(p),
           vb == null ? null : Ballot.decode(vb), vv == null ? null : LogCodec.decode(vv),
           c == null ? null : LogCodec.decode(c));
     }

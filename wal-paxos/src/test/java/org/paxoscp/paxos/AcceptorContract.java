@@ -71,6 +71,80 @@ public abstract class AcceptorContract {
     return acceptor.accept(new Accept(G, P, b, v));
   }
 
+  /**
+   * A PREPARE that read the row, then lost a race to an ACCEPT of the promised ballot, must not
+   * promise while reporting no vote: its proposer could then pick another value although the
+   * vote may already be part of a majority (two values chosen). Found by the concurrent-proposers
+   * suite on HBase; replayed here deterministically by running the ACCEPT inside the PREPARE's
+   * first check-and-write.
+   */
+  @Test
+  void prepareRacingAnAcceptOfThePromisedBallotReportsTheVote() {
+    Ballot b1 = ballot(1, 1);
+    Ballot b2 = ballot(2, 2);
+    LogValue v = value("raced");
+    assertTrue(prepare(b1).promised());
+    Acceptor racing = new Acceptor(new InterleavingStore(store,
+        () -> assertTrue(accept(b1, v).accepted(), "the ACCEPT of b1 runs first")));
+    PrepareReply r = racing.prepare(new Prepare(G, P, b2));
+    assertTrue(r.promised());
+    assertEquals(new Vote(b1, v), r.lastVote(), "the promise must carry the vote it follows");
+  }
+
+  /** The same race the other way round: a PREPARE wins, the ACCEPT of the old ballot fails. */
+  @Test
+  void acceptRacingAPrepareOfAHigherBallotIsRefused() {
+    Ballot b1 = ballot(1, 1);
+    Ballot b2 = ballot(2, 2);
+    assertTrue(prepare(b1).promised());
+    Acceptor racing = new Acceptor(new InterleavingStore(store,
+        () -> assertTrue(prepare(b2).promised(), "the PREPARE of b2 runs first")));
+    AcceptReply r = racing.accept(new Accept(G, P, b1, value("late")));
+    assertFalse(r.accepted());
+    assertEquals(b2, r.promise());
+    assertNull(prepare(ballot(3, 3)).lastVote(), "no vote was written");
+  }
+
+  /** Runs {@code before} once, just before the first check-and-write reaches the store. */
+  private static final class InterleavingStore implements KvStore {
+    private final KvStore delegate;
+    private Runnable before;
+
+    InterleavingStore(KvStore delegate, Runnable before) {
+      this.delegate = delegate;
+      this.before = before;
+    }
+
+    @Override
+    public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+      return delegate.read(table, row, column, maxTimestamp);
+    }
+
+    @Override
+    public Map<String, Cell> readRow(Table table, byte[] row) {
+      return delegate.readRow(table, row);
+    }
+
+    @Override
+    public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
+      delegate.write(table, row, timestamp, cells);
+    }
+
+    @Override
+    public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
+        long timestamp, Map<String, byte[]> cells) {
+      Runnable r = before;
+      before = null;
+      if (r != null) {
+        r.run();
+      }
+      return delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
+    }
+
+    @Override
+    public void close() {}
+  }
+
   @Test
   void promisesFirstBallot() {
     PrepareReply r = prepare(ballot(1, 1));
