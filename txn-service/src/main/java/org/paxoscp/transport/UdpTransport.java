@@ -201,7 +201,9 @@ public final class UdpTransport implements Transport {
     this.boundAddress = (InetSocketAddress) channel.localAddress();
     LOG.info("transport of {} on {}: {}, max datagram {} bytes, WAN emulation {}", localDc,
         boundAddress, handler == null ? "client" : "service with " + b.workerThreads + " workers",
-        codec.maxDatagramBytes(), wan.enabled() ? wan : "off");
+        codec.maxDatagramBytes(), wan.enabled() ? "on (jitter " + wan.jitter() + ", loss "
+            + wan.loss() + ", duplicate " + wan.duplicate() + ", partitioned " + partitioned
+            + ")" : "off");
   }
 
   /** The local address this transport listens on (with the actual port when 0 was asked). */
