@@ -78,7 +78,7 @@ public final class UdpTransport implements Transport {
   private final String localDc;
   private final Set<String> dcNames;
   private final WireCodec codec;
-  private final ClusterConfig.Wan wan;
+  private final WanEmulator wanEmulator;
   private final Endpoints endpoints;
   private final RequestHandler handler;
   private final ThreadPoolExecutor workers;
@@ -91,7 +91,6 @@ public final class UdpTransport implements Transport {
   private final DropLog drops;
   private final AtomicLong rejectedRequests = new AtomicLong();
   private final AtomicLong lastRejectLogNanos = new AtomicLong();
-  private volatile Set<String> partitioned;
 
   private record Pending(String dc, CompletableFuture<Message> future) {}
 
@@ -157,8 +156,7 @@ public final class UdpTransport implements Transport {
     this.localDc = b.localDc;
     this.dcNames = Set.copyOf(b.config.dcNames());
     this.codec = WireCodec.forCluster(b.config);
-    this.wan = b.config.wan();
-    this.partitioned = wan.enabled() ? wan.partitioned() : Set.of();
+    this.wanEmulator = new WanEmulator(b.config.wan(), localDc);
     this.endpoints = b.endpoints != null ? b.endpoints : Endpoints.fromConfig(b.config);
     this.handler = b.handler;
     this.drops = new DropLog(LOG, "transport of " + localDc, LOG_INTERVAL_SECONDS,
@@ -201,9 +199,7 @@ public final class UdpTransport implements Transport {
     this.boundAddress = (InetSocketAddress) channel.localAddress();
     LOG.info("transport of {} on {}: {}, max datagram {} bytes, WAN emulation {}", localDc,
         boundAddress, handler == null ? "client" : "service with " + b.workerThreads + " workers",
-        codec.maxDatagramBytes(), wan.enabled() ? "on (jitter " + wan.jitter() + ", loss "
-            + wan.loss() + ", duplicate " + wan.duplicate() + ", partitioned " + partitioned
-            + ")" : "off");
+        codec.maxDatagramBytes(), wanEmulator);
   }
 
   /** The local address this transport listens on (with the actual port when 0 was asked). */
@@ -295,7 +291,7 @@ public final class UdpTransport implements Transport {
         throw new IllegalArgumentException("unknown DC " + d + "; the cluster has " + dcNames);
       }
     }
-    partitioned = Set.copyOf(dcs);
+    wanEmulator.setPartitioned(dcs);
   }
 
   /** How many received datagrams were dropped for {@code reason} since start. */
@@ -382,24 +378,8 @@ public final class UdpTransport implements Transport {
 
   /** Sends a datagram to DC {@code toDc} at {@code to}, through the WAN emulation if enabled. */
   private void emit(byte[] bytes, InetSocketAddress to, String toDc) {
-    Set<String> cut = partitioned;
-    if (!localDc.equals(toDc) && (cut.contains(localDc) || cut.contains(toDc))) {
-      return;
-    }
-    if (!wan.enabled()) {
-      write(bytes, to);
-      return;
-    }
-    ThreadLocalRandom rnd = ThreadLocalRandom.current();
-    if (wan.loss() > 0 && rnd.nextDouble() < wan.loss()) {
-      return;
-    }
-    int copies = wan.duplicate() > 0 && rnd.nextDouble() < wan.duplicate() ? 2 : 1;
-    long oneWay = wan.oneWayMicros(localDc, toDc);
-    for (int i = 0; i < copies; i++) {
-      double factor = wan.jitter() > 0 ? 1 + rnd.nextDouble(-wan.jitter(), wan.jitter()) : 1;
-      long delay = Math.round(oneWay * factor);
-      if (delay <= 0) {
+    for (long delay : wanEmulator.delaysMicros(toDc, ThreadLocalRandom.current())) {
+      if (delay == 0) {
         write(bytes, to);
         continue;
       }
