@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.transport.Endpoints;
+import org.paxoscp.transport.InProcessTransport;
 
 /**
  * Curator service discovery against a real ZooKeeper (HBase's mini ZooKeeper, the same server
@@ -92,6 +94,34 @@ class CuratorDiscoveryIT {
         () -> CuratorDiscovery.start("127.0.0.1:1", "/paxoscp", Duration.ofMillis(500)));
     assertTrue(e.getMessage().contains("127.0.0.1:1"), e.getMessage());
     assertTrue(Duration.ofNanos(System.nanoTime() - t0).compareTo(Duration.ofSeconds(10)) < 0);
+  }
+
+  @Test
+  void aServiceRunnerRegistersItsBoundAddressWhileItRuns() {
+    Map<String, String> props = ServiceRunnerTest.props("O");
+    props.put("paxoscp.discovery.zk", connect);
+    props.put("paxoscp.discovery.path", "/paxoscp-it-3");
+    props.remove("paxoscp.dc.O.endpoints");
+    props.put(ServiceConfig.BIND, "127.0.0.1:0");
+    ServiceConfig config = ServiceConfig.fromProperties(props);
+    try (InProcessTransport.Network net = new InProcessTransport.Network();
+        CuratorDiscovery client = CuratorDiscovery.start(connect, "/paxoscp-it-3",
+            Duration.ofSeconds(10));
+        Endpoints eps = client.endpoints(List.of("V", "O", "C"))) {
+      ServiceRunner runner = ServiceRunner.start(config,
+          (cluster, dc, bind, endpoints, handler, threads) -> {
+            assertEquals(0, bind.getPort());
+            net.register(dc, handler);
+            return new ServiceTransportFactory.Bound(net.transport(dc),
+                new InetSocketAddress("127.0.0.1", 17102));
+          });
+      try {
+        Poll.until("O's service visible", WAIT, () -> ports(eps, "O").equals(Set.of(17102)));
+      } finally {
+        runner.close();
+      }
+      Poll.until("O's service gone after close", WAIT, () -> eps.of("O").isEmpty());
+    }
   }
 
   private static Set<Integer> ports(Endpoints eps, String dc) {
