@@ -69,6 +69,7 @@ class TransactionServiceTest {
   private final Map<String, TransactionService> services = new HashMap<>();
   private final Map<String, ProposerDriver> clients = new HashMap<>();
   private final AtomicLong ids = new AtomicLong(1000);
+  private final Map<String, Long> expectedConflicts = new HashMap<>();
   private final ProposerConfig cfg = ProposerConfig.defaults(Protocol.CP, DCS)
       .withPhaseTimeoutMicros(REQUEST_TIMEOUT.toNanos() / 1000);
 
@@ -94,7 +95,8 @@ class TransactionServiceTest {
   @AfterEach
   void stop() {
     for (String dc : DCS) {
-      assertEquals(0, services.get(dc).conflicts(), "conflicting chosen values at " + dc);
+      assertEquals(expectedConflicts.getOrDefault(dc, 0L), services.get(dc).conflicts(),
+          "conflicting chosen values at " + dc);
       catchUps.get(dc).close();
     }
     timers.shutdownNow();
@@ -285,6 +287,21 @@ class TransactionServiceTest {
     assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, LogValue.NOOP))));
     raw.get("B").setAvailable(true);
     assertEquals(new BeginReply(G, 0, ""), s.handle("A", new BeginRequest(G, 0)));
+  }
+
+  @Test
+  void aSecondDifferentChosenValueIsCountedAndRefused() {
+    LogValue first = LogValue.of(entry("t-first", "A", 0, Map.of("x", "1")));
+    LogValue second = LogValue.of(entry("t-second", "B", 0, Map.of("x", "2")));
+    TransactionService s = services.get("A");
+    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, first))));
+    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, first))));
+    assertEquals(0, s.conflicts());
+    assertNull(s.handle("B", new Message.Paxos(new PaxosMessage.Apply(G, 1, second))));
+    expectedConflicts.put("A", 1L);
+    assertEquals(1, s.conflicts());
+    assertEquals(first, acceptor("A").chosen(G, 1).orElseThrow());
+    assertEquals(1, watermark("A"));
   }
 
   @Test
