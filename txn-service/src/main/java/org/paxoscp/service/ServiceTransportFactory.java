@@ -1,0 +1,41 @@
+package org.paxoscp.service;
+
+import java.net.InetSocketAddress;
+import java.util.Objects;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Endpoints;
+import org.paxoscp.transport.RequestHandler;
+import org.paxoscp.transport.Transport;
+
+/**
+ * Opens the transport a service listens and sends on. The product's is the UDP transport:
+ * <pre>{@code
+ * (cfg, dc, bind, endpoints, handler, threads) -> {
+ *   UdpTransport t = UdpTransport.builder(cfg, dc).bind(bind).endpoints(endpoints)
+ *       .handler(handler, threads).build();
+ *   return new ServiceTransportFactory.Bound(t, t.boundAddress());
+ * }
+ * }</pre>
+ * Tests pass one over {@code InProcessTransport}.
+ */
+@FunctionalInterface
+public interface ServiceTransportFactory {
+
+  /** An open transport and the address it actually listens on (the port is never 0). */
+  record Bound(Transport transport, InetSocketAddress boundAddress) {
+    public Bound {
+      Objects.requireNonNull(transport);
+      Objects.requireNonNull(boundAddress);
+    }
+  }
+
+  /**
+   * Opens a transport speaking for {@code localDc}, listening on {@code bind} (port 0:
+   * ephemeral), finding peers through {@code endpoints}, and serving requests with
+   * {@code handler} on {@code workerThreads} threads. Blocks until it listens.
+   *
+   * @throws RuntimeException when it cannot bind; nothing is left open then
+   */
+  Bound open(ClusterConfig cluster, String localDc, InetSocketAddress bind, Endpoints endpoints,
+      RequestHandler handler, int workerThreads);
+}

@@ -1,0 +1,350 @@
+package org.paxoscp.service;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.paxos.PaxosMessage.Accept;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.paxos.PaxosMessage.GrantRequest;
+import org.paxoscp.paxos.PaxosMessage.Learn;
+import org.paxoscp.paxos.PaxosMessage.LearnReply;
+import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.WalLayout;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.Message.BeginReply;
+import org.paxoscp.transport.Message.BeginRequest;
+import org.paxoscp.transport.Message.ErrorCode;
+import org.paxoscp.transport.Message.ErrorReply;
+import org.paxoscp.transport.Message.ReadReply;
+import org.paxoscp.transport.Message.ReadRequest;
+import org.paxoscp.transport.RequestHandler;
+import org.paxoscp.wal.CorruptDataException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Transaction Service logic of one DC (ARCHITECTURE sections 4-5) over that DC's
+ * {@link KvStore}: the acceptor for PREPARE, ACCEPT, APPLY, grant and learn requests, the read
+ * position for {@code BeginRequest}, and reads at a read position, catching up (section 5.4)
+ * whenever a request proves that positions this DC has not applied exist.
+ *
+ * <p><b>Stateless.</b> All protocol state is in the store, changed only through the acceptor's
+ * and log applier's check-and-write operations, so any number of instances may serve one DC;
+ * nothing held in memory here matters for safety (only counters and the catch-up runs).
+ *
+ * <p><b>Errors.</b> {@link #handle} never throws. Invalid input is answered with
+ * {@link ErrorCode#BAD_REQUEST} after validation and before any store access, so a rejected
+ * request changes nothing. A store that does not answer gives {@link ErrorCode#STORE_UNAVAILABLE}
+ * (naming the DC and the operation); positions that cannot be learned in time give
+ * {@link ErrorCode#CATCH_UP_FAILED}; a read reply too big for one datagram gives
+ * {@link ErrorCode#TOO_LARGE}. One-way messages (APPLY, a pushed {@code LearnReply}) get no reply
+ * even when they fail; they are logged.
+ *
+ * <p>Thread-safe; {@link #handle} blocks on the store and, for begin and read requests that need
+ * catch-up, for at most {@link Limits#catchUpWait}.
+ */
+public final class TransactionService implements RequestHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(TransactionService.class);
+  /** Per-entry allowance for framing in the reply size estimate. */
+  private static final int ENTRY_OVERHEAD = 16;
+  /** Allowance for the envelope, group and position in the reply size estimate. */
+  private static final int REPLY_OVERHEAD = 128;
+
+  /**
+   * Request limits.
+   *
+   * @param maxReadKeys the most keys one {@code ReadRequest} may name
+   * @param maxReplyBytes the largest reply that fits in one datagram (the cluster's datagram
+   *     limit); a read reply estimated above it is refused with TOO_LARGE
+   * @param catchUpWait how long a begin or read request waits for catch-up before answering
+   *     CATCH_UP_FAILED (the catch-up itself goes on)
+   */
+  public record Limits(int maxReadKeys, int maxReplyBytes, Duration catchUpWait) {
+    public Limits {
+      Objects.requireNonNull(catchUpWait);
+      if (maxReadKeys < 1) {
+        throw new IllegalArgumentException("maxReadKeys must be >= 1");
+      }
+      if (maxReplyBytes < 512) {
+        throw new IllegalArgumentException("maxReplyBytes must be >= 512");
+      }
+      if (catchUpWait.isNegative() || catchUpWait.isZero()) {
+        throw new IllegalArgumentException("catchUpWait must be positive");
+      }
+    }
+  }
+
+  private final String dc;
+  private final List<String> dcs;
+  private final Acceptor acceptor;
+  private final LogApplier applier;
+  private final CatchUp catchUp;
+  private final Limits limits;
+
+  /**
+   * @param dc this DC's name
+   * @param dcs the cluster's DCs in proposer index order (for the fast-path leader rule)
+   * @param store this DC's store; the same one {@code catchUp} was built on
+   * @param catchUp this DC's catch-up; owned by the caller
+   */
+  public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
+      Limits limits) {
+    this.dc = Objects.requireNonNull(dc);
+    this.dcs = List.copyOf(dcs);
+    if (!this.dcs.contains(dc)) {
+      throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
+    }
+    this.acceptor = new Acceptor(store);
+    this.applier = new LogApplier(store);
+    this.catchUp = Objects.requireNonNull(catchUp);
+    this.limits = Objects.requireNonNull(limits);
+  }
+
+  /** This service's DC. */
+  public String dc() {
+    return dc;
+  }
+
+  /**
+   * How many APPLYs or learned values met a different value already chosen at the same position:
+   * a broken agreement (safety violation), logged as an error when it happens. Should be 0.
+   */
+  public long conflicts() {
+    return catchUp.conflicts();
+  }
+
+  /** Never throws; see the class comment for the replies. */
+  @Override
+  public Message handle(String fromDc, Message request) {
+    String group = request == null || request.group() == null ? "" : request.group();
+    long position = request == null ? -1 : request.position();
+    try {
+      if (request == null) {
+        throw new Rejected("no request");
+      }
+      validateGroup(group);
+      if (request instanceof Message.Paxos p) {
+        return handlePaxos(p.message());
+      } else if (request instanceof BeginRequest b) {
+        return begin(b);
+      } else if (request instanceof ReadRequest r) {
+        return read(r);
+      }
+      throw new Rejected(request.getClass().getSimpleName() + " is not a request");
+    } catch (Rejected e) {
+      return new ErrorReply(group, position, ErrorCode.BAD_REQUEST, e.getMessage());
+    } catch (Failed e) {
+      return oneWay(request) ? null : new ErrorReply(group, position, e.code, e.getMessage());
+    } catch (StoreUnavailableException e) {
+      String detail = "store of DC " + dc + " unavailable during " + describe(request) + ": "
+          + e.getMessage();
+      LOG.warn(detail);
+      return oneWay(request) ? null
+          : new ErrorReply(group, position, ErrorCode.STORE_UNAVAILABLE, detail);
+    } catch (CorruptDataException | IllegalStateException e) {
+      // Not the requester's fault: unreadable store content or a broken invariant here.
+      String detail = "DC " + dc + " failed " + describe(request) + ": " + e;
+      LOG.error(detail, e);
+      return oneWay(request) ? null
+          : new ErrorReply(group, position, ErrorCode.STORE_UNAVAILABLE, detail);
+    } catch (IllegalArgumentException e) {
+      // Validation inside the acceptor, before it touches the store.
+      return new ErrorReply(group, position, ErrorCode.BAD_REQUEST, e.getMessage());
+    }
+  }
+
+  // ---- Paxos -------------------------------------------------------------------------------
+
+  private Message handlePaxos(PaxosMessage m) {
+    if (m.position() < 1) {
+      throw new Rejected("log positions start at 1, got " + m.position());
+    }
+    if (m instanceof Prepare p) {
+      if (p.ballot() == null || p.ballot().isFast()) {
+        throw new Rejected("PREPARE needs a ballot above the fast-path ballot");
+      }
+      return new Message.Paxos(acceptor.prepare(p));
+    } else if (m instanceof Accept a) {
+      if (a.ballot() == null) {
+        throw new Rejected("ACCEPT without a ballot");
+      }
+      return new Message.Paxos(acceptor.accept(a));
+    } else if (m instanceof GrantRequest g) {
+      if (g.requester() == null || g.requester().isEmpty()) {
+        throw new Rejected("grant request without a requester");
+      }
+      return new Message.Paxos(acceptor.grant(g));
+    } else if (m instanceof Learn l) {
+      return new Message.Paxos(new LearnReply(l.group(), l.position(),
+          acceptor.chosen(l.group(), l.position()).orElse(null)));
+    } else if (m instanceof Apply a) {
+      applied(a.group(), a.position(), a);
+      return null;
+    } else if (m instanceof LearnReply r) {
+      if (r.chosen() != null) {
+        applied(r.group(), r.position(), new Apply(r.group(), r.position(), r.chosen()));
+      }
+      return null;
+    }
+    throw new Rejected(m.getClass().getSimpleName() + " is a reply, not a request");
+  }
+
+  /**
+   * Records a decided value (Algorithm 1, lines 20-21), applies what is known, and, when the
+   * position lies beyond a gap, starts catching up the gap in the background: the APPLY proves
+   * that every position up to it exists (section 5.4).
+   */
+  private void applied(String group, long position, Apply a) {
+    catchUp.record(group, position, a.value());
+    long watermark = applier.appliedWatermark(group);
+    if (watermark < position) {
+      catchUp.catchUpTo(group, position).whenComplete((w, t) -> {
+        if (t != null) {
+          LOG.warn("DC {}: catch-up of group {} below APPLY({}) failed: {}", dc, group, position,
+              t.toString());
+        }
+      });
+    }
+  }
+
+  // ---- begin and read -----------------------------------------------------------------------
+
+  /** Section 4 step 1: the read position, at least the client's last commit position. */
+  private Message begin(BeginRequest b) {
+    if (b.position() < 0) {
+      throw new Rejected("minimum read position must be >= 0, got " + b.position());
+    }
+    long watermark = ensureApplied(b.group(), b.position());
+    return new BeginReply(b.group(), watermark, leaderAfter(b.group(), watermark));
+  }
+
+  /** The fast-path leader for {@code watermark + 1}, by the one rule (section 5.3), or "". */
+  private String leaderAfter(String group, long watermark) {
+    if (watermark == 0) {
+      return "";
+    }
+    return acceptor.chosen(group, watermark).map(v -> {
+      OptionalInt i = Proposer.leaderAfter(dcs, v);
+      return i.isPresent() ? dcs.get(i.getAsInt()) : "";
+    }).orElse("");
+  }
+
+  /** Section 4 step 2: the values of the keys at the read position. */
+  private Message read(ReadRequest r) {
+    if (r.position() < 0) {
+      throw new Rejected("read position must be >= 0, got " + r.position());
+    }
+    if (r.keys().size() > limits.maxReadKeys()) {
+      throw new Rejected("a read may name at most " + limits.maxReadKeys() + " keys, got "
+          + r.keys().size());
+    }
+    for (String k : r.keys()) {
+      try {
+        WalLayout.validateKey(k);
+      } catch (IllegalArgumentException e) {
+        throw new Rejected(e.getMessage());
+      }
+    }
+    ensureApplied(r.group(), r.position());
+    Map<String, byte[]> values = new LinkedHashMap<>();
+    long size = REPLY_OVERHEAD + r.group().length() * 4L;
+    for (String k : r.keys()) {
+      var v = applier.read(r.group(), k, r.position());
+      if (v.isPresent()) {
+        values.put(k, v.get());
+        size += ENTRY_OVERHEAD + k.getBytes(StandardCharsets.UTF_8).length + v.get().length;
+      }
+    }
+    if (size > limits.maxReplyBytes()) {
+      throw new Failed(ErrorCode.TOO_LARGE, "the values of " + r.keys().size() + " keys take about "
+          + size + " bytes; one reply holds " + limits.maxReplyBytes() + ": read fewer keys");
+    }
+    return new ReadReply(r.group(), r.position(), values);
+  }
+
+  /**
+   * Applies what is known and, if the watermark is still below {@code target} (a position the
+   * requester proved to exist), catches up to it, waiting at most {@link Limits#catchUpWait}.
+   *
+   * @return the applied watermark, at least {@code target}
+   */
+  private long ensureApplied(String group, long target) {
+    long watermark = applier.applyKnown(group);
+    if (watermark >= target) {
+      return watermark;
+    }
+    try {
+      return catchUp.catchUpTo(group, target)
+          .get(limits.catchUpWait().toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " is at position " + watermark
+          + " of group " + group + " and did not reach " + target + " within "
+          + limits.catchUpWait().toMillis() + " ms; still catching up");
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof StoreUnavailableException s) {
+        throw s;
+      }
+      throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " could not catch up group "
+          + group + " to " + target + ": " + e.getCause().getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " interrupted while catching up");
+    }
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  private static void validateGroup(String group) {
+    try {
+      WalLayout.validateGroup(group);
+    } catch (IllegalArgumentException e) {
+      throw new Rejected(e.getMessage());
+    }
+  }
+
+  private static boolean oneWay(Message m) {
+    return m instanceof Message.Paxos p
+        && (p.message() instanceof Apply || p.message() instanceof LearnReply);
+  }
+
+  private static String describe(Message m) {
+    if (m instanceof Message.Paxos p) {
+      return p.message().getClass().getSimpleName() + "(" + p.group() + ", " + p.position() + ")";
+    }
+    return m == null ? "null" : m.getClass().getSimpleName() + "(" + m.group() + ", "
+        + m.position() + ")";
+  }
+
+  /** Invalid input: answered with BAD_REQUEST before any store access. */
+  private static final class Rejected extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Rejected(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /** A valid request that could not be served. */
+  private static final class Failed extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient ErrorCode code;
+
+    Failed(ErrorCode code, String message) {
+      super(message, null, false, false);
+      this.code = code;
+    }
+  }
+}
