@@ -1,0 +1,42 @@
+package org.paxoscp.client;
+
+import java.util.Objects;
+
+/**
+ * How a commit ended. {@link Transaction#commit()} returns it for {@link Status#COMMITTED}; the
+ * exceptions for the other outcomes carry it ({@link TransactionAbortedException#result()},
+ * {@link OutcomeUnknownException#result()}).
+ *
+ * @param status the outcome
+ * @param group the entity group
+ * @param txnId the transaction's id, as written in its log entry
+ * @param position for COMMITTED, the log position holding the transaction (the read position for
+ *     a read-only transaction); otherwise the last position the commit worked on
+ * @param promotions how many times Paxos-CP moved the transaction to a next position
+ * @param combined whether the committed position holds other transactions too (Paxos-CP)
+ * @param reason why it did not commit; empty for COMMITTED
+ */
+public record CommitResult(Status status, String group, String txnId, long position,
+    int promotions, boolean combined, String reason) {
+
+  /** The three outcomes of a commit (ARCHITECTURE section 4). */
+  public enum Status {
+    /** The transaction is in the log at {@code position} (or was read-only). */
+    COMMITTED,
+    /** The transaction is certainly not in the log and never will be; it is safe to re-run. */
+    ABORTED,
+    /** The transaction may or may not be in the log; re-running it may apply it twice. */
+    UNKNOWN
+  }
+
+  public CommitResult {
+    Objects.requireNonNull(status);
+    Objects.requireNonNull(group);
+    Objects.requireNonNull(txnId);
+    Objects.requireNonNull(reason);
+  }
+
+  public boolean committed() {
+    return status == Status.COMMITTED;
+  }
+}

@@ -1,0 +1,45 @@
+package org.paxoscp.client;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Exact sizes of the parts of a one-entry {@code LogCodec} encoding, so a transaction can track
+ * the encoded size of its entry as it grows without encoding it on every put. Must follow the
+ * format documented in {@code org.paxoscp.wal.LogCodec}; a test compares it with the real
+ * encoding.
+ */
+final class EntrySize {
+  private EntrySize() {}
+
+  /**
+   * The encoded size of a value holding one entry: version, kind and count (one byte each for
+   * one entry), the entry's fixed fields, the two counts, and the CRC trailer.
+   */
+  static int total(int idAndOriginBytes, int readCount, int readKeyBytes, int writeCount,
+      int writeBytes) {
+    return 3 + idAndOriginBytes + 8 + varint(readCount) + readKeyBytes + varint(writeCount)
+        + writeBytes + 4;
+  }
+
+  /** A length-prefixed UTF-8 string. */
+  static int string(String s) {
+    int n = s.getBytes(StandardCharsets.UTF_8).length;
+    return varint(n) + n;
+  }
+
+  /** One write: key, op byte, and for a put the length-prefixed value. */
+  static int write(String key, byte[] valueOrNullForDelete) {
+    int v = valueOrNullForDelete == null ? 0
+        : varint(valueOrNullForDelete.length) + valueOrNullForDelete.length;
+    return string(key) + 1 + v;
+  }
+
+  static int varint(long v) {
+    int n = 1;
+    while ((v & ~0x7FL) != 0) {
+      v >>>= 7;
+      n++;
+    }
+    return n;
+  }
+}

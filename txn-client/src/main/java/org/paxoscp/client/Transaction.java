@@ -1,0 +1,241 @@
+package org.paxoscp.client;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.paxoscp.wal.LogCodec;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Mutation;
+
+/**
+ * One transaction on one entity group (ARCHITECTURE section 4), begun by
+ * {@link TxnClient#begin}: reads see the group as of the transaction's read position plus its own
+ * buffered writes; writes are buffered until {@link #commit}, which runs the client's commit
+ * protocol (optimistic concurrency: a conflicting commit makes this one abort).
+ *
+ * <p>Keys are non-empty strings of at most 1 KiB of UTF-8 without NUL. Values are byte arrays
+ * and may be empty (an empty value is a value, distinct from an absent key). Arrays passed in are
+ * copied and arrays returned are fresh copies.
+ *
+ * <p><b>Not thread-safe</b>: one thread uses a transaction at a time. Reads and {@link #commit}
+ * block (see {@link TxnClient}). Once committed (or its commit failed) or aborted, every method
+ * except {@link #abort}, {@link #isActive} and the accessors throws
+ * {@link IllegalStateException}.
+ */
+public final class Transaction {
+  private enum State { ACTIVE, FINISHED }
+
+  private final TxnClient client;
+  private final String group;
+  private final String txnId;
+  private final long proposerId;
+  private final long readPosition;
+  private final OptionalInt leader;
+  private final int maxEntryBytes;
+  /** Values read from the store, in read order: the read set, and the cache for repeated gets. */
+  private final Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
+  private final SortedMap<String, Mutation> writes = new TreeMap<>();
+  private final int fixedBytes;
+  private int readKeyBytes;
+  private int writeBytes;
+  private State state = State.ACTIVE;
+
+  Transaction(TxnClient client, String group, String txnId, long proposerId, long readPosition,
+      OptionalInt leader, int maxEntryBytes) {
+    this.client = client;
+    this.group = group;
+    this.txnId = txnId;
+    this.proposerId = proposerId;
+    this.readPosition = readPosition;
+    this.leader = leader;
+    this.maxEntryBytes = maxEntryBytes;
+    this.fixedBytes = EntrySize.string(txnId) + EntrySize.string(client.homeDc());
+  }
+
+  /** The entity group. */
+  public String group() {
+    return group;
+  }
+
+  /** The transaction's id, unique in the cluster; it is written in the log entry. */
+  public String txnId() {
+    return txnId;
+  }
+
+  /** The log position every read of this transaction is served at. */
+  public long readPosition() {
+    return readPosition;
+  }
+
+  /** True until the transaction is committed (or its commit failed) or aborted. */
+  public boolean isActive() {
+    return state == State.ACTIVE;
+  }
+
+  /**
+   * The value of {@code key}: this transaction's own buffered write if any (empty for a buffered
+   * delete); otherwise the value at the read position, read from the home DC's store or a
+   * service (with fail-over) and remembered, so reading a key twice gives the same answer. A
+   * key read from the store joins the read set that commit checks for conflicts.
+   *
+   * @return the value, or empty if the key has no value
+   * @throws InvalidArgumentException for an invalid key
+   * @throws UnavailableException if no DC could serve the read (the transaction stays usable)
+   * @throws TransactionAbortedException if the read position can no longer be served (the
+   *     transaction is then finished)
+   * @throws IllegalStateException if the transaction is finished
+   */
+  public Optional<byte[]> get(String key) {
+    checkActive();
+    TxnClient.validateKey(key);
+    Mutation own = writes.get(key);
+    if (own != null) {
+      return own.value();
+    }
+    Optional<byte[]> cached = reads.get(key);
+    if (cached == null) {
+      try {
+        cached = client.read(group, txnId, readPosition, key);
+      } catch (TransactionAbortedException e) {
+        state = State.FINISHED;
+        throw e;
+      }
+      reads.put(key, cached);
+      readKeyBytes += EntrySize.string(key);
+    }
+    return cached.map(byte[]::clone);
+  }
+
+  /** {@link #get} decoded as UTF-8. */
+  public Optional<String> getString(String key) {
+    return get(key).map(v -> new String(v, StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Buffers a write of {@code value} (copied) to {@code key}, replacing any earlier buffered
+   * write of it.
+   *
+   * @throws InvalidArgumentException for an invalid key or a null value
+   * @throws TransactionTooLargeException if the write would make the log entry too large for a
+   *     datagram; the write is not buffered
+   * @throws IllegalStateException if the transaction is finished
+   */
+  public void put(String key, byte[] value) {
+    if (value == null) {
+      throw new InvalidArgumentException("value must not be null; use delete(key)");
+    }
+    buffer(key, Mutation.put(value), EntrySize.write(key, value));
+  }
+
+  /** {@link #put(String, byte[])} of {@code value} encoded as UTF-8. */
+  public void put(String key, String value) {
+    Objects.requireNonNull(value, "value");
+    put(key, value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Buffers a delete of {@code key}, replacing any earlier buffered write of it.
+   *
+   * @throws InvalidArgumentException for an invalid key
+   * @throws TransactionTooLargeException as for {@link #put(String, byte[])}
+   * @throws IllegalStateException if the transaction is finished
+   */
+  public void delete(String key) {
+    buffer(key, Mutation.delete(), EntrySize.write(key, null));
+  }
+
+  private void buffer(String key, Mutation m, int itemBytes) {
+    checkActive();
+    TxnClient.validateKey(key);
+    Mutation old = writes.get(key);
+    int oldBytes = old == null ? 0
+        : EntrySize.write(key, old.isDelete() ? null : old.value().orElseThrow());
+    int newWriteBytes = writeBytes - oldBytes + itemBytes;
+    int size = EntrySize.total(fixedBytes, reads.size(), readKeyBytes,
+        writes.size() + (old == null ? 1 : 0), newWriteBytes);
+    if (size > maxEntryBytes) {
+      throw new TransactionTooLargeException(group, size, maxEntryBytes);
+    }
+    writes.put(key, m);
+    writeBytes = newWriteBytes;
+  }
+
+  /**
+   * Commits the transaction. A read-only transaction commits at once at its read position,
+   * without any message. Otherwise its log entry is proposed for the position after the read
+   * position (with Paxos-CP possibly promoted to later ones), and the call blocks until the
+   * commit protocol finishes. Either way the transaction is finished afterwards, except after a
+   * {@link TransactionTooLargeException}.
+   *
+   * @return the result, always with status {@link CommitResult.Status#COMMITTED}
+   * @throws TransactionAbortedException if the transaction lost to a conflicting one; it is
+   *     certainly not in the log
+   * @throws OutcomeUnknownException if the outcome was lost; it may or may not be in the log
+   * @throws UnavailableException if no majority of DCs answered before the entry was ever sent
+   *     for acceptance; it is certainly not in the log
+   * @throws TransactionTooLargeException if the reads made the entry too large for a datagram;
+   *     nothing was sent and the transaction stays active (it can only be aborted)
+   * @throws IllegalStateException if the transaction is finished or the client closed
+   */
+  public CommitResult commit() {
+    checkActive();
+    if (writes.isEmpty()) {
+      state = State.FINISHED;
+      return new CommitResult(CommitResult.Status.COMMITTED, group, txnId, readPosition, 0, false,
+          "");
+    }
+    LogEntry entry = toEntry();
+    int size = LogCodec.encode(LogValue.of(entry)).length;
+    if (size > maxEntryBytes) {
+      throw new TransactionTooLargeException(group, size, maxEntryBytes);
+    }
+    state = State.FINISHED;
+    return client.commit(group, entry, proposerId, leader);
+  }
+
+  /** Discards the transaction's writes; nothing is sent. Idempotent; a no-op once finished. */
+  public void abort() {
+    state = State.FINISHED;
+  }
+
+  /** The log entry a commit would propose now. */
+  LogEntry toEntry() {
+    return new LogEntry(txnId, client.homeDc(), readPosition, new TreeSet<>(reads.keySet()),
+        writes);
+  }
+
+  /** The values read from the store so far (a value, or empty for no value); for tests. */
+  Map<String, Optional<byte[]>> reads() {
+    return Collections.unmodifiableMap(reads);
+  }
+
+  /** The buffered writes; for tests. */
+  SortedMap<String, Mutation> writes() {
+    return Collections.unmodifiableSortedMap(writes);
+  }
+
+  /** The entry size tracked incrementally (checked against the real encoding in tests). */
+  int trackedEntryBytes() {
+    return EntrySize.total(fixedBytes, reads.size(), readKeyBytes, writes.size(), writeBytes);
+  }
+
+  private void checkActive() {
+    if (state != State.ACTIVE) {
+      throw new IllegalStateException("transaction " + txnId + " is finished");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Transaction[" + txnId + " group=" + group + " r=" + readPosition + " reads="
+        + reads.keySet() + " writes=" + writes.keySet() + (isActive() ? "" : " finished") + "]";
+  }
+}

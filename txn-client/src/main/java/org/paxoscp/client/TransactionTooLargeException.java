@@ -1,0 +1,31 @@
+package org.paxoscp.client;
+
+/**
+ * The transaction's log entry would not fit in one datagram (the cluster's
+ * {@code paxoscp.max.datagram.bytes} less a margin for the message envelope). Raised by the
+ * {@code put} that would make it too large (which is then not buffered), or by {@code commit}
+ * when its reads made it too large; nothing is sent.
+ */
+public final class TransactionTooLargeException extends InvalidArgumentException {
+  private static final long serialVersionUID = 1L;
+
+  private final int entryBytes;
+  private final int limitBytes;
+
+  TransactionTooLargeException(String group, int entryBytes, int limitBytes) {
+    super("transaction in group " + group + " would encode to " + entryBytes
+        + " bytes; at most " + limitBytes + " fit in a datagram");
+    this.entryBytes = entryBytes;
+    this.limitBytes = limitBytes;
+  }
+
+  /** The encoded size the entry would have. */
+  public int entryBytes() {
+    return entryBytes;
+  }
+
+  /** The largest encoded entry the transport can carry. */
+  public int limitBytes() {
+    return limitBytes;
+  }
+}

@@ -1,0 +1,577 @@
+package org.paxoscp.client;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.random.RandomGenerator;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.WalLayout;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.MessageTooLargeException;
+import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.TransportClosedException;
+import org.paxoscp.transport.TransportTimeoutException;
+import org.paxoscp.transport.UnknownDcException;
+import org.paxoscp.wal.LogEntry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Transaction Client (ARCHITECTURE section 4): begins transactions on entity groups, serves
+ * their reads with fail-over across DCs, and commits them with basic Paxos or Paxos-CP.
+ *
+ * <p>Build one with {@link #builder}; one client per application process and home DC is the
+ * intended use. The client keeps a session per entity group: every transaction it begins reads at
+ * a position at least as high as the client's last commit and last read position in that group
+ * (read-your-writes and monotonic reads), even after a fail-over to another DC.
+ *
+ * <p>Thread-safe: any number of threads may begin and run transactions at once (each
+ * {@link Transaction} itself is used by one thread). {@link #begin}, reads and commits block the
+ * calling thread; each request to a DC waits at most the cluster's request timeout, and a commit
+ * waits for the commit protocol to finish (bounded by its own phase timeouts and attempts).
+ */
+public final class TxnClient implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TxnClient.class);
+
+  /**
+   * Bytes of a datagram kept free for the message around a log value (envelope, ballot, group,
+   * position, authentication tag); the group name's length is subtracted on top.
+   */
+  static final int ENVELOPE_MARGIN_BYTES = 512;
+
+  private final ClusterConfig cluster;
+  private final String homeDc;
+  private final CommitProtocol protocol;
+  private final List<String> failoverOrder;
+  private final Transport transport;
+  private final LogApplier directApplier;
+  private final ProposerConfig proposerConfig;
+  private final ProposerDriver driver;
+  private final ScheduledExecutorService timers;
+  private final ExecutorService storeExecutor;
+  private final int maxAttempts;
+  private final Duration backoffBase;
+  private final Duration backoffMax;
+  private final RandomGenerator random;
+  private final IdSource ids = new IdSource();
+  private final ConcurrentHashMap<String, Long> session = new ConcurrentHashMap<>();
+  private final Set<CompletableFuture<Outcome>> inFlight = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private TxnClient(Builder b) {
+    this.cluster = b.cluster;
+    this.homeDc = b.homeDc;
+    this.protocol = b.protocol;
+    List<String> order = new ArrayList<>();
+    order.add(homeDc);
+    for (String dc : cluster.dcNames()) {
+      if (!dc.equals(homeDc)) {
+        order.add(dc);
+      }
+    }
+    this.failoverOrder = List.copyOf(order);
+    this.maxAttempts = b.maxAttempts;
+    this.backoffBase = b.backoffBase;
+    this.backoffMax = b.backoffMax;
+    this.random = b.random;
+    this.timers = new ScheduledThreadPoolExecutor(1, named("paxoscp-client-timers-" + homeDc));
+    if (b.directStore != null) {
+      this.storeExecutor = Executors.newCachedThreadPool(named("paxoscp-client-store-" + homeDc));
+      this.directApplier = new LogApplier(b.directStore);
+      this.transport = new DirectStoreTransport(b.transport, homeDc,
+          new Acceptor(b.directStore), directApplier, storeExecutor);
+    } else {
+      this.storeExecutor = null;
+      this.directApplier = null;
+      this.transport = b.transport;
+    }
+    ProposerConfig pc = ProposerConfig.defaults(
+            protocol == CommitProtocol.CP ? Protocol.CP : Protocol.BASIC, cluster.dcNames())
+        .withPhaseTimeoutMicros(TimeUnit.NANOSECONDS.toMicros(cluster.requestTimeout().toNanos()))
+        .withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
+    this.proposerConfig = b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc;
+    this.driver = new ProposerDriver(transport, cluster.dcNames(), timers,
+        cluster.requestTimeout());
+    LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
+            + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
+        cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),
+        b.maxPromotions < 0 ? "unbounded" : b.maxPromotions, b.directStore != null, maxAttempts,
+        backoffBase, backoffMax);
+  }
+
+  /**
+   * Starts building a client.
+   *
+   * @param cluster the cluster's configuration (DCs, timeouts, datagram limit)
+   * @param homeDc the client's own DC: first choice for begin and reads, and the origin DC of its
+   *     transactions
+   * @param protocol the commit protocol for every transaction of the client
+   */
+  public static Builder builder(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
+    return new Builder(cluster, homeDc, protocol);
+  }
+
+  /**
+   * Begins a transaction on {@code group}: asks the home DC (then the others in cluster order,
+   * on a timeout or an unavailable store) for a read position at least this client's session
+   * position in the group; that DC catches up first if it is behind.
+   *
+   * <p>Blocks for at most one request timeout per DC tried.
+   *
+   * @throws InvalidArgumentException if {@code group} is empty, longer than 256 UTF-8 bytes or
+   *     contains NUL
+   * @throws UnavailableException if no DC answered
+   * @throws IllegalStateException if the client is closed
+   */
+  public Transaction begin(String group) {
+    ensureOpen();
+    validateGroup(group);
+    long min = session.getOrDefault(group, 0L);
+    Message.BeginReply reply = failover(group, "", min, new Message.BeginRequest(group, min),
+        m -> m instanceof Message.BeginReply r && r.group().equals(group) && r.position() >= min
+            ? r : null);
+    noteSession(group, reply.position());
+    OptionalInt leader = OptionalInt.empty();
+    int idx = cluster.dcNames().indexOf(reply.leaderDc());
+    if (idx >= 0) {
+      leader = OptionalInt.of(idx);
+    }
+    long id = ids.next();
+    return new Transaction(this, group, homeDc + "-" + Long.toHexString(id), id,
+        reply.position(), leader, maxEntryBytes(group));
+  }
+
+  /**
+   * Runs {@code fn} in a new transaction on {@code group} and commits it, re-running both on
+   * {@link TransactionAbortedException} (from a read or the commit) up to the configured number
+   * of attempts with jittered exponential back-off between them (full jitter: a uniform delay up
+   * to base * 2^(attempt-1), capped). A hand-written loop: the policy is five lines and the
+   * decision of what to retry is protocol-specific, which a general retry library would not
+   * make clearer.
+   *
+   * <p>Never re-runs on {@link OutcomeUnknownException} (the transaction may be in the log) or
+   * {@link UnavailableException}; both propagate, as does anything {@code fn} throws (the
+   * transaction is then aborted). If {@code fn} aborts the transaction itself, its result is
+   * returned without committing.
+   *
+   * <p>Blocks, including during back-off.
+   *
+   * @return what {@code fn} returned in the attempt that committed
+   * @throws TransactionAbortedException the last abort, when every attempt aborted (earlier
+   *     ones are attached as suppressed)
+   */
+  public <T> T runInTransaction(String group, TxnFunction<T> fn) {
+    Objects.requireNonNull(fn);
+    List<TransactionAbortedException> aborts = new ArrayList<>();
+    for (int attempt = 1; ; attempt++) {
+      Transaction txn = begin(group);
+      try {
+        T value = fn.apply(txn);
+        if (txn.isActive()) {
+          txn.commit();
+        }
+        return value;
+      } catch (TransactionAbortedException e) {
+        txn.abort();
+        if (attempt >= maxAttempts) {
+          aborts.forEach(e::addSuppressed);
+          throw e;
+        }
+        aborts.add(e);
+      } catch (RuntimeException | Error e) {
+        txn.abort();
+        throw e;
+      }
+      if (!backOff(attempt)) {
+        TransactionAbortedException last = aborts.remove(aborts.size() - 1);
+        aborts.forEach(last::addSuppressed);
+        throw last;
+      }
+    }
+  }
+
+  /** Sleeps before attempt {@code attempt + 1}; false if interrupted (the flag is restored). */
+  private boolean backOff(int attempt) {
+    long bound = Math.min(backoffMax.toNanos(),
+        backoffBase.toNanos() << Math.min(30, attempt - 1));
+    long delay;
+    synchronized (random) {
+      delay = random.nextLong(bound + 1);
+    }
+    try {
+      TimeUnit.NANOSECONDS.sleep(delay);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /**
+   * Closes the client: later calls throw {@link IllegalStateException}, commits still running end
+   * with {@link OutcomeUnknownException}, and the client's threads are stopped (waiting at most a
+   * few seconds). Does not close the transport or the direct store, which the caller supplied.
+   * Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (CompletableFuture<Outcome> f : inFlight) {
+      f.completeExceptionally(new CancellationException("client closed"));
+    }
+    shutdown(timers);
+    if (storeExecutor != null) {
+      shutdown(storeExecutor);
+    }
+  }
+
+  private static void shutdown(ExecutorService executor) {
+    executor.shutdownNow();
+    try {
+      if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
+        LOG.warn("client threads did not stop within 5 s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The client's home DC. */
+  public String homeDc() {
+    return homeDc;
+  }
+
+  /** The commit protocol of the client's transactions. */
+  public CommitProtocol protocol() {
+    return protocol;
+  }
+
+  /**
+   * The client's session position in {@code group}: the highest position it committed at or
+   * read at there, 0 if none. New transactions read at this position or later.
+   */
+  public long sessionPosition(String group) {
+    return session.getOrDefault(group, 0L);
+  }
+
+  // ---- called by Transaction ----------------------------------------------------------------
+
+  /** Reads {@code key} at {@code position}: from the direct store when it is caught up. */
+  Optional<byte[]> read(String group, String txnId, long position, String key) {
+    ensureOpen();
+    if (directApplier != null) {
+      try {
+        if (directApplier.appliedWatermark(group) >= position
+            || directApplier.applyKnown(group) >= position) {
+          return directApplier.read(group, key, position);
+        }
+      } catch (StoreUnavailableException e) {
+        LOG.debug("direct read of {} failed, reading through a service: {}", group,
+            e.getMessage());
+      }
+    }
+    return failover(group, txnId, position, new Message.ReadRequest(group, position, List.of(key)),
+        m -> m instanceof Message.ReadReply r && r.group().equals(group)
+            && r.position() == position
+            ? Optional.ofNullable(r.values().get(key)).map(byte[]::clone) : null);
+  }
+
+  /** Runs the commit protocol for {@code entry} and blocks for its outcome. */
+  CommitResult commit(String group, LogEntry entry, long proposerId, OptionalInt leader) {
+    ensureOpen();
+    SplittableRandom proposerRandom;
+    synchronized (random) {
+      proposerRandom = new SplittableRandom(random.nextLong());
+    }
+    Proposer proposer = new Proposer(proposerConfig, group, proposerId, entry,
+        entry.readPosition() + 1, leader, proposerRandom);
+    Outcome outcome;
+    try {
+      CompletableFuture<Outcome> f = driver.run(proposer);
+      inFlight.add(f);
+      try {
+        if (closed.get()) {
+          f.completeExceptionally(new CancellationException("client closed"));
+        }
+        outcome = f.get();
+      } finally {
+        inFlight.remove(f);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw unknown(group, entry, proposer, "interrupted while committing", e);
+    } catch (ExecutionException | CancellationException | RejectedExecutionException e) {
+      throw unknown(group, entry, proposer, "client closed while committing", e);
+    }
+    CommitResult result = new CommitResult(switch (outcome.status()) {
+      case COMMITTED -> CommitResult.Status.COMMITTED;
+      case ABORTED -> CommitResult.Status.ABORTED;
+      case UNKNOWN -> CommitResult.Status.UNKNOWN;
+      case LEARNED -> throw new IllegalStateException("a proposer with an entry learned: "
+          + outcome);
+    }, group, entry.txnId(), outcome.position(), outcome.promotions(), outcome.combined(),
+        outcome.reason() == null ? "" : outcome.reason());
+    switch (result.status()) {
+      case COMMITTED -> {
+        noteSession(group, result.position());
+        return result;
+      }
+      case ABORTED -> {
+        if (outcome.chosen() == null) {
+          // The proposer gave up for lack of a quorum before any ACCEPT carried the entry at its
+          // last position, every earlier one being decided without it: not in the log.
+          throw new UnavailableException("commit of " + entry.txnId() + " found no majority: "
+              + result.reason(), group, result.position(), homeDc);
+        }
+        throw new TransactionAbortedException(result, homeDc);
+      }
+      default -> throw new OutcomeUnknownException(result, homeDc, null);
+    }
+  }
+
+  private OutcomeUnknownException unknown(String group, LogEntry entry, Proposer proposer,
+      String why, Throwable cause) {
+    CommitResult r = new CommitResult(CommitResult.Status.UNKNOWN, group, entry.txnId(),
+        proposer.position(), proposer.promotions(), false, why);
+    return new OutcomeUnknownException(r, homeDc, cause);
+  }
+
+  // ---- internals ----------------------------------------------------------------------------
+
+  private void noteSession(String group, long position) {
+    session.merge(group, position, Math::max);
+  }
+
+  private int maxEntryBytes(String group) {
+    return cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES
+        - group.getBytes(StandardCharsets.UTF_8).length;
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("TxnClient of " + homeDc + " is closed");
+    }
+  }
+
+  static void validateGroup(String group) {
+    try {
+      WalLayout.validateGroup(group);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidArgumentException(e.getMessage());
+    }
+  }
+
+  static void validateKey(String key) {
+    try {
+      WalLayout.validateKey(key);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidArgumentException(e.getMessage());
+    }
+  }
+
+  /**
+   * Sends {@code request} to the DCs in fail-over order until one gives an acceptable reply
+   * ({@code accept} returns non-null). A timeout, an unknown DC, an unavailable store, a failed
+   * catch-up or an unacceptable reply moves on to the next DC.
+   */
+  private <R> R failover(String group, String txnId, long position, Message request,
+      Function<Message, R> accept) {
+    List<Throwable> failures = new ArrayList<>();
+    String lastDc = homeDc;
+    for (String dc : failoverOrder) {
+      lastDc = dc;
+      Message reply;
+      try {
+        reply = transport.request(dc, request, cluster.requestTimeout()).join();
+      } catch (CompletionException | TransportTimeoutException | UnknownDcException
+               | TransportClosedException | MessageTooLargeException e) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null
+            ? e.getCause() : e;
+        if (cause instanceof TransportClosedException) {
+          throw new IllegalStateException("the client's transport is closed", cause);
+        }
+        if (cause instanceof MessageTooLargeException) {
+          throw new InvalidArgumentException("request does not fit in a datagram: "
+              + cause.getMessage());
+        }
+        failures.add(cause);
+        continue;
+      }
+      if (reply instanceof Message.ErrorReply err) {
+        switch (err.code()) {
+          case STORE_UNAVAILABLE, CATCH_UP_FAILED -> {
+            failures.add(new IllegalStateException(dc + ": " + err.code() + " " + err.detail()));
+            continue;
+          }
+          case TOO_OLD -> throw new TransactionAbortedException(new CommitResult(
+              CommitResult.Status.ABORTED, group, txnId, position, 0, false,
+              "position " + position + " is below the group's GC watermark: " + err.detail()),
+              dc);
+          case BAD_REQUEST, TOO_LARGE -> throw new InvalidArgumentException(
+              "DC " + dc + " rejected the request: " + err.code() + " " + err.detail());
+          default -> throw new IllegalStateException("unhandled error code " + err.code());
+        }
+      }
+      R r = accept.apply(reply);
+      if (r != null) {
+        return r;
+      }
+      failures.add(new IllegalStateException(dc + ": unexpected reply " + reply));
+    }
+    UnavailableException u = new UnavailableException("no DC of " + failoverOrder
+        + " served " + request.getClass().getSimpleName(), group, position, lastDc);
+    failures.forEach(u::addSuppressed);
+    throw u;
+  }
+
+  private static ThreadFactory named(String name) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /**
+   * Builds a {@link TxnClient}. Not thread-safe; {@link #build} may be called once per set of
+   * settings (each call builds an independent client).
+   */
+  public static final class Builder {
+    private final ClusterConfig cluster;
+    private final String homeDc;
+    private final CommitProtocol protocol;
+    private Transport transport;
+    private KvStore directStore;
+    private int maxPromotions = -1;
+    private int maxAttempts = 5;
+    private Duration backoffBase = Duration.ofMillis(10);
+    private Duration backoffMax = Duration.ofSeconds(1);
+    private RandomGenerator random;
+
+    private Builder(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
+      this.cluster = Objects.requireNonNull(cluster, "cluster");
+      this.homeDc = Objects.requireNonNull(homeDc, "homeDc");
+      this.protocol = Objects.requireNonNull(protocol, "protocol");
+    }
+
+    /**
+     * The transport to the DCs' services (required). It must speak for the home DC. The caller
+     * keeps ownership: closing the client does not close it.
+     */
+    public Builder transport(Transport transport) {
+      this.transport = Objects.requireNonNull(transport);
+      return this;
+    }
+
+    /**
+     * Direct access to the home DC's store, as in the paper's prototype: reads are served from it
+     * when it has applied the log up to the read position (else through a service), and the
+     * commit protocol's messages to the home DC are handled by an acceptor on it instead of a
+     * round trip to a service. Optional; the caller keeps ownership of the store.
+     */
+    public Builder directStore(KvStore store) {
+      this.directStore = Objects.requireNonNull(store);
+      return this;
+    }
+
+    /** Paxos-CP only: how many times a commit may be promoted before it aborts; default no cap. */
+    public Builder maxPromotions(int cap) {
+      if (cap < 0) {
+        throw new IllegalArgumentException("maxPromotions must be >= 0, was " + cap);
+      }
+      this.maxPromotions = cap;
+      return this;
+    }
+
+    /** Attempts {@link TxnClient#runInTransaction} makes in all (default 5). */
+    public Builder maxAttempts(int attempts) {
+      if (attempts < 1) {
+        throw new IllegalArgumentException("maxAttempts must be >= 1, was " + attempts);
+      }
+      this.maxAttempts = attempts;
+      return this;
+    }
+
+    /**
+     * Back-off of {@link TxnClient#runInTransaction} between attempts: a uniform random delay up
+     * to {@code base * 2^(attempt-1)}, capped at {@code max} (defaults 10 ms and 1 s).
+     */
+    public Builder retryBackoff(Duration base, Duration max) {
+      if (base.isNegative() || base.isZero() || max.compareTo(base) < 0) {
+        throw new IllegalArgumentException("need 0 < base <= max, was " + base + ", " + max);
+      }
+      this.backoffBase = base;
+      this.backoffMax = max;
+      return this;
+    }
+
+    /**
+     * The source of back-off jitter (retries and the commit protocol's own), for reproducible
+     * tests; default a fresh {@link SplittableRandom}. Proposer and transaction ids never come
+     * from it (see the ids' uniqueness argument), so clients built with one seed still differ.
+     * The client synchronizes on it when drawing.
+     */
+    public Builder random(RandomGenerator random) {
+      this.random = Objects.requireNonNull(random);
+      return this;
+    }
+
+    /**
+     * Builds the client.
+     *
+     * @throws IllegalStateException if no transport was set
+     * @throws IllegalArgumentException if the home DC is not in the cluster, or the transport
+     *     speaks for another DC
+     */
+    public TxnClient build() {
+      if (transport == null) {
+        throw new IllegalStateException("a transport is required");
+      }
+      if (!cluster.dcNames().contains(homeDc)) {
+        throw new IllegalArgumentException("home DC " + homeDc + " is not in the cluster "
+            + cluster.dcNames());
+      }
+      if (!transport.localDc().equals(homeDc)) {
+        throw new IllegalArgumentException("the transport speaks for DC " + transport.localDc()
+            + ", not the home DC " + homeDc);
+      }
+      if (random == null) {
+        random = new SplittableRandom();
+      }
+      return new TxnClient(this);
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package org.paxoscp.client;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.InProcessTransport;
+import org.paxoscp.wal.LogValue;
+
+/** Three DCs A, B, C, each a {@link FakeService} over an {@link InMemoryKvStore}, in process. */
+final class TestCluster implements AutoCloseable {
+  static final List<String> DCS = List.of("A", "B", "C");
+
+  final ClusterConfig config;
+  final InProcessTransport.Network network = new InProcessTransport.Network();
+  final Map<String, InMemoryKvStore> stores = new LinkedHashMap<>();
+  final Map<String, FakeService> services = new LinkedHashMap<>();
+  private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(2, r -> {
+    Thread t = new Thread(r, "fake-service-timers");
+    t.setDaemon(true);
+    return t;
+  });
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+
+  TestCluster(Duration requestTimeout) {
+    this(requestTimeout, 60_000);
+  }
+
+  TestCluster(Duration requestTimeout, int maxDatagramBytes) {
+    List<ClusterConfig.Dc> dcs = new ArrayList<>();
+    int port = 7000;
+    for (String dc : DCS) {
+      dcs.add(new ClusterConfig.Dc(dc, List.of(InetSocketAddress.createUnresolved("localhost",
+          port++)), Map.of()));
+    }
+    config = new ClusterConfig(dcs, new byte[16], Optional.empty(), "/paxoscp", maxDatagramBytes,
+        requestTimeout, ClusterConfig.Wan.off());
+    for (String dc : DCS) {
+      InMemoryKvStore store = new InMemoryKvStore();
+      stores.put(dc, store);
+      FakeService s = new FakeService(dc, DCS, store, network.transport(dc), timers,
+          requestTimeout);
+      services.put(dc, s);
+      network.register(dc, s);
+    }
+  }
+
+  /** A client builder over the in-process transport of {@code home}. */
+  TxnClient.Builder client(String home, CommitProtocol protocol) {
+    return TxnClient.builder(config, home, protocol).transport(network.transport(home));
+  }
+
+  /** Registers something to close with the cluster (clients first, in reverse order). */
+  <T extends AutoCloseable> T closeLater(T c) {
+    closeables.add(c);
+    return c;
+  }
+
+  void setDown(String dc, boolean down) {
+    network.setDown(dc, down);
+  }
+
+  /** The chosen values DC {@code dc} knows for {@code group}, positions 1..{@code upTo}. */
+  SortedMap<Long, LogValue> log(String dc, String group, long upTo) {
+    Acceptor a = new Acceptor(stores.get(dc));
+    SortedMap<Long, LogValue> log = new TreeMap<>();
+    for (long p = 1; p <= upTo; p++) {
+      long pos = p;
+      a.chosen(group, p).ifPresent(v -> log.put(pos, v));
+    }
+    return log;
+  }
+
+  /** Every DC's log of {@code group}, up to the highest position any DC knows of (scan limit). */
+  Map<String, SortedMap<Long, LogValue>> logs(String group, long upTo) {
+    Map<String, SortedMap<Long, LogValue>> out = new LinkedHashMap<>();
+    for (String dc : DCS) {
+      out.put(dc, log(dc, group, upTo));
+    }
+    return out;
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+    network.close();
+    timers.shutdownNow();
+    timers.awaitTermination(5, TimeUnit.SECONDS);
+  }
+}
