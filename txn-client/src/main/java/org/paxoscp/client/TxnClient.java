@@ -33,12 +33,15 @@ import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.service.CuratorDiscovery;
 import org.paxoscp.store.StoreUnavailableException;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.MessageTooLargeException;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.transport.TransportClosedException;
 import org.paxoscp.transport.TransportTimeoutException;
 import org.paxoscp.transport.UnknownDcException;
@@ -87,6 +90,8 @@ public final class TxnClient implements AutoCloseable {
   private final ConcurrentHashMap<String, Long> session = new ConcurrentHashMap<>();
   private final Set<CompletableFuture<Outcome>> inFlight = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** What the client opened itself (transport, discovery) and closes with it; may be empty. */
+  private final List<AutoCloseable> owned;
 
   private TxnClient(Builder b) {
     this.cluster = b.cluster;
@@ -104,6 +109,7 @@ public final class TxnClient implements AutoCloseable {
     this.backoffBase = b.backoffBase;
     this.backoffMax = b.backoffMax;
     this.random = b.random;
+    this.owned = b.owned;
     this.timers = new ScheduledThreadPoolExecutor(1, named("paxoscp-client-timers-" + homeDc));
     if (b.directStore != null) {
       this.storeExecutor = Executors.newCachedThreadPool(named("paxoscp-client-store-" + homeDc));
@@ -240,7 +246,8 @@ public final class TxnClient implements AutoCloseable {
   /**
    * Closes the client: later calls throw {@link IllegalStateException}, commits still running end
    * with {@link OutcomeUnknownException}, and the client's threads are stopped (waiting at most a
-   * few seconds). Does not close the transport or the direct store, which the caller supplied.
+   * few seconds). Does not close a transport or direct store the caller supplied; closes the
+   * transport it opened itself.
    * Idempotent.
    */
   @Override
@@ -254,6 +261,13 @@ public final class TxnClient implements AutoCloseable {
     shutdown(timers);
     if (storeExecutor != null) {
       shutdown(storeExecutor);
+    }
+    for (AutoCloseable c : owned) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        LOG.warn("closing {} failed: {}", c, e.toString());
+      }
     }
   }
 
@@ -480,6 +494,7 @@ public final class TxnClient implements AutoCloseable {
     private Duration backoffBase = Duration.ofMillis(10);
     private Duration backoffMax = Duration.ofSeconds(1);
     private RandomGenerator random;
+    private List<AutoCloseable> owned = List.of();
 
     private Builder(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
       this.cluster = Objects.requireNonNull(cluster, "cluster");
@@ -488,8 +503,11 @@ public final class TxnClient implements AutoCloseable {
     }
 
     /**
-     * The transport to the DCs' services (required). It must speak for the home DC. The caller
-     * keeps ownership: closing the client does not close it.
+     * The transport to the DCs' services. It must speak for the home DC. The caller keeps
+     * ownership: closing the client does not close it. When none is set, the client opens its
+     * own UDP transport on an ephemeral loopback port, finding the services through ZooKeeper
+     * when the cluster config names one and through the static endpoints otherwise, and closes
+     * it with the client.
      */
     public Builder transport(Transport transport) {
       this.transport = Objects.requireNonNull(transport);
@@ -552,17 +570,18 @@ public final class TxnClient implements AutoCloseable {
     /**
      * Builds the client.
      *
-     * @throws IllegalStateException if no transport was set
      * @throws IllegalArgumentException if the home DC is not in the cluster, or the transport
      *     speaks for another DC
+     * @throws UnavailableException if the client had to open its own transport and the
+     *     discovery service could not be reached
      */
     public TxnClient build() {
-      if (transport == null) {
-        throw new IllegalStateException("a transport is required");
-      }
       if (!cluster.dcNames().contains(homeDc)) {
         throw new IllegalArgumentException("home DC " + homeDc + " is not in the cluster "
             + cluster.dcNames());
+      }
+      if (transport == null) {
+        openOwnTransport();
       }
       if (!transport.localDc().equals(homeDc)) {
         throw new IllegalArgumentException("the transport speaks for DC " + transport.localDc()
@@ -572,6 +591,36 @@ public final class TxnClient implements AutoCloseable {
         random = new SplittableRandom();
       }
       return new TxnClient(this);
+    }
+
+    private void openOwnTransport() {
+      List<AutoCloseable> opened = new ArrayList<>();
+      try {
+        Endpoints endpoints = Endpoints.fromConfig(cluster);
+        if (cluster.discoveryZk().isPresent()) {
+          CuratorDiscovery discovery = CuratorDiscovery.start(cluster.discoveryZk().get(),
+              cluster.discoveryPath(), cluster.requestTimeout().multipliedBy(5));
+          opened.add(discovery);
+          endpoints = discovery.endpoints(cluster.dcNames());
+          opened.add(endpoints);
+        }
+        UdpTransport udp = UdpTransport.builder(cluster, homeDc).endpoints(endpoints).build();
+        opened.add(0, udp);
+        transport = udp;
+        owned = List.copyOf(opened);
+      } catch (RuntimeException e) {
+        for (AutoCloseable c : opened) {
+          try {
+            c.close();
+          } catch (Exception suppressed) {
+            e.addSuppressed(suppressed);
+          }
+        }
+        UnavailableException u = new UnavailableException(
+            "could not open the client's transport: " + e.getMessage(), null, -1, homeDc);
+        u.addSuppressed(e);
+        throw u;
+      }
     }
   }
 }

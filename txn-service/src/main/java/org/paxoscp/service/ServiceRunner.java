@@ -58,15 +58,37 @@ public final class ServiceRunner implements AutoCloseable {
    *     everything opened so far is closed again
    */
   public static ServiceRunner start(ServiceConfig config, ServiceTransportFactory transports) {
+    KvStore store = config.store() == ServiceConfig.StoreKind.MEMORY ? new InMemoryKvStore()
+        : HBaseKvStore.open(config.hbase().orElseThrow());
+    try {
+      return start(config, transports, store, true);
+    } catch (RuntimeException e) {
+      store.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Starts a service over a store the caller opened and keeps (it outlives the service: a local
+   * cluster restarts a DC's service over the same store). The config's store settings are not
+   * used.
+   */
+  public static ServiceRunner start(ServiceConfig config, ServiceTransportFactory transports,
+      KvStore store) {
+    return start(config, transports, Objects.requireNonNull(store), false);
+  }
+
+  private static ServiceRunner start(ServiceConfig config, ServiceTransportFactory transports,
+      KvStore store, boolean ownsStore) {
     Objects.requireNonNull(transports);
     config.logEffectiveValues();
     ClusterConfig cluster = config.cluster();
     String dc = config.dc();
     Deque<AutoCloseable> opened = new ArrayDeque<>();
     try {
-      KvStore store = config.store() == ServiceConfig.StoreKind.MEMORY ? new InMemoryKvStore()
-          : HBaseKvStore.open(config.hbase().orElseThrow());
-      opened.push(store);
+      if (ownsStore) {
+        opened.push(store);
+      }
 
       Endpoints endpoints = Endpoints.fromConfig(cluster);
       CuratorDiscovery discovery = null;

@@ -6,20 +6,21 @@ import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.UdpTransport;
 
 /**
- * Opens the transport a service listens and sends on. The product's is the UDP transport:
- * <pre>{@code
- * (cfg, dc, bind, endpoints, handler, threads) -> {
- *   UdpTransport t = UdpTransport.builder(cfg, dc).bind(bind).endpoints(endpoints)
- *       .handler(handler, threads).build();
- *   return new ServiceTransportFactory.Bound(t, t.boundAddress());
- * }
- * }</pre>
- * Tests pass one over {@code InProcessTransport}.
+ * Opens the transport a service listens and sends on. The product's is {@link #UDP}; tests pass
+ * one over {@code InProcessTransport}.
  */
 @FunctionalInterface
 public interface ServiceTransportFactory {
+
+  /** The product's transport: {@link UdpTransport}. */
+  ServiceTransportFactory UDP = (cluster, localDc, bind, endpoints, handler, workerThreads) -> {
+    UdpTransport t = UdpTransport.builder(cluster, localDc).bind(bind).endpoints(endpoints)
+        .handler(handler, workerThreads).build();
+    return new Bound(t, t.boundAddress());
+  };
 
   /** An open transport and the address it actually listens on (the port is never 0). */
   record Bound(Transport transport, InetSocketAddress boundAddress) {
