@@ -25,6 +25,7 @@ import java.util.TreeSet;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.service.ServiceRunner;
 import org.paxoscp.service.ServiceTransportFactory;
@@ -33,6 +34,8 @@ import org.paxoscp.store.KvStore;
 import org.paxoscp.store.hbase.EmbeddedHBase;
 import org.paxoscp.store.hbase.EmbeddedZooKeeper;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.wal.LogValue;
 
 /**
@@ -226,6 +229,53 @@ public final class LocalCluster implements AutoCloseable {
       logs.put(dc, log);
     }
     return logs;
+  }
+
+  /**
+   * Brings every running DC up to the highest position of {@code group} that any DC knows is
+   * chosen (section 5.4: each service learns what it misses from its peers, or by running an
+   * instance), so that the logs can be compared position by position.
+   *
+   * @return that highest position
+   * @throws IllegalStateException if a DC does not confirm in time
+   */
+  public long catchUpAll(String group, Duration timeout) {
+    long highest = 0;
+    for (String dc : options.dcs()) {
+      highest = Math.max(highest, highestKnown(group, stores.get(dc)));
+    }
+    for (String dc : options.dcs()) {
+      if (!isRunning(dc)) {
+        continue;
+      }
+      try (UdpTransport t = UdpTransport.builder(config, dc).build()) {
+        Message reply = t.request(dc, new Message.BeginRequest(group, highest), timeout).join();
+        if (!(reply instanceof Message.BeginReply b) || b.position() < highest) {
+          throw new IllegalStateException("DC " + dc + " did not catch up to position "
+              + highest + " of group " + group + ": " + reply);
+        }
+      } catch (java.util.concurrent.CompletionException e) {
+        throw new IllegalStateException("DC " + dc + " did not catch up to position " + highest
+            + " of group " + group + ": " + e.getCause(), e.getCause());
+      }
+    }
+    return highest;
+  }
+
+  /** The highest position a store knows chosen: past its watermark, until 64 unknown in a row. */
+  private static long highestKnown(String group, KvStore store) {
+    Acceptor a = new Acceptor(store);
+    long p = new LogApplier(store).appliedWatermark(group);
+    long highest = p;
+    for (long q = p + 1, misses = 0; misses < 64; q++) {
+      if (a.chosen(group, q).isPresent()) {
+        highest = q;
+        misses = 0;
+      } else {
+        misses++;
+      }
+    }
+    return highest;
   }
 
   /** Writes the client-side cluster config (no service keys) as a properties file. */
