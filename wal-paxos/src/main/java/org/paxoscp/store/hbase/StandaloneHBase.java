@@ -296,6 +296,9 @@ public final class StandaloneHBase {
     cmd.add("-Djava.net.preferIPv4Stack=true");
     cmd.add("-D" + DIR_PROPERTY + "=" + abs);
     cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
+    // The command line's logging file quiets org.apache; a server's log should not be.
+    cmd.add("-Dorg.slf4j.simpleLogger.log.org.apache=info");
+    cmd.add("-Dorg.slf4j.simpleLogger.log.org.paxoscp=info");
     cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
     cmd.add("-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss.SSS");
     cmd.add("-Dorg.slf4j.simpleLogger.logFile=System.out");
