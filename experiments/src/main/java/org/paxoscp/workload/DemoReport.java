@@ -1,5 +1,6 @@
 package org.paxoscp.workload;
 
+import java.awt.Color;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -58,6 +59,10 @@ public final class DemoReport {
         .xAxisTitle("protocol").yAxisTitle("transactions").build();
     chart.getStyler().setStacked(true);
     chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+    // Commits in shades of blue and green (darker = first try), then read-only, aborted, unknown.
+    chart.getStyler().setSeriesColors(new Color[] {new Color(0x1f4e99), new Color(0x3f7fd6),
+        new Color(0x7fb2ee), new Color(0x2e9e6a), new Color(0x9bd39b), new Color(0xd64541),
+        new Color(0x9e9e9e)});
     List<String> labels = runs.stream().map(RunSummary::label).toList();
     for (int round = 0; round <= ROUNDS; round++) {
       final int k = round;
