@@ -53,7 +53,7 @@ public final class ClusterConfig {
     k.put(KEY, "per-cluster authentication key, hex, at least 16 bytes (required)");
     k.put(DC_PREFIX + "<DC>.endpoints", "static host:port list of DC <DC>'s services");
     k.put(DC_PREFIX + "<DC>.hbase.<key>",
-        "DC <DC>'s HBase store settings: any paxoscp.hbase.* key without its prefix");
+        "DC <DC>'s HBase store setting paxoscp.hbase.<key> (e.g. paxoscp.dc.V1.hbase.zk.port)");
     k.put(DISCOVERY_ZK, "ZooKeeper connect string for Curator service discovery (optional)");
     k.put(DISCOVERY_PATH, "ZooKeeper base path for service discovery (default /paxoscp)");
     k.put(MAX_DATAGRAM_BYTES, "largest datagram sent or accepted (default 60000, max 65507)");
