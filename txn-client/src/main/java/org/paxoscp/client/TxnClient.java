@@ -363,9 +363,10 @@ public final class TxnClient implements AutoCloseable {
         return result;
       }
       case ABORTED -> {
-        if (outcome.chosen() == null) {
-          // The proposer gave up for lack of a quorum before any ACCEPT carried the entry at its
-          // last position, every earlier one being decided without it: not in the log.
+        if (outcome.chosen() == null && !outcome.contended()) {
+          // The proposer gave up for lack of a quorum (DCs silent) before any ACCEPT carried the
+          // entry at its last position, every earlier one being decided without it: not in the
+          // log. Giving up against competing proposers is an abort (retryable) instead.
           throw new UnavailableException("commit of " + entry.txnId() + " found no majority: "
               + result.reason(), group, result.position(), homeDc);
         }

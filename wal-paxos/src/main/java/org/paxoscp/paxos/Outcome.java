@@ -11,8 +11,11 @@ import org.paxoscp.wal.LogValue;
  * @param promotions how many times the entry moved to a next position (Paxos-CP)
  * @param chosen the value decided at {@code position}, or null when not known
  * @param reason a human-readable explanation for ABORTED and UNKNOWN
+ * @param contended for a proposer that gave up without learning a chosen value: whether some DC
+ *     refused its ballots (competing proposers) rather than staying silent (DCs down or cut off)
  */
-public record Outcome(Status status, long position, int promotions, LogValue chosen, String reason) {
+public record Outcome(Status status, long position, int promotions, LogValue chosen, String reason,
+    boolean contended) {
 
   public enum Status {
     /** The entry is in the chosen value of {@code position}. */

@@ -70,6 +70,8 @@ public class Proposer {
   private long timerId;
   private long phaseStartedMicros;
   private boolean ownEntryProposedHere;
+  /** Whether some DC refused a ballot at this position (a competing proposer, not silence). */
+  private boolean refusedHere;
   private LogValue proposed;
   private final Map<Integer, PrepareReply> replies = new HashMap<>();
   private final Map<Integer, Boolean> acceptReplies = new HashMap<>();
@@ -176,6 +178,7 @@ public class Proposer {
     attempts = 0;
     highestSeen = Ballot.FAST;
     ownEntryProposedHere = false;
+    refusedHere = false;
     if (entry != null && leaderDc.isPresent()) {
       phase = Phase.GRANT;
       out.add(new Output.Send(leaderDc.getAsInt(), new GrantRequest(group, position,
@@ -220,6 +223,7 @@ public class Proposer {
       return;
     }
     noteBallot(r.promise());
+    refusedHere |= !r.promised();
     // A promise, once given for this ballot, stands: a duplicated or late reply from the same DC
     // (for example a rejection of a duplicated PREPARE) must not take it back, or the quorum the
     // value is chosen from could silently shrink below a majority.
@@ -331,6 +335,7 @@ public class Proposer {
     }
     // As for promises: an acceptance is a fact about this ballot and is never taken back.
     acceptReplies.merge(dc, r.accepted(), Boolean::logicalOr);
+    refusedHere |= !r.accepted();
     int yes = 0;
     for (boolean b : acceptReplies.values()) {
       yes += b ? 1 : 0;
@@ -356,7 +361,9 @@ public class Proposer {
   }
 
   private void giveUp() {
-    String why = "no quorum at position " + position + " after " + attempts + " attempts";
+    String why = "no quorum at position " + position + " after " + attempts + " attempts ("
+        + (refusedHere ? "competing proposers held higher ballots" : "too few DCs answered")
+        + ")";
     if (entry == null || ownEntryProposedHere) {
       // Our entry went out in an ACCEPT here: it may be chosen later by anyone who finishes the
       // instance. Never report ABORTED for it.
@@ -431,7 +438,8 @@ public class Proposer {
 
   private void finish(Outcome.Status status, LogValue chosen, String reason) {
     phase = Phase.DONE;
-    outcome = new Outcome(status, position, promotions, chosen, reason);
+    outcome = new Outcome(status, position, promotions, chosen, reason,
+        chosen == null && refusedHere);
   }
 
   private void noteBallot(Ballot b) {
