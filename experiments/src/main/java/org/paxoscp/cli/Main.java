@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
     description = "Geo-replicated entity-group transactions on HBase with the Paxos-CP commit "
         + "protocol.",
     subcommands = {DemoCommand.class, SimulateCommand.class, HBaseCommand.class, StoreCostCommand.class,
+        FastPathBenchCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

@@ -1,0 +1,359 @@
+package org.paxoscp.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+import org.HdrHistogram.Histogram;
+import org.paxoscp.bench.ClosedLoopThroughput;
+import org.paxoscp.bench.FastPathLatency;
+import org.paxoscp.bench.NearestMajority;
+import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.local.LocalCluster;
+import org.paxoscp.transport.ClusterConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code paxoscp bench-fastpath}: a measurement, not a test. Part 1: the uncontended fast-path
+ * commit latency of one client per setting (home DC), against the emulated round-trip time to
+ * its nearest majority, with the same commits on a cluster without WAN emulation giving the
+ * local (HBase and loopback) cost. Part 2: closed-loop throughput of many clients on one entity
+ * group with disjoint keys, next to 1/RTT of the nearest majority. Prints tables and writes CSV.
+ *
+ * <p>Exit codes: 0 done (whatever the numbers); 1 a checker violation or a failed commit in the
+ * latency part; 2 usage.
+ */
+@Command(name = "bench-fastpath", mixinStandardHelpOptions = true,
+    description = "Measure uncontended fast-path commit latency against the emulated RTT to the "
+        + "nearest majority, and closed-loop throughput on one entity group, on a local cluster.")
+public final class FastPathBenchCommand implements Callable<Integer> {
+
+  @Option(names = "--dcs", defaultValue = "V,O,C", split = ",",
+      description = "DCs (default: ${DEFAULT-VALUE}); names starting with V, O or C take the "
+          + "paper's round-trip times (V-O 90, V-C 90, O-C 20 ms).")
+  List<String> dcs;
+
+  @Option(names = "--store", defaultValue = "hbase",
+      description = "hbase (embedded HBase, default) or memory.")
+  String store;
+
+  @Option(names = "--rtt", split = ",", paramLabel = "A:B=MS",
+      description = "Override the round-trip time of a DC pair, e.g. O:C=40.")
+  List<String> rtt = new ArrayList<>();
+
+  @Option(names = "--jitter", defaultValue = "0",
+      description = "WAN delay jitter as a fraction of the one-way delay (default: "
+          + "${DEFAULT-VALUE}).")
+  double jitter;
+
+  @Option(names = "--homes", defaultValue = "V,O", split = ",",
+      description = "Latency settings: the home DC of the one client, each giving a different "
+          + "nearest-majority RTT (default: ${DEFAULT-VALUE}).")
+  List<String> homes;
+
+  @Option(names = "--access", defaultValue = "both",
+      description = "service (every message through the home DC's service), direct (the home "
+          + "DC's store accessed directly, as in the paper's prototype) or both (default).")
+  String access;
+
+  @Option(names = "--warmup", defaultValue = "20",
+      description = "Unmeasured commits per setting (default: ${DEFAULT-VALUE}).")
+  int warmup;
+
+  @Option(names = "--txns", defaultValue = "200",
+      description = "Measured commits per setting (default: ${DEFAULT-VALUE}).")
+  int txns;
+
+  @Option(names = "--no-local", description = "Skip the no-WAN run that measures local cost.")
+  boolean noLocal;
+
+  @Option(names = "--clients", defaultValue = "16",
+      description = "Throughput: concurrent clients (default: ${DEFAULT-VALUE}; 0 skips).")
+  int clients;
+
+  @Option(names = "--client-dcs", defaultValue = "V,O,C", split = ",",
+      description = "Throughput: client i lives in DC i mod this list (default: "
+          + "${DEFAULT-VALUE}).")
+  List<String> clientDcs;
+
+  @Option(names = "--protocols", defaultValue = "cp,basic", split = ",",
+      description = "Throughput: protocols to run (default: ${DEFAULT-VALUE}).")
+  List<String> protocols;
+
+  @Option(names = "--tput-direct", description = "Throughput: clients access their home "
+      + "DC's store directly.")
+  boolean tputDirect;
+
+  @Option(names = "--tput-warmup", defaultValue = "5",
+      description = "Throughput: warm-up seconds (default: ${DEFAULT-VALUE}).")
+  int tputWarmup;
+
+  @Option(names = "--duration", defaultValue = "20",
+      description = "Throughput: measured seconds (default: ${DEFAULT-VALUE}).")
+  int duration;
+
+  @Option(names = "--out", defaultValue = "./paxoscp-data/bench",
+      description = "Directory for fastpath.csv and throughput.csv (default: ${DEFAULT-VALUE}).")
+  Path out;
+
+  private final PrintStream o = System.out;
+
+  /** One latency row: a setting, its access mode, WAN on or off. */
+  private record Row(boolean wan, FastPathLatency.Result r, long rttMicros) {}
+
+  @Override
+  public Integer call() throws Exception {
+    LocalCluster.StoreKind kind = switch (store) {
+      case "hbase" -> LocalCluster.StoreKind.HBASE;
+      case "memory" -> LocalCluster.StoreKind.MEMORY;
+      default -> throw new picocli.CommandLine.ParameterException(
+          new picocli.CommandLine(this), "--store must be hbase or memory, was " + store);
+    };
+    List<Boolean> modes = switch (access) {
+      case "service" -> List.of(false);
+      case "direct" -> List.of(true);
+      case "both" -> List.of(false, true);
+      default -> throw new picocli.CommandLine.ParameterException(
+          new picocli.CommandLine(this), "--access must be service, direct or both");
+    };
+    for (String h : homes) {
+      if (!dcs.contains(h)) {
+        throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            "--homes: " + h + " is not one of " + dcs);
+      }
+    }
+    ClusterConfig.Wan base = DemoCommand.wan(dcs, rtt, true);
+    ClusterConfig.Wan wan = new ClusterConfig.Wan(true, base.latency(), 0, jitter, 0, 0, Set.of());
+    Map<String, Long> nm = new LinkedHashMap<>();
+    for (String dc : dcs) {
+      nm.put(dc, NearestMajority.rttMicros(wan.latency(), dcs, dc));
+    }
+    o.printf(Locale.ROOT, "bench-fastpath: dcs=%s store=%s wan=%s jitter=%.2f%n", dcs, store,
+        DemoCommand.rttSummary(wan, dcs), jitter);
+    o.printf(Locale.ROOT, "  nearest-majority RTT: %s%n", describeNm(nm));
+    o.printf(Locale.ROOT, "  latency: homes=%s access=%s warm-up=%d measured=%d per setting; "
+        + "throughput: %d clients in %s, %s, %d s after %d s warm-up%n", homes, access, warmup,
+        txns, clients, clientDcs, protocols, duration, tputWarmup);
+    List<Row> rows = new ArrayList<>();
+    int failures = 0;
+    if (!noLocal) {
+      o.println("phase 1: local cost (WAN emulation off)");
+      failures += latencyPhase(kind, ClusterConfig.Wan.off(), modes, nm, false, rows);
+    }
+    o.println("phase 2: WAN emulation on");
+    List<ClosedLoopThroughput.Result> tput = new ArrayList<>();
+    Path dataDir = Files.createTempDirectory("paxoscp-bench-");
+    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, kind, dataDir,
+        wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
+      failures += latency(cluster, modes, nm, true, rows);
+      if (clients > 0) {
+        for (String p : protocols) {
+          CommitProtocol protocol = CommitProtocol.valueOf(p.toUpperCase(Locale.ROOT));
+          o.printf(Locale.ROOT, "  throughput %s: %d clients, %d s warm-up + %d s ...%n", p,
+              clients, tputWarmup, duration);
+          ClosedLoopThroughput.Result t = ClosedLoopThroughput.run(cluster, protocol, clientDcs,
+              clients, tputDirect, "tput-" + p, Duration.ofSeconds(tputWarmup),
+              Duration.ofSeconds(duration));
+          o.printf(Locale.ROOT, "  throughput %s: %.1f txn/s; log %d positions; checker: %s%n",
+              p, t.txnPerSecond(), t.logLength(), t.check().ok() ? "one-copy serializable"
+                  : t.check().summary());
+          tput.add(t);
+        }
+      }
+    } finally {
+      deleteRecursively(dataDir);
+    }
+    o.println();
+    printLatency(rows, nm);
+    if (!tput.isEmpty()) {
+      o.println();
+      printThroughput(tput, nm);
+    }
+    Files.createDirectories(out);
+    Path fp = out.resolve("fastpath.csv");
+    writeLatencyCsv(rows, fp);
+    o.printf("%nWrote %s", fp);
+    if (!tput.isEmpty()) {
+      Path tp = out.resolve("throughput.csv");
+      writeThroughputCsv(tput, nm, tp);
+      o.printf(" and %s", tp);
+    }
+    o.println();
+    boolean safe = tput.stream().allMatch(t -> t.check().ok());
+    return safe && failures == 0 ? 0 : 1;
+  }
+
+  private int latencyPhase(LocalCluster.StoreKind kind, ClusterConfig.Wan w, List<Boolean> modes,
+      Map<String, Long> nm, boolean wanOn, List<Row> rows) throws IOException {
+    Path dataDir = Files.createTempDirectory("paxoscp-bench-local-");
+    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, kind, dataDir,
+        w, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
+      return latency(cluster, modes, nm, wanOn, rows);
+    } finally {
+      deleteRecursively(dataDir);
+    }
+  }
+
+  private int latency(LocalCluster cluster, List<Boolean> modes, Map<String, Long> nm,
+      boolean wanOn, List<Row> rows) {
+    int failures = 0;
+    for (String home : homes) {
+      for (boolean direct : modes) {
+        String group = "fp-" + home + (direct ? "-direct" : "-service");
+        FastPathLatency.Result r = FastPathLatency.run(cluster, home, direct, group, warmup, txns);
+        rows.add(new Row(wanOn, r, nm.get(home)));
+        failures += r.failed();
+        o.printf(Locale.ROOT, "  %s %-7s begin p50 %6.2f ms, commit p50 %6.2f ms, fast path "
+                + "%d/%d%s%n", home, direct ? "direct" : "service", p50(r.beginMicros()),
+            p50(r.commitMicros()), r.fastPath(), r.measured(),
+            r.failed() > 0 ? ", " + r.failed() + " FAILED" : "");
+      }
+    }
+    return failures;
+  }
+
+  private void printLatency(List<Row> rows, Map<String, Long> nm) {
+    o.println("Uncontended commit latency (ms); ratio = commit p50 / nearest-majority RTT; "
+        + "ratio-local = (commit p50 - local commit p50) / RTT");
+    o.printf(Locale.ROOT, "%-5s %-8s %-4s %7s %9s %9s %9s %9s %9s %9s %9s %7s %11s%n", "home",
+        "access", "wan", "RTT", "fast", "begin50", "commit50", "commit90", "commit99", "mean",
+        "local50", "ratio", "ratio-local");
+    for (Row row : rows) {
+      FastPathLatency.Result r = row.r();
+      Histogram c = r.commitMicros();
+      double local = localP50(rows, r);
+      double rttMs = row.rttMicros() / 1000.0;
+      o.printf(Locale.ROOT, "%-5s %-8s %-4s %7.1f %9s %9.2f %9.2f %9.2f %9.2f %9.2f %9s %7s %11s%n",
+          r.home(), r.direct() ? "direct" : "service", row.wan() ? "on" : "off",
+          row.wan() ? rttMs : 0.0, r.fastPath() + "/" + r.measured(), p50(r.beginMicros()),
+          p50(c), pct(c, 90), pct(c, 99), c.getMean() / 1000.0,
+          row.wan() && !Double.isNaN(local) ? fmt(local) : "-",
+          row.wan() ? fmt(p50(c) / rttMs) : "-",
+          row.wan() && !Double.isNaN(local) ? fmt((p50(c) - local) / rttMs) : "-");
+    }
+    o.println("Request-to-reply p50 (ms) of the protocol messages the client sent over the "
+        + "network (WAN on):");
+    for (Row row : rows) {
+      if (!row.wan()) {
+        continue;
+      }
+      List<String> parts = new ArrayList<>();
+      row.r().replyMicros().forEach((k, h) -> parts.add(String.format(Locale.ROOT, "%s %.2f",
+          k, h.getValueAtPercentile(50) / 1000.0)));
+      o.printf(Locale.ROOT, "  %s %-7s %s%n", row.r().home(),
+          row.r().direct() ? "direct" : "service", String.join(", ", parts));
+    }
+  }
+
+  private void printThroughput(List<ClosedLoopThroughput.Result> tput, Map<String, Long> nm) {
+    o.printf(Locale.ROOT, "Closed-loop throughput, one entity group, %d clients in %s (client i "
+        + "in DC i mod %d), disjoint keys, %s access%n", clients, clientDcs, clientDcs.size(),
+        tputDirect ? "direct" : "service");
+    o.printf(Locale.ROOT, "  1/RTT of the nearest majority: %s%n", describeNm(
+        nm.entrySet().stream().filter(e -> clientDcs.contains(e.getKey()))
+            .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue,
+                (a, b) -> a, LinkedHashMap::new))));
+    o.printf(Locale.ROOT, "%-6s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %s%n", "proto",
+        "txn/s", "commits", "abort", "unknwn", "unavl", "promo", "combined", "pos/s",
+        "ent/pos", "commit50", "commit99", "noops", "checker");
+    for (ClosedLoopThroughput.Result t : tput) {
+      o.printf(Locale.ROOT, "%-6s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %s%n",
+          t.protocol().name().toLowerCase(Locale.ROOT), t.txnPerSecond(), t.committed(),
+          t.aborted(), t.unknown(), t.unavailable(), t.promotions(), t.combinedCommits(),
+          t.positionsPerSecond(), t.entriesPerPosition(), p50(t.commitMicros()),
+          pct(t.commitMicros(), 99), t.noops(), t.check().ok() ? "ok" : "VIOLATION");
+    }
+  }
+
+  private void writeLatencyCsv(List<Row> rows, Path file) throws IOException {
+    try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8))) {
+      w.println("home,access,wan,nearest_majority_rtt_ms,measured,fast_path,failed,begin_p50_ms,"
+          + "commit_p50_ms,commit_p90_ms,commit_p99_ms,commit_mean_ms,local_commit_p50_ms,ratio,"
+          + "ratio_minus_local");
+      for (Row row : rows) {
+        FastPathLatency.Result r = row.r();
+        Histogram c = r.commitMicros();
+        double local = localP50(rows, r);
+        double rttMs = row.wan() ? row.rttMicros() / 1000.0 : 0;
+        w.printf(Locale.ROOT, "%s,%s,%s,%.1f,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%s,%s%n",
+            r.home(), r.direct() ? "direct" : "service", row.wan() ? "on" : "off", rttMs,
+            r.measured(), r.fastPath(), r.failed(), p50(r.beginMicros()), p50(c), pct(c, 90),
+            pct(c, 99), c.getMean() / 1000.0, row.wan() && !Double.isNaN(local) ? fmt(local) : "",
+            row.wan() ? fmt(p50(c) / rttMs) : "",
+            row.wan() && !Double.isNaN(local) ? fmt((p50(c) - local) / rttMs) : "");
+      }
+    }
+  }
+
+  private void writeThroughputCsv(List<ClosedLoopThroughput.Result> tput, Map<String, Long> nm,
+      Path file) throws IOException {
+    long best = clientDcs.stream().mapToLong(nm::get).min().orElse(0);
+    long worst = clientDcs.stream().mapToLong(nm::get).max().orElse(0);
+    try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8))) {
+      w.println("protocol,clients,client_dcs,access,seconds,txn_per_s,committed,aborted,unknown,"
+          + "unavailable,promotions,combined,positions_per_s,entries_per_position,prepares,"
+          + "commit_p50_ms,commit_p99_ms,log_length,noops,checker,nearest_majority_rtt_min_ms,"
+          + "nearest_majority_rtt_max_ms,inv_rtt_min_per_s,inv_rtt_max_per_s");
+      for (ClosedLoopThroughput.Result t : tput) {
+        w.printf(Locale.ROOT, "%s,%d,%s,%s,%.1f,%.2f,%d,%d,%d,%d,%d,%d,%.2f,%.3f,%d,%.3f,%.3f,"
+                + "%d,%d,%s,%.1f,%.1f,%.2f,%.2f%n", t.protocol().name().toLowerCase(Locale.ROOT),
+            t.clients(), String.join("+", clientDcs), tputDirect ? "direct" : "service",
+            t.seconds(), t.txnPerSecond(), t.committed(), t.aborted(), t.unknown(),
+            t.unavailable(), t.promotions(), t.combinedCommits(), t.positionsPerSecond(),
+            t.entriesPerPosition(), t.prepares(), p50(t.commitMicros()), pct(t.commitMicros(), 99),
+            t.logLength(), t.noops(), t.check().ok() ? "ok" : "violation", best / 1000.0,
+            worst / 1000.0, best == 0 ? 0 : 1e6 / best, worst == 0 ? 0 : 1e6 / worst);
+      }
+    }
+  }
+
+  /** The no-WAN commit p50 of the same home and access, NaN if not measured. */
+  private static double localP50(List<Row> rows, FastPathLatency.Result r) {
+    return rows.stream().filter(x -> !x.wan() && x.r().home().equals(r.home())
+            && x.r().direct() == r.direct())
+        .mapToDouble(x -> p50(x.r().commitMicros())).findFirst().orElse(Double.NaN);
+  }
+
+  private static String describeNm(Map<String, Long> nm) {
+    List<String> parts = new ArrayList<>();
+    nm.forEach((dc, us) -> parts.add(String.format(Locale.ROOT, "%s %.1f ms (1/RTT %.1f/s)", dc,
+        us / 1000.0, us == 0 ? Double.POSITIVE_INFINITY : 1e6 / us)));
+    return String.join(", ", parts);
+  }
+
+  private static double p50(Histogram h) {
+    return pct(h, 50);
+  }
+
+  private static double pct(Histogram h, double p) {
+    return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(p) / 1000.0;
+  }
+
+  private static String fmt(double v) {
+    return String.format(Locale.ROOT, "%.3f", v);
+  }
+
+  private static void deleteRecursively(Path dir) throws IOException {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(dir)) {
+      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}
