@@ -88,6 +88,13 @@ public final class UdpTransport implements Transport {
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final AtomicLong nextRequestId = new AtomicLong(ThreadLocalRandom.current().nextLong());
   private final AtomicBoolean closed = new AtomicBoolean();
+  /**
+   * Datagrams the WAN emulation holds back (scheduled, not yet written). {@link #close()} lets
+   * them go out: a one-way message sent just before close (a client's last APPLY) must not be
+   * lost to the emulation when it would not be lost on a real network.
+   */
+  private final Object delayedLock = new Object();
+  private int delayedSends;
   private final DropLog drops;
   private final AtomicLong rejectedRequests = new AtomicLong();
   private final AtomicLong lastRejectLogNanos = new AtomicLong();
@@ -311,7 +318,8 @@ public final class UdpTransport implements Transport {
 
   /**
    * Idempotent. Fails pending requests with {@link TransportClosedException}, stops the workers
-   * (letting running handlers finish, at most 5 s) and the I/O thread. Does not close the
+   * (letting running handlers finish, at most 5 s), lets datagrams the WAN emulation still holds
+   * back go out (at most 5 s more; they were sent before close), and stops the I/O thread. Does not close the
    * {@link Endpoints}.
    */
   @Override
@@ -338,6 +346,7 @@ public final class UdpTransport implements Transport {
         Thread.currentThread().interrupt();
       }
     }
+    awaitDelayedSends();
     channel.close();
     shutdownQuietly();
   }
@@ -383,10 +392,54 @@ public final class UdpTransport implements Transport {
         write(bytes, to);
         continue;
       }
+      synchronized (delayedLock) {
+        delayedSends++;
+      }
       try {
-        channel.eventLoop().schedule(() -> write(bytes, to), delay, TimeUnit.MICROSECONDS);
+        channel.eventLoop().schedule(() -> {
+          try {
+            write(bytes, to);
+          } finally {
+            delayedSendDone();
+          }
+        }, delay, TimeUnit.MICROSECONDS);
       } catch (RejectedExecutionException e) {
+        delayedSendDone();
         return; // closed meanwhile: as if lost
+      }
+    }
+  }
+
+  private void delayedSendDone() {
+    synchronized (delayedLock) {
+      delayedSends--;
+      delayedLock.notifyAll();
+    }
+  }
+
+  /**
+   * Waits (at most {@code CLOSE_WAIT_SECONDS}) until the datagrams the WAN emulation holds back
+   * are written; not on the I/O thread, which writes them.
+   */
+  private void awaitDelayedSends() {
+    if (channel.eventLoop().inEventLoop()) {
+      return;
+    }
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
+    synchronized (delayedLock) {
+      while (delayedSends > 0) {
+        long left = end - System.nanoTime();
+        if (left <= 0) {
+          LOG.warn("transport of {}: {} delayed datagrams still unsent after {} s, dropping them",
+              localDc, delayedSends, CLOSE_WAIT_SECONDS);
+          return;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(delayedLock, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
       }
     }
   }

@@ -340,6 +340,21 @@ class UdpTransportIT {
   }
 
   @Test
+  void closeLetsOneWaySendsHeldByTheWanEmulationGoOut() throws Exception {
+    // A client's last APPLY is sent just before it closes; under WAN emulation it is still
+    // scheduled when close() runs, and losing it leaves a chosen position unknown to every DC.
+    ClusterConfig cfg = config(wan(400_000, 0, 0));
+    CountingHandler h = new CountingHandler();
+    UdpTransport service = service(cfg, h);
+    UdpTransport client = client(cfg, service.boundAddress());
+    client.send("O1", new Message.Paxos(new PaxosMessage.Apply("g", 3, LogValue.NOOP)));
+    long t0 = System.nanoTime();
+    client.close();
+    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "close waited too long");
+    until("the APPLY sent before close to be handled", () -> h.calls.get() == 1);
+  }
+
+  @Test
   void closeFailsPendingRequestsAndIsIdempotent() throws Exception {
     ClusterConfig cfg = config(ClusterConfig.Wan.off());
     DatagramSocket peer = silentPeer();

@@ -1,0 +1,409 @@
+package org.paxoscp.local;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.paxoscp.check.CheckResult;
+import org.paxoscp.check.SerializabilityChecker;
+import org.paxoscp.check.TxnRecord;
+import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.client.CommitResult;
+import org.paxoscp.client.OutcomeUnknownException;
+import org.paxoscp.client.Transaction;
+import org.paxoscp.client.TransactionAbortedException;
+import org.paxoscp.client.TransactionException;
+import org.paxoscp.client.TxnClient;
+import org.paxoscp.client.UnavailableException;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.sim.Latency;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Mutation;
+import org.paxoscp.workload.WorkloadRunner;
+import org.paxoscp.workload.WorkloadSpec;
+
+/**
+ * The whole system on one machine: three DCs (V1, V2, V3) on real embedded HBase, one UDP
+ * Transaction Service per DC on loopback, the paper's 1.5 ms round trip between V DCs, and real
+ * {@link TxnClient}s. Every scenario ends with every running DC caught up ({@link
+ * LocalCluster#catchUpAll}) and is judged by the {@link SerializabilityChecker} over all DCs' logs
+ * (R1: no two DCs differ at a position) and the clients' history; each DC must moreover hold
+ * the whole log.
+ *
+ * <p>The cluster starts once for the class (HBase takes seconds); each test uses an entity group
+ * of its own and leaves every service running.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class LocalClusterIT {
+  private static final List<String> DCS = List.of("V1", "V2", "V3");
+  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(1);
+  private static final Duration CATCH_UP = Duration.ofSeconds(20);
+
+  private static Path dataDir;
+  private static LocalCluster cluster;
+
+  @BeforeAll
+  static void startCluster() throws IOException {
+    dataDir = Files.createTempDirectory("paxoscp-it-");
+    ClusterConfig.Wan wan = new ClusterConfig.Wan(true, Latency.paperRegions(), 0, 0.1, 0, 0,
+        Set.of());
+    cluster = LocalCluster.start(new LocalCluster.Options(DCS, LocalCluster.StoreKind.HBASE,
+        dataDir, wan, REQUEST_TIMEOUT, 16), line -> System.out.println("[cluster] " + line));
+  }
+
+  @AfterAll
+  static void stopCluster() throws IOException {
+    if (cluster != null) {
+      cluster.close();
+    }
+    if (dataDir != null) {
+      try (Stream<Path> s = Files.walk(dataDir)) {
+        for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(p);
+        }
+      }
+    }
+  }
+
+  /** Transports the test's clients were given (a client does not close a supplied one). */
+  private final List<UdpTransport> transports = new ArrayList<>();
+
+  /** Whatever a test stopped, the next one finds every service running. */
+  @AfterEach
+  void restartStopped() {
+    transports.forEach(UdpTransport::close);
+    for (String dc : DCS) {
+      if (!cluster.isRunning(dc)) {
+        cluster.startService(dc);
+      }
+    }
+  }
+
+  // ---- 1. contention ------------------------------------------------------------------------
+
+  @Test
+  void basicPaxosUnderContentionIsSerializable() throws Exception {
+    WorkloadRunner.Result r = runWorkload(contended("contention-basic", 11),
+        CommitProtocol.BASIC);
+    judge("contention-basic", r.history());
+    assertTrue(committed(r) >= 5, "basic Paxos committed only " + committed(r) + ": " + r);
+  }
+
+  @Test
+  void paxosCpUnderContentionIsSerializableAndPromotes() throws Exception {
+    WorkloadRunner.Result r = runWorkload(contended("contention-cp", 12), CommitProtocol.CP);
+    judge("contention-cp", r.history());
+    assertTrue(committed(r) >= 10, "Paxos-CP committed only " + committed(r) + ": " + r);
+    int promotedOrCombined = r.combined();
+    for (Map.Entry<Integer, Integer> e : r.commitsByRound().entrySet()) {
+      if (e.getKey() > 0) {
+        promotedOrCombined += e.getValue();
+      }
+    }
+    assertTrue(promotedOrCombined >= 1, "no commit of Paxos-CP was promoted or combined under "
+        + "contention: " + r.commitsByRound());
+  }
+
+  /** Six clients, two per DC, on 20 attributes: many transactions race for each position. */
+  private static WorkloadSpec contended(String group, long seed) {
+    return new WorkloadSpec(group, DCS, 6, 20, 4, 0.5, 10, 50, Duration.ofMillis(2), seed);
+  }
+
+  // ---- 2. a non-home DC's service stops mid-run --------------------------------------------
+
+  @Test
+  void commitsContinueWhileOneDcIsDownAndItCatchesUpAfterRestart() throws Exception {
+    String group = "one-dc-down";
+    // Clients live in V1 and V2; V3 is stopped once a third of the transactions are done.
+    WorkloadSpec spec = new WorkloadSpec(group, List.of("V1", "V2"), 4, 50, 4, 0.5, 12, 50,
+        Duration.ofMillis(2), 21);
+    AtomicInteger finished = new AtomicInteger();
+    CompletableFuture<WorkloadRunner.Result> run = CompletableFuture.supplyAsync(() -> {
+      try {
+        return WorkloadRunner.run(spec, home -> cluster.client(home, CommitProtocol.CP),
+            finished::set);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    });
+    poll("a third of the transactions to finish", Duration.ofSeconds(40),
+        () -> finished.get() >= spec.totalTxns() / 3 || run.isDone());
+    cluster.stopService("V3");
+    WorkloadRunner.Result r = run.get(60, TimeUnit.SECONDS);
+    System.out.println(describe(spec, CommitProtocol.CP, r));
+
+    // V3's store only changes through V3's service: what it lacks was chosen after it stopped.
+    long seenByV3 = lastPosition(cluster.logs(group, 10_000).get("V3"));
+    long afterStop = r.history().stream()
+        .filter(t -> t.status() == TxnRecord.Status.COMMITTED && t.commitPosition() > seenByV3)
+        .count();
+    assertTrue(afterStop >= 5, "only " + afterStop + " commits after V3 stopped (V3 knew up to "
+        + seenByV3 + "): " + r);
+
+    cluster.startService("V3");
+    long upTo = judge(group, r.history());
+    assertTrue(upTo > seenByV3, "V3 had nothing to catch up");
+    assertTrue(new LogApplier(cluster.store("V3")).appliedWatermark(group) >= upTo,
+        "V3 did not apply the positions it missed");
+  }
+
+  // ---- 3. the home DC's service is down ------------------------------------------------------
+
+  @Test
+  void clientsFailOverWhenTheirHomeDcIsDown() throws Exception {
+    String group = "home-down";
+    cluster.stopService("V1");
+    for (CommitProtocol p : List.of(CommitProtocol.BASIC, CommitProtocol.CP)) {
+      WorkloadSpec spec = new WorkloadSpec(group, List.of("V1"), 2, 50, 4, 0.5, 5, 50,
+          Duration.ofMillis(1), p == CommitProtocol.BASIC ? 31 : 32);
+      WorkloadRunner.Result r = runWorkload(spec, p);
+      assertEquals(0, r.unavailable(), p + ": begin or a read found no DC: " + r);
+      assertTrue(committed(r) >= 4, p + ": only " + committed(r) + " commits with the home DC "
+          + "down: " + r);
+      history.addAll(r.history());
+    }
+    cluster.startService("V1");
+    judge(group, history);
+  }
+
+  // ---- 4. a majority of DCs is down ----------------------------------------------------------
+
+  @Test
+  void noMajorityMeansNoCommitAndAClearError() throws Exception {
+    String group = "majority-down";
+    // The session of a client at home in V2 is ahead of V1: V1 misses its commit.
+    try (TxnClient v2 = staticClient("V2", CommitProtocol.CP);
+        TxnClient v1 = staticClient("V1", CommitProtocol.CP)) {
+      cluster.stopService("V1");
+      Outcome first = runTxn(v2, group, "v2", List.of("x"), Map.of("x", "1"));
+      assertEquals(TxnRecord.Status.COMMITTED, first.status, "commit with V2, V3 up: " + first);
+      cluster.startService("V1");
+      cluster.stopService("V2");
+      cluster.stopService("V3");
+
+      // Only V1 runs. Its own client begins and reads there, but its commit cannot be chosen.
+      long t0 = System.nanoTime();
+      Outcome stuck = runTxn(v1, group, "v1", List.of("y"), Map.of("y", "lonely"));
+      Duration took = Duration.ofNanos(System.nanoTime() - t0);
+      assertTrue(stuck.error != null, "a commit with one DC of three running: " + stuck);
+      assertTrue(!(stuck.error instanceof TransactionAbortedException)
+          || stuck.status == TxnRecord.Status.ABORTED, stuck.toString());
+      assertTrue(took.compareTo(Duration.ofSeconds(20)) < 0, "the commit took " + took);
+      assertErrorNames(stuck.error, group);
+      System.out.println("[no majority] commit after " + took.toMillis() + " ms: " + stuck.error);
+
+      // The V2 client's session is at a position only V2 and V3 know: V1 cannot serve it, and
+      // must not serve an older snapshot either.
+      t0 = System.nanoTime();
+      try {
+        v2.begin(group);
+        fail("begin served a read position below the session's own commit");
+      } catch (UnavailableException e) {
+        took = Duration.ofNanos(System.nanoTime() - t0);
+        assertTrue(took.compareTo(Duration.ofSeconds(20)) < 0, "begin took " + took);
+        assertErrorNames(e, group);
+        System.out.println("[no majority] begin after " + took.toMillis() + " ms: " + e);
+      }
+
+      cluster.startService("V2");
+      cluster.startService("V3");
+      // V1 may still offer a stale read position (it missed position 1): that transaction
+      // aborts, and a retry, reading at the position its abort taught V1, commits.
+      Outcome after = runTxn(v1, group, "v1", List.of("x", "y"), Map.of("z", "after"));
+      for (int attempt = 1; attempt < 5 && after.status != TxnRecord.Status.COMMITTED;
+          attempt++) {
+        after = runTxn(v1, group, "v1", List.of("x", "y"), Map.of("z", "after"));
+      }
+      assertEquals(TxnRecord.Status.COMMITTED, after.status,
+          "commit once the majority is back: " + after);
+    }
+    judge(group, history);
+  }
+
+  private static void assertErrorNames(Throwable e, String group) {
+    String m = String.valueOf(e.getMessage());
+    assertTrue(m.contains("group=" + group), "the error does not name the group: " + m);
+    assertTrue(m.contains("dc="), "the error does not name a DC: " + m);
+    if (e instanceof TransactionException t) {
+      assertEquals(group, t.group());
+      assertTrue(t.dc().isPresent(), "no DC in " + m);
+    }
+  }
+
+  // ---- 5. read-your-writes across a lagging DC -----------------------------------------------
+
+  @Test
+  void aClientReadsItsOwnWriteFromItsLaggingHomeDc() throws Exception {
+    String group = "read-your-writes";
+    try (TxnClient c = staticClient("V3", CommitProtocol.CP)) {
+      Outcome seed = runTxn(c, group, "c", List.of(), Map.of("k", "v0"));
+      assertEquals(TxnRecord.Status.COMMITTED, seed.status, seed.toString());
+
+      cluster.stopService("V3");
+      // Fails over to V1 for begin and reads; V1 and V2 choose the entry; V3 misses it.
+      Outcome write = runTxn(c, group, "c", List.of("k"), Map.of("k", "v1"));
+      assertEquals(TxnRecord.Status.COMMITTED, write.status, write.toString());
+      long v3Applied = new LogApplier(cluster.store("V3")).appliedWatermark(group);
+      assertTrue(v3Applied < write.position,
+          "V3 applied " + v3Applied + " although it was down at " + write.position);
+
+      cluster.startService("V3");
+      Transaction t = c.begin(group);
+      assertTrue(t.readPosition() >= write.position,
+          "read position " + t.readPosition() + " is below the client's commit at "
+              + write.position);
+      assertEquals(Optional.of("v1"), t.getString("k"));
+      history.add(new TxnRecord(t.txnId(), "c", TxnRecord.Status.COMMITTED, t.readPosition(),
+          Map.of("k", Optional.of("v1".getBytes(StandardCharsets.UTF_8))), new TreeMap<>(), -1));
+      t.commit();
+      // The home DC served it, after catching up.
+      assertTrue(new LogApplier(cluster.store("V3")).appliedWatermark(group) >= write.position,
+          "V3 did not catch up to " + write.position);
+    }
+    judge(group, history);
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------
+
+  private final List<TxnRecord> history = Collections.synchronizedList(new ArrayList<>());
+
+  private static WorkloadRunner.Result runWorkload(WorkloadSpec spec, CommitProtocol p)
+      throws InterruptedException {
+    WorkloadRunner.Result r = WorkloadRunner.run(spec, home -> cluster.client(home, p), n -> { });
+    System.out.println(describe(spec, p, r));
+    return r;
+  }
+
+  private static String describe(WorkloadSpec spec, CommitProtocol p, WorkloadRunner.Result r) {
+    return String.format(java.util.Locale.ROOT, "[workload] %s %s seed=%d: committed by "
+            + "promotions %s, combined %d, read-only %d, aborted %d, unknown %d, unavailable %d, "
+            + "%.1f s", spec.group(), p, spec.seed(), r.commitsByRound(), r.combined(),
+        r.readOnly(), r.aborted(), r.unknown(), r.unavailable(), r.seconds());
+  }
+
+  private static int committed(WorkloadRunner.Result r) {
+    return r.commitsByRound().values().stream().mapToInt(Integer::intValue).sum();
+  }
+
+  /**
+   * A client on the static endpoints of the config (no discovery): a stopped service's port is
+   * silent, a restarted one answers at once, so which DC serves a request does not depend on
+   * how fast discovery notices.
+   */
+  private TxnClient staticClient(String home, CommitProtocol p) {
+    UdpTransport t = UdpTransport.builder(cluster.config(), home).build();
+    transports.add(t);
+    return TxnClient.builder(cluster.config(), home, p).transport(t).build();
+  }
+
+  /** What one hand-run transaction ended as. */
+  private record Outcome(TxnRecord.Status status, long position, Throwable error) {}
+
+  /**
+   * Begins, reads {@code reads}, writes {@code writes} and commits, recording what was observed
+   * in {@link #history}; a begin that fails leaves no record.
+   */
+  private Outcome runTxn(TxnClient c, String group, String client, List<String> reads,
+      Map<String, String> writes) {
+    Transaction t;
+    try {
+      t = c.begin(group);
+    } catch (UnavailableException e) {
+      return new Outcome(null, -1, e);
+    }
+    Map<String, Optional<byte[]>> observed = new LinkedHashMap<>();
+    SortedMap<String, Mutation> buffered = new TreeMap<>();
+    try {
+      for (String k : reads) {
+        observed.put(k, t.get(k));
+      }
+    } catch (UnavailableException e) {
+      return new Outcome(null, -1, e);
+    }
+    writes.forEach((k, v) -> {
+      t.put(k, v);
+      buffered.put(k, Mutation.put(v.getBytes(StandardCharsets.UTF_8)));
+    });
+    TxnRecord.Status status;
+    long position = -1;
+    Throwable error = null;
+    try {
+      CommitResult r = t.commit();
+      status = TxnRecord.Status.COMMITTED;
+      position = buffered.isEmpty() ? -1 : r.position();
+    } catch (TransactionAbortedException | UnavailableException e) {
+      status = TxnRecord.Status.ABORTED;
+      error = e;
+    } catch (OutcomeUnknownException e) {
+      status = TxnRecord.Status.UNKNOWN;
+      error = e;
+    }
+    history.add(new TxnRecord(t.txnId(), client, status, t.readPosition(), observed, buffered,
+        position));
+    return new Outcome(status, position, error);
+  }
+
+  /**
+   * Catches every DC up, asserts that each holds the whole log, and runs the checker over all
+   * logs and {@code records}.
+   *
+   * @return the log's length
+   */
+  private static long judge(String group, List<TxnRecord> records) {
+    long upTo = cluster.catchUpAll(group, CATCH_UP);
+    Map<String, SortedMap<Long, LogValue>> logs = cluster.logs(group, upTo);
+    for (Map.Entry<String, SortedMap<Long, LogValue>> e : logs.entrySet()) {
+      assertEquals(upTo, e.getValue().size(),
+          "DC " + e.getKey() + " holds positions " + e.getValue().keySet() + " of 1.." + upTo);
+    }
+    CheckResult check = SerializabilityChecker.check(logs, List.copyOf(records));
+    assertTrue(check.ok(), "group " + group + ": " + check);
+    return upTo;
+  }
+
+  private static long lastPosition(SortedMap<Long, LogValue> log) {
+    return log.isEmpty() ? 0 : log.lastKey();
+  }
+
+  private static void poll(String what, Duration timeout, BooleanSupplier condition) {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+    }
+  }
+}
