@@ -75,6 +75,11 @@ public final class ShellCommand implements Callable<Integer> {
       description = "Commit protocol: cp (Paxos-CP, default) or basic (basic Paxos).")
   String protocolName;
 
+  @Option(names = "--verbose",
+      description = "Log the client's start-up and progress on stderr (default: warnings "
+          + "only, so that the log does not interleave with the prompt).")
+  boolean verbose;
+
   private final InputStream in;
   private final boolean interactive;
 
@@ -92,6 +97,11 @@ public final class ShellCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
+    if (!verbose) {
+      // slf4j-simple reads its levels once, when the first logger is made: here, before the
+      // client exists. A system property overrides simplelogger.properties.
+      System.setProperty("org.slf4j.simpleLogger.log.org.paxoscp", "warn");
+    }
     ClusterConfig cluster;
     CommitProtocol protocol;
     String home;
