@@ -17,7 +17,6 @@ import org.paxoscp.check.CheckResult;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
-import org.paxoscp.sim.Latency;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.workload.DemoReport;
@@ -101,13 +100,13 @@ public final class DemoCommand implements Callable<Integer> {
       default -> throw new picocli.CommandLine.ParameterException(
           new picocli.CommandLine(this), "--store must be hbase or memory, was " + store);
     };
-    ClusterConfig.Wan wan = wan(dcs, rtt, !noWan);
+    ClusterConfig.Wan wan = WanOptions.wan(dcs, rtt, !noWan);
     WorkloadSpec base = new WorkloadSpec("demo", dcs, clients, attributes, ops, readFraction,
         txnsPerClient, rate, Duration.ofMillis(opMs), seed);
     o.printf(Locale.ROOT, "demo: dcs=%s store=%s wan=%s clients=%d txns=%d per protocol "
             + "attributes=%d ops=%d reads=%.0f%% rate=%.1f/s per client op=%d ms%n",
-        dcs, store, noWan ? "off" : rttSummary(wan, dcs), clients, base.totalTxns(), attributes,
-        ops, readFraction * 100, rate, opMs);
+        dcs, store, noWan ? "off" : WanOptions.rttSummary(wan, dcs), clients, base.totalTxns(),
+        attributes, ops, readFraction * 100, rate, opMs);
     Path dataDir = Files.createTempDirectory("paxoscp-demo-");
     List<RunSummary> rows = new ArrayList<>();
     boolean safe = true;
@@ -156,34 +155,6 @@ public final class DemoCommand implements Callable<Integer> {
   private static double millis(WorkloadRunner.Result r, double percentile) {
     return r.commitLatencyMicros().getTotalCount() == 0 ? Double.NaN
         : r.commitLatencyMicros().getValueAtPercentile(percentile) / 1000.0;
-  }
-
-  /** The paper's regions, with {@code A:B=ms} overrides. */
-  static ClusterConfig.Wan wan(List<String> dcs, List<String> overrides, boolean enabled) {
-    Latency latency = Latency.paperRegions();
-    for (String o : overrides) {
-      String[] kv = o.split("=");
-      String[] pair = kv[0].split(":");
-      if (kv.length != 2 || pair.length != 2) {
-        throw new IllegalArgumentException("--rtt expects A:B=MS, was " + o);
-      }
-      latency = latency.withPair(pair[0], pair[1], Math.round(Double.parseDouble(kv[1]) * 1000));
-    }
-    if (enabled) {
-      latency.validate(dcs);
-    }
-    return new ClusterConfig.Wan(enabled, latency, 0, 0.1, 0, 0, java.util.Set.of());
-  }
-
-  static String rttSummary(ClusterConfig.Wan wan, List<String> dcs) {
-    List<String> parts = new ArrayList<>();
-    for (int i = 0; i < dcs.size(); i++) {
-      for (int j = i + 1; j < dcs.size(); j++) {
-        parts.add(String.format(Locale.ROOT, "%s-%s %.1fms", dcs.get(i), dcs.get(j),
-            wan.latency().rttMicros(dcs.get(i), dcs.get(j)) / 1000.0));
-      }
-    }
-    return String.join(" ", parts);
   }
 
   private static void deleteRecursively(Path dir) throws IOException {

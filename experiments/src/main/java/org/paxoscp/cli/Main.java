@@ -10,8 +10,9 @@ import picocli.CommandLine.Command;
     versionProvider = Main.Version.class,
     description = "Geo-replicated entity-group transactions on HBase with the Paxos-CP commit "
         + "protocol.",
-    subcommands = {DemoCommand.class, SimulateCommand.class, HBaseCommand.class, StoreCostCommand.class,
-        FastPathBenchCommand.class,
+    subcommands = {DemoCommand.class, ClusterCommand.class, ShellCommand.class,
+        ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
+        HBaseCommand.class, StoreCostCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

@@ -1,0 +1,182 @@
+package org.paxoscp.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.paxoscp.local.LocalCluster;
+import org.paxoscp.transport.ClusterConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code paxoscp cluster}: starts a local multi-DC cluster ({@link LocalCluster}: embedded
+ * ZooKeeper, embedded HBase or in-memory stores, one UDP Transaction Service per DC, loopback
+ * only, the paper's emulated round-trip times unless {@code --no-wan}), writes the client
+ * configuration to {@code <dir>/cluster.properties}, prints how to connect, and runs until
+ * interrupted (Ctrl-C or SIGTERM close it cleanly). With HBase the data lives under {@code --dir}
+ * and a later run on the same directory reopens it.
+ *
+ * <p>Exit codes: 0 stopped cleanly; 1 the cluster failed to start; 2 usage.
+ */
+@Command(name = "cluster", mixinStandardHelpOptions = true,
+    description = "Run a local multi-DC cluster (embedded HBase, one UDP Transaction Service per "
+        + "DC, emulated WAN, loopback only) until interrupted; connect to it with `shell`.")
+public final class ClusterCommand implements Callable<Integer> {
+
+  /** The name of the client configuration file under {@code --dir}. */
+  static final String CONFIG_FILE = "cluster.properties";
+
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--dcs", defaultValue = "V1,V2,O", split = ",",
+      description = "DCs (default: ${DEFAULT-VALUE}); names starting with V, O or C take the "
+          + "paper's round-trip times.")
+  List<String> dcs;
+
+  @Option(names = "--store", defaultValue = "hbase",
+      description = "hbase (embedded HBase, default) or memory (data lost on exit).")
+  String store;
+
+  @Option(names = "--dir", defaultValue = "./paxoscp-data/cluster",
+      description = "Directory for " + CONFIG_FILE + " and the HBase and ZooKeeper data "
+          + "(default: ${DEFAULT-VALUE}).")
+  Path dir;
+
+  @Option(names = "--no-wan", description = "Do not emulate WAN delays between DCs.")
+  boolean noWan;
+
+  @Option(names = "--rtt", split = ",", paramLabel = "A:B=MS",
+      description = "Override the round-trip time of a DC pair, e.g. V1:O=80.")
+  List<String> rtt = new ArrayList<>();
+
+  @Option(names = "--request-timeout-ms", defaultValue = "2000",
+      description = "The protocol's phase and request timeout (default: ${DEFAULT-VALUE}).")
+  long requestTimeoutMs;
+
+  @Option(names = "--threads", defaultValue = "16",
+      description = "Worker threads per service (default: ${DEFAULT-VALUE}).")
+  int threads;
+
+  private volatile Foreground foreground;
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    LocalCluster.StoreKind kind;
+    ClusterConfig.Wan wan;
+    try {
+      kind = storeKind(store);
+      if (requestTimeoutMs <= 0 || threads <= 0) {
+        throw new IllegalArgumentException("--request-timeout-ms and --threads must be positive");
+      }
+      wan = WanOptions.wan(dcs, rtt, !noWan);
+    } catch (IllegalArgumentException e) {
+      err.println("cluster: " + e.getMessage());
+      return 2;
+    }
+    Path config = dir.resolve(CONFIG_FILE);
+    out.printf("cluster: DCs %s, store %s, WAN %s, data in %s%n", dcs, store,
+        noWan ? "off" : WanOptions.rttSummary(wan, dcs), dir.toAbsolutePath().normalize());
+    out.flush();
+    LocalCluster cluster;
+    try {
+      cluster = LocalCluster.start(new LocalCluster.Options(dcs, kind, dir, wan,
+          Duration.ofMillis(requestTimeoutMs), threads), line -> {
+            out.println("  " + line);
+            out.flush();
+          });
+    } catch (RuntimeException e) {
+      err.println("cluster: failed to start: " + oneLine(e));
+      return 1;
+    }
+    try {
+      cluster.writeConfig(config);
+      ownerOnly(config);
+    } catch (RuntimeException e) {
+      cluster.close();
+      err.println("cluster: " + oneLine(e));
+      return 1;
+    }
+    foreground = new Foreground("paxoscp-cluster", () -> {
+      out.println("cluster: stopping ...");
+      out.flush();
+      cluster.close();
+      out.println(kind == LocalCluster.StoreKind.HBASE
+          ? "cluster: stopped; data kept in " + dir.toAbsolutePath().normalize()
+          : "cluster: stopped");
+      out.flush();
+    });
+    printConnectionInfo(out, cluster.config(), config);
+    foreground.await();
+    return 0;
+  }
+
+  /** Stops a running cluster as Ctrl-C would (for tests); a no-op before it started. */
+  void stop() {
+    Foreground f = foreground;
+    if (f != null) {
+      f.stop();
+    }
+  }
+
+  /** True once the cluster serves and its configuration is written. */
+  boolean running() {
+    return foreground != null;
+  }
+
+  private void printConnectionInfo(PrintWriter out, ClusterConfig config, Path file) {
+    out.println();
+    out.println("Cluster running (loopback only):");
+    int width = dcs.stream().mapToInt(String::length).max().orElse(1);
+    for (String dc : dcs) {
+      List<String> eps = new ArrayList<>();
+      for (InetSocketAddress a : config.dc(dc).endpoints()) {
+        eps.add(a.getHostString() + ":" + a.getPort());
+      }
+      out.printf(Locale.ROOT, "  DC %-" + width + "s  udp %s%n", dc, String.join(", ", eps));
+    }
+    out.println("  ZooKeeper (discovery): " + config.discoveryZk().orElse("none"));
+    out.println("  client configuration:  " + file);
+    out.println();
+    out.println("Connect with:");
+    out.println("  ./paxoscp shell --config " + file + " --dc " + dcs.get(0));
+    out.println();
+    out.println("Ctrl-C stops the cluster.");
+    out.flush();
+  }
+
+  static LocalCluster.StoreKind storeKind(String store) {
+    return switch (store) {
+      case "hbase" -> LocalCluster.StoreKind.HBASE;
+      case "memory" -> LocalCluster.StoreKind.MEMORY;
+      default -> throw new IllegalArgumentException("--store must be hbase or memory, was "
+          + store);
+    };
+  }
+
+  /** The file holds the cluster's datagram key: readable by its owner only, where possible. */
+  private static void ownerOnly(Path file) {
+    try {
+      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+    } catch (UnsupportedOperationException | IOException e) {
+      // Not a POSIX file system: the file keeps the default permissions of its directory.
+    }
+  }
+
+  static String oneLine(Throwable e) {
+    String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    return m.replaceAll("\\s*\\R\\s*", " ");
+  }
+}

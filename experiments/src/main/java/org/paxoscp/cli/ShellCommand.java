@@ -1,0 +1,365 @@
+package org.paxoscp.cli;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.client.CommitResult;
+import org.paxoscp.client.InvalidArgumentException;
+import org.paxoscp.client.OutcomeUnknownException;
+import org.paxoscp.client.Transaction;
+import org.paxoscp.client.TransactionAbortedException;
+import org.paxoscp.client.TransactionTooLargeException;
+import org.paxoscp.client.TxnClient;
+import org.paxoscp.client.UnavailableException;
+import org.paxoscp.local.LocalCluster;
+import org.paxoscp.service.ServiceConfig;
+import org.paxoscp.transport.ClusterConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code paxoscp shell}: an interactive prompt against a running cluster. One transaction at a
+ * time: {@code begin <group>}, then {@code get}, {@code put} and {@code delete}, then {@code
+ * commit} or {@code abort}. Reads commands line by line from standard input (piped input works
+ * too; the prompt is shown only on a terminal) and answers in plain words; a failed command
+ * prints a one-line error and the shell goes on. Keys and values are UTF-8 strings.
+ *
+ * <p>Exit codes: 0 at {@code quit}, {@code exit} or end of input; 1 the client could not start;
+ * 2 usage or a bad configuration.
+ */
+@Command(name = "shell", mixinStandardHelpOptions = true,
+    description = "An interactive prompt for transactions against a running cluster "
+        + "(begin, get, put, delete, commit, abort, status).",
+    footer = "%nStart a cluster with `./paxoscp cluster`; it prints the command to connect.")
+public final class ShellCommand implements Callable<Integer> {
+
+  private static final String HELP = String.join(System.lineSeparator(),
+      "  begin <group>        start a transaction on an entity group",
+      "  get <key>            read a key (at the transaction's read position, or its own write)",
+      "  put <key> <value>    buffer a write; the value is the rest of the line",
+      "  delete <key>         buffer a delete",
+      "  commit               commit the transaction (a read-only one commits at once)",
+      "  abort                discard the transaction; nothing is written",
+      "  status               home DC, protocol, the open transaction, session positions",
+      "  help                 this list",
+      "  quit, exit           leave (an open transaction is aborted)");
+
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--config", required = true, paramLabel = "FILE",
+      description = "The cluster's client configuration (as `cluster` writes it) or a service's "
+          + "properties file.")
+  Path configFile;
+
+  @Option(names = "--dc", paramLabel = "DC",
+      description = "The client's home DC (default: the first DC of the cluster).")
+  String dc;
+
+  @Option(names = "--protocol", defaultValue = "cp", paramLabel = "cp|basic",
+      description = "Commit protocol: cp (Paxos-CP, default) or basic (basic Paxos).")
+  String protocolName;
+
+  @Option(names = "--verbose",
+      description = "Log the client's start-up and progress on stderr (default: warnings "
+          + "only, so that the log does not interleave with the prompt).")
+  boolean verbose;
+
+  private final InputStream in;
+  private final boolean interactive;
+
+  /** A shell on standard input; prompts when it runs on a terminal. */
+  public ShellCommand() {
+    this(System.in, System.console() != null);
+  }
+
+  ShellCommand(InputStream in, boolean interactive) {
+    this.in = in;
+    this.interactive = interactive;
+  }
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    if (!verbose) {
+      // slf4j-simple reads its levels once, when the first logger is made: here, before the
+      // client exists. A system property overrides simplelogger.properties.
+      System.setProperty("org.slf4j.simpleLogger.log.org.paxoscp", "warn");
+    }
+    ClusterConfig cluster;
+    CommitProtocol protocol;
+    String home;
+    try {
+      protocol = switch (protocolName.toLowerCase(Locale.ROOT)) {
+        case "cp" -> CommitProtocol.CP;
+        case "basic" -> CommitProtocol.BASIC;
+        default -> throw new IllegalArgumentException("--protocol must be cp or basic, was "
+            + protocolName);
+      };
+      if (!Files.isRegularFile(configFile)) {
+        throw new IllegalArgumentException("no such file " + configFile);
+      }
+      cluster = ClusterConfig.fromProperties(LocalCluster.readProperties(configFile),
+          ServiceConfig.PREFIX);
+      home = dc == null ? cluster.dcNames().get(0) : dc;
+      if (!cluster.dcNames().contains(home)) {
+        throw new IllegalArgumentException("--dc " + home + " is not a DC of the cluster "
+            + cluster.dcNames());
+      }
+    } catch (IllegalArgumentException | UncheckedIOException e) {
+      err.println("shell: " + ClusterCommand.oneLine(e));
+      return 2;
+    }
+    TxnClient client;
+    try {
+      client = TxnClient.builder(cluster, home, protocol).build();
+    } catch (RuntimeException e) {
+      err.println("shell: could not start the client: " + ClusterCommand.oneLine(e));
+      return 1;
+    }
+    try (client) {
+      Session session = new Session(client, out);
+      out.printf("Client of DC %s (DCs %s, %s). Type help for commands.%n", home,
+          cluster.dcNames(), protocol == CommitProtocol.CP ? "Paxos-CP" : "basic Paxos");
+      out.flush();
+      BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+      while (true) {
+        if (interactive) {
+          out.print(session.prompt());
+          out.flush();
+        }
+        String line = lines.readLine();
+        if (line == null || !session.execute(line)) {
+          break;
+        }
+        out.flush();
+      }
+      session.leave();
+      out.flush();
+      return 0;
+    } catch (IOException e) {
+      err.println("shell: could not read input: " + ClusterCommand.oneLine(e));
+      return 1;
+    }
+  }
+
+  /** One shell session: the client, the open transaction, and what the shell shows of it. */
+  static final class Session {
+    private final TxnClient client;
+    private final PrintWriter out;
+    private Transaction txn;
+    /** The open transaction's buffered writes in order; empty for a delete. */
+    private final Map<String, Optional<String>> writes = new LinkedHashMap<>();
+    /** Groups this session began transactions on, for their session positions. */
+    private final TreeSet<String> groups = new TreeSet<>();
+
+    Session(TxnClient client, PrintWriter out) {
+      this.client = client;
+      this.out = out;
+    }
+
+    String prompt() {
+      return txn == null ? "paxoscp " + client.homeDc() + "> "
+          : "paxoscp " + client.homeDc() + " [" + txn.group() + "]> ";
+    }
+
+    /** Runs one command line; false when the shell should end. Never throws. */
+    boolean execute(String line) {
+      String trimmed = line.strip();
+      if (trimmed.isEmpty() || trimmed.startsWith("#")) {
+        return true;
+      }
+      String[] parts = trimmed.split("\\s+", 2);
+      String cmd = parts[0].toLowerCase(Locale.ROOT);
+      String rest = parts.length > 1 ? parts[1] : "";
+      try {
+        switch (cmd) {
+          case "begin" -> begin(oneArg(cmd, rest, "<group>"));
+          case "get" -> get(oneArg(cmd, rest, "<key>"));
+          case "put" -> put(rest);
+          case "delete" -> delete(oneArg(cmd, rest, "<key>"));
+          case "commit" -> {
+            noArg(cmd, rest);
+            commit();
+          }
+          case "abort" -> {
+            noArg(cmd, rest);
+            abort();
+          }
+          case "status" -> {
+            noArg(cmd, rest);
+            status();
+          }
+          case "help", "?" -> out.println(HELP);
+          case "quit", "exit" -> {
+            return false;
+          }
+          default -> out.println("error: unknown command '" + parts[0] + "'; type help");
+        }
+      } catch (TransactionAbortedException e) {
+        finishIfDone();
+        out.println("aborted: " + e.result().reason() + " — run it again");
+      } catch (OutcomeUnknownException e) {
+        finishIfDone();
+        out.println("outcome unknown: " + e.result().reason() + " — it may or may not be in the "
+            + "log; read what it wrote before running it again");
+      } catch (UnavailableException e) {
+        finishIfDone();
+        out.println("unavailable: " + ClusterCommand.oneLine(e) + " — nothing was written; "
+            + "try again later" + (txn != null ? " (the transaction is still open)" : ""));
+      } catch (TransactionTooLargeException e) {
+        out.println("too large: " + ClusterCommand.oneLine(e)
+            + " (the transaction is still open; abort it or start a smaller one)");
+      } catch (InvalidArgumentException | UsageException e) {
+        out.println("error: " + ClusterCommand.oneLine(e));
+      } catch (RuntimeException e) {
+        finishIfDone();
+        out.println("error: " + ClusterCommand.oneLine(e));
+      }
+      return true;
+    }
+
+    /** Aborts a transaction left open at the end of the session. */
+    void leave() {
+      if (txn != null) {
+        txn.abort();
+        out.println("the open transaction on " + txn.group() + " was aborted");
+        clear();
+      }
+    }
+
+    private void begin(String group) {
+      if (txn != null) {
+        throw new UsageException("a transaction on " + txn.group()
+            + " is open; commit or abort it first");
+      }
+      groups.add(group);
+      txn = client.begin(group);
+      out.println("began " + txn.txnId() + " on " + group + ", reading at position "
+          + txn.readPosition());
+    }
+
+    private void get(String key) {
+      Optional<String> v = open().getString(key);
+      out.println(v.map(s -> key + " = " + s).orElse(key + ": (no value)"));
+    }
+
+    private void put(String rest) {
+      String[] kv = rest.split("\\s+", 2);
+      if (kv.length < 2 || kv[0].isEmpty()) {
+        throw new UsageException("usage: put <key> <value>");
+      }
+      open().put(kv[0], kv[1]);
+      writes.remove(kv[0]);
+      writes.put(kv[0], Optional.of(kv[1]));
+      out.println("ok, " + kv[0] + " will be " + kv[1] + " once committed");
+    }
+
+    private void delete(String key) {
+      open().delete(key);
+      writes.remove(key);
+      writes.put(key, Optional.empty());
+      out.println("ok, " + key + " will be deleted once committed");
+    }
+
+    private void commit() {
+      Transaction t = open();
+      boolean readOnly = writes.isEmpty();
+      CommitResult r = t.commit();
+      clear();
+      if (readOnly) {
+        out.println("committed (read-only, at read position " + r.position() + ")");
+      } else {
+        out.println("committed at position " + r.position() + " (promotions " + r.promotions()
+            + (r.combined() ? ", combined with other transactions" : "") + ")");
+      }
+    }
+
+    private void abort() {
+      Transaction t = open();
+      t.abort();
+      clear();
+      out.println("aborted; nothing was written");
+    }
+
+    private void status() {
+      out.println("home DC " + client.homeDc() + ", protocol "
+          + (client.protocol() == CommitProtocol.CP ? "Paxos-CP" : "basic Paxos"));
+      if (txn == null) {
+        out.println("no open transaction");
+      } else {
+        out.println("transaction " + txn.txnId() + " on " + txn.group() + ", read position "
+            + txn.readPosition() + ", " + writes.size() + " buffered write"
+            + (writes.size() == 1 ? "" : "s"));
+        writes.forEach((k, v) -> out.println("  " + v.map(s -> "put " + k + " = " + s)
+            .orElse("delete " + k)));
+      }
+      if (groups.isEmpty()) {
+        out.println("session positions: none yet");
+      } else {
+        StringBuilder b = new StringBuilder("session positions:");
+        for (String g : groups) {
+          b.append(' ').append(g).append('=').append(client.sessionPosition(g));
+        }
+        out.println(b);
+      }
+    }
+
+    private Transaction open() {
+      if (txn == null) {
+        throw new UsageException("no open transaction; begin <group> first");
+      }
+      return txn;
+    }
+
+    /** Forgets the transaction when the failed call finished it. */
+    private void finishIfDone() {
+      if (txn != null && !txn.isActive()) {
+        clear();
+      }
+    }
+
+    private void clear() {
+      txn = null;
+      writes.clear();
+    }
+
+    private static String oneArg(String cmd, String rest, String what) {
+      if (rest.isEmpty() || rest.split("\\s+").length != 1) {
+        throw new UsageException("usage: " + cmd + " " + what);
+      }
+      return rest;
+    }
+
+    private static void noArg(String cmd, String rest) {
+      if (!rest.isEmpty()) {
+        throw new UsageException("usage: " + cmd + " (no arguments)");
+      }
+    }
+  }
+
+  /** A shell command used wrongly; reported, nothing done. */
+  static final class UsageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UsageException(String message) {
+      super(message);
+    }
+  }
+}

@@ -1,0 +1,93 @@
+package org.paxoscp.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.paxoscp.cli.CommandRun.Result;
+
+/**
+ * {@code cluster} (memory stores, no WAN) runs until stopped, and a shell connects with the
+ * command it prints; {@code service} runs a one-DC cluster from a properties file.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ClusterCommandIT {
+  @TempDir
+  Path dir;
+
+  @Test
+  void clusterPrintsHowToConnectAndStopsCleanly() throws Exception {
+    ClusterCommand command = new ClusterCommand();
+    CommandRun run = CommandRun.background(command, "--store", "memory", "--no-wan",
+        "--dcs", "V1,V2,V3", "--dir", dir.toString(), "--request-timeout-ms", "1000");
+    CommandRun.await(Duration.ofSeconds(60), () -> command.running() || run.exit().isDone(),
+        "the cluster to start");
+    try {
+      assertTrue(command.running(), run.err());
+      Path config = dir.resolve("cluster.properties");
+      assertTrue(Files.isRegularFile(config));
+      String connect = "./paxoscp shell --config " + config + " --dc V1";
+      assertTrue(run.out().contains("Connect with:\n  " + connect + "\n"), run.out());
+      assertTrue(run.out().matches("(?s).*  DC V3  udp 127\\.0\\.0\\.1:\\d+\n.*"), run.out());
+      assertTrue(run.out().contains("ZooKeeper (discovery): 127.0.0.1:"), run.out());
+
+      Result shell = CommandRun.shell(List.of("begin g", "put k v", "commit", "begin g",
+          "get k"), "--config", config.toString(), "--dc", "V3");
+      assertEquals(0, shell.code(), shell.err());
+      assertTrue(shell.out().contains("committed at position 1 (promotions 0)\n"), shell.out());
+      assertTrue(shell.out().contains("k = v\n"), shell.out());
+    } finally {
+      command.stop();
+    }
+    assertEquals(0, run.exit().get(30, TimeUnit.SECONDS), run.err());
+    assertTrue(run.out().endsWith("cluster: stopping ...\ncluster: stopped\n"), run.out());
+  }
+
+  @Test
+  void clusterRejectsBadOptions() {
+    Result store = CommandRun.run(new ClusterCommand(), "--store", "disk", "--dir",
+        dir.toString());
+    assertEquals(2, store.code());
+    assertTrue(store.err().contains("--store must be hbase or memory"), store.err());
+    Result rtt = CommandRun.run(new ClusterCommand(), "--rtt", "V1-O=80", "--dir",
+        dir.toString());
+    assertEquals(2, rtt.code());
+    assertTrue(rtt.err().contains("--rtt expects A:B=MS"), rtt.err());
+  }
+
+  @Test
+  void serviceServesAOneDcClusterUntilStopped() throws Exception {
+    Path file = CommandRun.write(dir.resolve("v1.properties"), new java.util.LinkedHashMap<>(
+        java.util.Map.of(
+            "paxoscp.dcs", "V1",
+            "paxoscp.key", CommandRun.key(),
+            "paxoscp.dc.V1.endpoints", "127.0.0.1:" + CommandRun.freeUdpPort(),
+            "paxoscp.service.dc", "V1",
+            "paxoscp.service.store", "memory",
+            "paxoscp.service.threads", "2")));
+    ServiceCommand command = new ServiceCommand();
+    CommandRun run = CommandRun.background(command, "--config", file.toString());
+    CommandRun.await(Duration.ofSeconds(30),
+        () -> run.out().contains("serving") || run.exit().isDone(), "the service to start");
+    try {
+      assertTrue(run.out().startsWith("service: DC V1 serving on udp 127.0.0.1:"), run.out()
+          + run.err());
+      Result shell = CommandRun.shell(List.of("begin g", "put k v", "commit", "begin g",
+          "get k"), "--config", file.toString());
+      assertEquals(0, shell.code(), shell.err());
+      assertTrue(shell.out().contains("committed at position 1 (promotions 0)\n"), shell.out());
+      assertTrue(shell.out().contains("k = v\n"), shell.out());
+    } finally {
+      command.stop();
+    }
+    assertEquals(0, run.exit().get(30, TimeUnit.SECONDS), run.err());
+    assertTrue(run.out().endsWith("service: DC V1 stopped\n"), run.out());
+  }
+}
