@@ -135,14 +135,14 @@ public final class FastPathBenchCommand implements Callable<Integer> {
             "--homes: " + h + " is not one of " + dcs);
       }
     }
-    ClusterConfig.Wan base = DemoCommand.wan(dcs, rtt, true);
+    ClusterConfig.Wan base = WanOptions.wan(dcs, rtt, true);
     ClusterConfig.Wan wan = new ClusterConfig.Wan(true, base.latency(), 0, jitter, 0, 0, Set.of());
     Map<String, Long> nm = new LinkedHashMap<>();
     for (String dc : dcs) {
       nm.put(dc, NearestMajority.rttMicros(wan.latency(), dcs, dc));
     }
     o.printf(Locale.ROOT, "bench-fastpath: dcs=%s store=%s wan=%s jitter=%.2f%n", dcs, store,
-        DemoCommand.rttSummary(wan, dcs), jitter);
+        WanOptions.rttSummary(wan, dcs), jitter);
     o.printf(Locale.ROOT, "  nearest-majority RTT: %s%n", describeNm(nm));
     o.printf(Locale.ROOT, "  latency: homes=%s access=%s warm-up=%d measured=%d per setting; "
         + "throughput: %d clients in %s, %s, %d s after %d s warm-up%n", homes, access, warmup,
