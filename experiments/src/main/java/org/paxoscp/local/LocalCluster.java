@@ -262,13 +262,17 @@ public final class LocalCluster implements AutoCloseable {
     return highest;
   }
 
-  /** The highest position a store knows chosen: past its watermark, until 64 unknown in a row. */
+  /**
+   * The highest position a store knows to exist: chosen there, or holding a vote (a value may be
+   * chosen without any DC having recorded it yet, e.g. when every APPLY was lost); searched past
+   * the applied watermark until 64 empty positions in a row.
+   */
   private static long highestKnown(String group, KvStore store) {
     Acceptor a = new Acceptor(store);
     long p = new LogApplier(store).appliedWatermark(group);
     long highest = p;
     for (long q = p + 1, misses = 0; misses < 64; q++) {
-      if (a.chosen(group, q).isPresent()) {
+      if (a.chosen(group, q).isPresent() || a.lastVote(group, q).isPresent()) {
         highest = q;
         misses = 0;
       } else {
