@@ -98,6 +98,12 @@ class TxnClientConcurrencyTest {
         assertEquals(0, e.result().promotions());
       }
     }
+    // APPLY is one-way: a commit returns once a majority accepted, before every DC recorded it.
+    for (String dc : TestCluster.DCS) {
+      LogApplier applier = new LogApplier(cluster.stores.get(dc));
+      Poll.until(dc + " applied " + (r + 1), Duration.ofSeconds(5),
+          () -> applier.appliedWatermark("g") >= r + 1);
+    }
     CheckResult check = history.check(cluster.logs("g", r + 3));
     assertTrue(check.ok(), check.summary());
   }

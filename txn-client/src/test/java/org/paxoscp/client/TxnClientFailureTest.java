@@ -119,6 +119,8 @@ class TxnClientFailureTest {
     u.put("other", "x");
     history.commitAndRecord("other", u);
     long last = other.sessionPosition("g");
+    // APPLY is one-way: a commit returns once a majority accepted, before every DC recorded it.
+    awaitApplied("g", last);
     CheckResult check = history.check(cluster.logs("g", last + 2));
     assertTrue(check.ok(), check.summary());
     for (TxnRecord rec : history.records()) {
