@@ -54,7 +54,8 @@ public final class ServiceConfig {
     k.put(BIND, "host:port to listen on (default: the DC's first static endpoint, else "
         + "127.0.0.1:0; port 0 needs discovery)");
     k.put(THREADS, "worker threads that handle requests (default " + DEFAULT_THREADS + ")");
-    k.put(STORE, "hbase or memory; memory keeps data in this process only (default hbase)");
+    k.put(STORE, "hbase or memory (default hbase); memory keeps the DC's state in this process "
+        + "only: one process per DC, never restarted");
     k.put(READ_MAX_KEYS, "most keys one read request may name (default "
         + DEFAULT_READ_MAX_KEYS + ")");
     k.put(CATCHUP_MAX_POSITIONS, "most log positions one catch-up run learns (default "

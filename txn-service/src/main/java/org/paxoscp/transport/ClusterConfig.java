@@ -146,8 +146,9 @@ public final class ClusterConfig {
     if (this.key.length < 16) {
       throw new IllegalArgumentException(KEY + " must be at least 16 bytes (32 hex digits)");
     }
-    if (maxDatagramBytes < 512 || maxDatagramBytes > MAX_UDP_PAYLOAD) {
-      throw new IllegalArgumentException(MAX_DATAGRAM_BYTES + " must be in [512, "
+    // A client keeps 512 bytes of each datagram for the envelope around a log value.
+    if (maxDatagramBytes < 1024 || maxDatagramBytes > MAX_UDP_PAYLOAD) {
+      throw new IllegalArgumentException(MAX_DATAGRAM_BYTES + " must be in [1024, "
           + MAX_UDP_PAYLOAD + "], was " + maxDatagramBytes);
     }
     if (requestTimeout.isNegative() || requestTimeout.isZero()) {

@@ -166,7 +166,7 @@ class UdpTransportIT {
   }
 
   @Test
-  void oneWaySendReachesTheHandlerWithoutReply() throws Exception {
+  void oneWaySendReachesTheHandler() throws Exception {
     ClusterConfig cfg = config(ClusterConfig.Wan.off());
     CountingHandler h = new CountingHandler();
     UdpTransport service = service(cfg, h);

@@ -57,9 +57,15 @@ public final class Acceptor {
             null);
       }
       boolean higher = s.promise == null || m.ballot().greaterThan(s.promise);
-      if (s.chosen != null || !higher) {
+      if (s.chosen != null) {
+        // The decided value answers everything; the last vote is left out so that the reply
+        // carries one copy of the value, not two (it must fit in one datagram).
+        return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise, null,
+            s.chosen);
+      }
+      if (!higher) {
         return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise,
-            s.vote(), s.chosen);
+            s.vote(), null);
       }
       // Line 9: only raise nextBal if it has not changed since we read it.
       boolean ok = store.checkAndWrite(Table.WAL, row, PROMISE, s.promiseBytes, KvStore.UNVERSIONED,
