@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
@@ -55,11 +56,14 @@ public final class ClosedLoopThroughput {
    * @param logLength the group's log length after the run (all DCs caught up)
    * @param noops positions of the log holding a no-op
    * @param check the serializability checker's verdict on the whole run
+   * @param clientsCommitting clients with at least one commit in the window (fairness: a policy
+   *     that hands the log to a few clients can look like a throughput gain)
+   * @param mostByOneClient the most commits one client made in the window
    */
   public record Result(CommitProtocol protocol, int clients, double seconds, long committed,
       long aborted, long unknown, long unavailable, long promotions, long combinedCommits,
       long positions, long prepares, Histogram commitMicros, long logLength, long noops,
-      CheckResult check) {
+      CheckResult check, int clientsCommitting, long mostByOneClient) {
     public double txnPerSecond() {
       return committed / seconds;
     }
@@ -91,6 +95,7 @@ public final class ClosedLoopThroughput {
     LongAdder combined = new LongAdder();
     LongAdder prepares = new LongAdder();
     Set<Long> positions = ConcurrentHashMap.newKeySet();
+    AtomicLongArray perClient = new AtomicLongArray(clients);
     Histogram latency = new ConcurrentHistogram(3);
     long start = System.nanoTime();
     long measureFrom = start + warmup.toNanos();
@@ -105,6 +110,7 @@ public final class ClosedLoopThroughput {
       for (int c = 0; c < clients; c++) {
         String home = homes.get(c % homes.size());
         String name = "c" + c;
+        int clientIndex = c;
         futures.add(pool.submit(() -> {
           CountingTransport transport = new CountingTransport(
               UdpTransport.builder(cluster.config(), home).build());
@@ -162,6 +168,7 @@ public final class ClosedLoopThroughput {
               switch (status) {
                 case COMMITTED -> {
                   committed.increment();
+                  perClient.incrementAndGet(clientIndex);
                   promotions.add(r.promotions());
                   if (r.combined()) {
                     combined.increment();
@@ -194,8 +201,14 @@ public final class ClosedLoopThroughput {
     for (LogValue v : first.values()) {
       noops += v.isNoop() ? 1 : 0;
     }
+    int committing = 0;
+    long most = 0;
+    for (int c = 0; c < clients; c++) {
+      committing += perClient.get(c) > 0 ? 1 : 0;
+      most = Math.max(most, perClient.get(c));
+    }
     return new Result(protocol, clients, duration.toNanos() / 1e9, committed.sum(),
         aborted.sum(), unknown.sum(), unavailable.sum(), promotions.sum(), combined.sum(),
-        positions.size(), prepares.sum(), latency, upTo, noops, check);
+        positions.size(), prepares.sum(), latency, upTo, noops, check, committing, most);
   }
 }

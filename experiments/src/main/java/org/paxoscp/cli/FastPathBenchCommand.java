@@ -266,16 +266,20 @@ public final class FastPathBenchCommand implements Callable<Integer> {
         nm.entrySet().stream().filter(e -> clientDcs.contains(e.getKey()))
             .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue,
                 (a, b) -> a, LinkedHashMap::new))));
-    o.printf(Locale.ROOT, "%-6s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %s%n", "proto",
-        "txn/s", "commits", "abort", "unknwn", "unavl", "promo", "combined", "pos/s",
-        "ent/pos", "commit50", "commit99", "noops", "checker");
+    o.printf(Locale.ROOT, "%-6s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %9s %7s %s%n",
+        "proto", "txn/s", "commits", "abort", "unknwn", "unavl", "promo", "combined", "pos/s",
+        "ent/pos", "commit50", "commit99", "noops", "clients", "top1", "checker");
     for (ClosedLoopThroughput.Result t : tput) {
-      o.printf(Locale.ROOT, "%-6s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %s%n",
+      o.printf(Locale.ROOT,
+          "%-6s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %9s %7d %s%n",
           t.protocol().name().toLowerCase(Locale.ROOT), t.txnPerSecond(), t.committed(),
           t.aborted(), t.unknown(), t.unavailable(), t.promotions(), t.combinedCommits(),
           t.positionsPerSecond(), t.entriesPerPosition(), p50(t.commitMicros()),
-          pct(t.commitMicros(), 99), t.noops(), t.check().ok() ? "ok" : "VIOLATION");
+          pct(t.commitMicros(), 99), t.noops(), t.clientsCommitting() + "/" + t.clients(),
+          t.mostByOneClient(), t.check().ok() ? "ok" : "VIOLATION");
     }
+    o.println("  clients = clients with at least one commit in the window; top1 = the most "
+        + "commits one client made");
   }
 
   private void writeLatencyCsv(List<Row> rows, Path file) throws IOException {
@@ -306,16 +310,18 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       w.println("protocol,clients,client_dcs,access,seconds,txn_per_s,committed,aborted,unknown,"
           + "unavailable,promotions,combined,positions_per_s,entries_per_position,prepares,"
           + "commit_p50_ms,commit_p99_ms,log_length,noops,checker,nearest_majority_rtt_min_ms,"
-          + "nearest_majority_rtt_max_ms,inv_rtt_min_per_s,inv_rtt_max_per_s");
+          + "nearest_majority_rtt_max_ms,inv_rtt_min_per_s,inv_rtt_max_per_s,clients_committing,"
+          + "most_commits_by_one_client");
       for (ClosedLoopThroughput.Result t : tput) {
         w.printf(Locale.ROOT, "%s,%d,%s,%s,%.1f,%.2f,%d,%d,%d,%d,%d,%d,%.2f,%.3f,%d,%.3f,%.3f,"
-                + "%d,%d,%s,%.1f,%.1f,%.2f,%.2f%n", t.protocol().name().toLowerCase(Locale.ROOT),
+                + "%d,%d,%s,%.1f,%.1f,%.2f,%.2f,%d,%d%n", t.protocol().name().toLowerCase(Locale.ROOT),
             t.clients(), String.join("+", clientDcs), tputDirect ? "direct" : "service",
             t.seconds(), t.txnPerSecond(), t.committed(), t.aborted(), t.unknown(),
             t.unavailable(), t.promotions(), t.combinedCommits(), t.positionsPerSecond(),
             t.entriesPerPosition(), t.prepares(), p50(t.commitMicros()), pct(t.commitMicros(), 99),
             t.logLength(), t.noops(), t.check().ok() ? "ok" : "violation", best / 1000.0,
-            worst / 1000.0, best == 0 ? 0 : 1e6 / best, worst == 0 ? 0 : 1e6 / worst);
+            worst / 1000.0, best == 0 ? 0 : 1e6 / best, worst == 0 ? 0 : 1e6 / worst,
+            t.clientsCommitting(), t.mostByOneClient());
       }
     }
   }
