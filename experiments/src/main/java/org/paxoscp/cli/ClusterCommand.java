@@ -44,9 +44,9 @@ public final class ClusterCommand implements Callable<Integer> {
           + "paper's round-trip times.")
   List<String> dcs;
 
-  @Option(names = "--store", defaultValue = "hbase",
+  @Option(names = "--store", defaultValue = "hbase", converter = StoreKindConverter.class,
       description = "hbase (embedded HBase, default) or memory (data lost on exit).")
-  String store;
+  LocalCluster.StoreKind store;
 
   @Option(names = "--dir", defaultValue = "./paxoscp-data/cluster",
       description = "Directory for " + CONFIG_FILE + " and the HBase and ZooKeeper data "
@@ -74,10 +74,8 @@ public final class ClusterCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    LocalCluster.StoreKind kind;
     ClusterConfig.Wan wan;
     try {
-      kind = storeKind(store);
       if (requestTimeoutMs <= 0 || threads <= 0) {
         throw new IllegalArgumentException("--request-timeout-ms and --threads must be positive");
       }
@@ -92,7 +90,7 @@ public final class ClusterCommand implements Callable<Integer> {
     out.flush();
     LocalCluster cluster;
     try {
-      cluster = LocalCluster.start(new LocalCluster.Options(dcs, kind, dir, wan,
+      cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dir, wan,
           Duration.ofMillis(requestTimeoutMs), threads), line -> {
             out.println("  " + line);
             out.flush();
@@ -113,7 +111,7 @@ public final class ClusterCommand implements Callable<Integer> {
       out.println("cluster: stopping ...");
       out.flush();
       cluster.close();
-      out.println(kind == LocalCluster.StoreKind.HBASE
+      out.println(store == LocalCluster.StoreKind.HBASE
           ? "cluster: stopped; data kept in " + dir.toAbsolutePath().normalize()
           : "cluster: stopped");
       out.flush();
@@ -155,15 +153,6 @@ public final class ClusterCommand implements Callable<Integer> {
     out.println();
     out.println("Ctrl-C stops the cluster.");
     out.flush();
-  }
-
-  static LocalCluster.StoreKind storeKind(String store) {
-    return switch (store) {
-      case "hbase" -> LocalCluster.StoreKind.HBASE;
-      case "memory" -> LocalCluster.StoreKind.MEMORY;
-      default -> throw new IllegalArgumentException("--store must be hbase or memory, was "
-          + store);
-    };
   }
 
   /** The file holds the cluster's datagram key: readable by its owner only, where possible. */

@@ -44,9 +44,9 @@ public final class DemoCommand implements Callable<Integer> {
           + "paper's round-trip times.")
   List<String> dcs;
 
-  @Option(names = "--store", defaultValue = "hbase",
+  @Option(names = "--store", defaultValue = "hbase", converter = StoreKindConverter.class,
       description = "hbase (embedded HBase, default) or memory.")
-  String store;
+  LocalCluster.StoreKind store;
 
   @Option(names = "--clients", defaultValue = "4", description = "Concurrent clients, spread "
       + "over the DCs (default: ${DEFAULT-VALUE}).")
@@ -94,12 +94,6 @@ public final class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintStream o = System.out;
-    LocalCluster.StoreKind kind = switch (store) {
-      case "hbase" -> LocalCluster.StoreKind.HBASE;
-      case "memory" -> LocalCluster.StoreKind.MEMORY;
-      default -> throw new picocli.CommandLine.ParameterException(
-          new picocli.CommandLine(this), "--store must be hbase or memory, was " + store);
-    };
     ClusterConfig.Wan wan = WanOptions.wan(dcs, rtt, !noWan);
     WorkloadSpec base = new WorkloadSpec("demo", dcs, clients, attributes, ops, readFraction,
         txnsPerClient, rate, Duration.ofMillis(opMs), seed);
@@ -110,7 +104,7 @@ public final class DemoCommand implements Callable<Integer> {
     Path dataDir = Files.createTempDirectory("paxoscp-demo-");
     List<RunSummary> rows = new ArrayList<>();
     boolean safe = true;
-    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, kind, dataDir,
+    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dataDir,
         wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
       for (CommitProtocol p : List.of(CommitProtocol.BASIC, CommitProtocol.CP)) {
         String label = p.name().toLowerCase(Locale.ROOT);

@@ -46,9 +46,9 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "paper's round-trip times (V-O 90, V-C 90, O-C 20 ms).")
   List<String> dcs;
 
-  @Option(names = "--store", defaultValue = "hbase",
+  @Option(names = "--store", defaultValue = "hbase", converter = StoreKindConverter.class,
       description = "hbase (embedded HBase, default) or memory.")
-  String store;
+  LocalCluster.StoreKind store;
 
   @Option(names = "--rtt", split = ",", paramLabel = "A:B=MS",
       description = "Override the round-trip time of a DC pair, e.g. O:C=40.")
@@ -116,12 +116,6 @@ public final class FastPathBenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    LocalCluster.StoreKind kind = switch (store) {
-      case "hbase" -> LocalCluster.StoreKind.HBASE;
-      case "memory" -> LocalCluster.StoreKind.MEMORY;
-      default -> throw new picocli.CommandLine.ParameterException(
-          new picocli.CommandLine(this), "--store must be hbase or memory, was " + store);
-    };
     List<Boolean> modes = switch (access) {
       case "service" -> List.of(false);
       case "direct" -> List.of(true);
@@ -151,12 +145,12 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     int failures = 0;
     if (!noLocal) {
       o.println("phase 1: local cost (WAN emulation off)");
-      failures += latencyPhase(kind, ClusterConfig.Wan.off(), modes, nm, false, rows);
+      failures += latencyPhase(store, ClusterConfig.Wan.off(), modes, nm, false, rows);
     }
     o.println("phase 2: WAN emulation on");
     List<ClosedLoopThroughput.Result> tput = new ArrayList<>();
     Path dataDir = Files.createTempDirectory("paxoscp-bench-");
-    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, kind, dataDir,
+    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dataDir,
         wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
       failures += latency(cluster, modes, nm, true, rows);
       if (clients > 0) {
@@ -199,7 +193,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
   private int latencyPhase(LocalCluster.StoreKind kind, ClusterConfig.Wan w, List<Boolean> modes,
       Map<String, Long> nm, boolean wanOn, List<Row> rows) throws IOException {
     Path dataDir = Files.createTempDirectory("paxoscp-bench-local-");
-    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, kind, dataDir,
+    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dataDir,
         w, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
       return latency(cluster, modes, nm, wanOn, rows);
     } finally {

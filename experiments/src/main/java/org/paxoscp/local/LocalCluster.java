@@ -52,7 +52,29 @@ import org.paxoscp.wal.LogValue;
 public final class LocalCluster implements AutoCloseable {
 
   /** Where the DCs keep their state. */
-  public enum StoreKind { HBASE, MEMORY }
+  public enum StoreKind {
+    HBASE, MEMORY;
+
+    /**
+     * The kind named on a command line: {@code hbase} or {@code memory}.
+     *
+     * @throws IllegalArgumentException naming the option for anything else
+     */
+    public static StoreKind parse(String name) {
+      return switch (name) {
+        case "hbase" -> HBASE;
+        case "memory" -> MEMORY;
+        default -> throw new IllegalArgumentException("--store must be hbase or memory, was "
+            + name);
+      };
+    }
+
+    /** The name {@link #parse} reads. */
+    @Override
+    public String toString() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
 
   /**
    * How to build the cluster.
@@ -131,7 +153,7 @@ public final class LocalCluster implements AutoCloseable {
       ClusterConfig config = base.with(base.dcs(), options.wan());
       Map<String, String> serviceProps = new LinkedHashMap<>(config.toProperties());
       serviceProps.put(ServiceConfig.THREADS, Integer.toString(options.serviceThreads()));
-      serviceProps.put(ServiceConfig.STORE, options.store().name().toLowerCase(java.util.Locale.ROOT));
+      serviceProps.put(ServiceConfig.STORE, options.store().toString());
       cluster = new LocalCluster(options, hbase, zk, config, serviceProps);
       for (String dc : options.dcs()) {
         KvStore store = hbase != null ? hbase.openStore(dc) : new InMemoryKvStore();

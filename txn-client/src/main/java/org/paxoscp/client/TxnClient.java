@@ -1,5 +1,6 @@
 package org.paxoscp.client;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,7 +23,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
 import org.paxoscp.paxos.Acceptor;
@@ -472,12 +472,7 @@ public final class TxnClient implements AutoCloseable {
   }
 
   private static ThreadFactory named(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
+    return new ThreadFactoryBuilder().setNameFormat(name + "-%d").setDaemon(true).build();
   }
 
   /**

@@ -1,5 +1,6 @@
 package org.paxoscp.service;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -374,11 +375,6 @@ public final class CatchUp implements AutoCloseable {
   }
 
   private static ThreadFactory named(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
+    return new ThreadFactoryBuilder().setNameFormat(name + "-%d").setDaemon(true).build();
   }
 }

@@ -21,6 +21,7 @@ import org.paxoscp.paxos.PaxosMessage.Apply;
 import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
 import org.paxoscp.paxos.PaxosMessage.PrepareReply;
+import org.paxoscp.store.ForwardingKvStore;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
@@ -106,28 +107,12 @@ public abstract class AcceptorContract {
   }
 
   /** Runs {@code before} once, just before the first check-and-write reaches the store. */
-  private static final class InterleavingStore implements KvStore {
-    private final KvStore delegate;
+  private static final class InterleavingStore extends ForwardingKvStore {
     private Runnable before;
 
     InterleavingStore(KvStore delegate, Runnable before) {
-      this.delegate = delegate;
+      super(delegate);
       this.before = before;
-    }
-
-    @Override
-    public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
-      return delegate.read(table, row, column, maxTimestamp);
-    }
-
-    @Override
-    public Map<String, Cell> readRow(Table table, byte[] row) {
-      return delegate.readRow(table, row);
-    }
-
-    @Override
-    public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
-      delegate.write(table, row, timestamp, cells);
     }
 
     @Override
@@ -140,9 +125,6 @@ public abstract class AcceptorContract {
       }
       return delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
     }
-
-    @Override
-    public void close() {}
   }
 
   @Test

@@ -13,6 +13,7 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.store.ForwardingKvStore;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.wal.LogEntry;
@@ -199,29 +200,13 @@ class LogApplierTest {
    * Runs {@code race} once, just before the first watermark compare-and-set, and checks that no
    * watermark compare-and-set moves the watermark back.
    */
-  private static final class RacingStore implements KvStore {
-    private final KvStore delegate;
+  private static final class RacingStore extends ForwardingKvStore {
     private Runnable race;
     private long highest;
 
     RacingStore(KvStore delegate, Runnable race) {
-      this.delegate = delegate;
+      super(delegate);
       this.race = race;
-    }
-
-    @Override
-    public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
-      return delegate.read(table, row, column, maxTimestamp);
-    }
-
-    @Override
-    public Map<String, Cell> readRow(Table table, byte[] row) {
-      return delegate.readRow(table, row);
-    }
-
-    @Override
-    public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
-      delegate.write(table, row, timestamp, cells);
     }
 
     @Override

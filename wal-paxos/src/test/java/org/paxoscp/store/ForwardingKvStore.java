@@ -1,0 +1,42 @@
+package org.paxoscp.store;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A store that passes every call to another; tests override the calls they want to observe or
+ * interleave with (for example a competing operation run inside a check-and-write).
+ */
+public abstract class ForwardingKvStore implements KvStore {
+  protected final KvStore delegate;
+
+  protected ForwardingKvStore(KvStore delegate) {
+    this.delegate = Objects.requireNonNull(delegate);
+  }
+
+  @Override
+  public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+    return delegate.read(table, row, column, maxTimestamp);
+  }
+
+  @Override
+  public Map<String, Cell> readRow(Table table, byte[] row) {
+    return delegate.readRow(table, row);
+  }
+
+  @Override
+  public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
+    delegate.write(table, row, timestamp, cells);
+  }
+
+  @Override
+  public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
+      long timestamp, Map<String, byte[]> cells) {
+    return delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
+  }
+
+  /** Does not close the delegate, which the test owns. */
+  @Override
+  public void close() {}
+}
