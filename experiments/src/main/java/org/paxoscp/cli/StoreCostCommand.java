@@ -23,6 +23,7 @@ import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.store.CountingKvStore;
 import org.paxoscp.store.KvStore;
@@ -121,7 +122,7 @@ public final class StoreCostCommand implements Callable<Integer> {
             OptionalInt leader = readPos == 0 ? OptionalInt.empty()
                 : acceptors.get(0).chosen(GROUP, readPos).map(v -> Proposer.leaderAfter(dcs, v)).orElse(OptionalInt.empty());
             LogEntry entry = new LogEntry(txnId, dcs.get(0), readPos, reads, writes);
-            Proposer prop = new Proposer(cfg, GROUP, ids.getAndIncrement(), entry, readPos + 1,
+            Proposer prop = new Proposer(cfg, GROUP, ProposerId.of(ids.getAndIncrement()), entry, readPos + 1,
                 leader, rng.split());
             CountingKvStore.Counts before = threadSum(stores);
             long start = System.nanoTime();

@@ -10,6 +10,7 @@ import java.util.OptionalInt;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
@@ -36,7 +37,7 @@ public final class Transaction {
   private final TxnClient client;
   private final String group;
   private final String txnId;
-  private final long proposerId;
+  private final ProposerId proposerId;
   private final long readPosition;
   private final OptionalInt leader;
   private final int maxEntryBytes;
@@ -48,7 +49,7 @@ public final class Transaction {
   private int writeBytes;
   private State state = State.ACTIVE;
 
-  Transaction(TxnClient client, String group, String txnId, long proposerId, long readPosition,
+  Transaction(TxnClient client, String group, String txnId, ProposerId proposerId, long readPosition,
       OptionalInt leader, int maxEntryBytes) {
     this.client = client;
     this.group = group;

@@ -30,6 +30,7 @@ import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
@@ -172,8 +173,8 @@ public final class TxnClient implements AutoCloseable {
     if (idx >= 0) {
       leader = OptionalInt.of(idx);
     }
-    long id = ids.next();
-    return new Transaction(this, group, homeDc + "-" + Long.toHexString(id), id,
+    ProposerId id = ids.next();
+    return new Transaction(this, group, homeDc + "-" + id, id,
         reply.position(), leader, maxEntryBytes(group));
   }
 
@@ -323,7 +324,7 @@ public final class TxnClient implements AutoCloseable {
   }
 
   /** Runs the commit protocol for {@code entry} and blocks for its outcome. */
-  CommitResult commit(String group, LogEntry entry, long proposerId, OptionalInt leader) {
+  CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
     ensureOpen();
     SplittableRandom proposerRandom;
     synchronized (random) {

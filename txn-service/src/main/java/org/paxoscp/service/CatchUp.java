@@ -29,6 +29,7 @@ import org.paxoscp.paxos.PaxosMessage.Apply;
 import org.paxoscp.paxos.PaxosMessage.Learn;
 import org.paxoscp.paxos.PaxosMessage.LearnReply;
 import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.store.KvStore;
@@ -60,10 +61,9 @@ import org.slf4j.LoggerFactory;
  * {@link CatchUpFailedException} and a later request continues. Each peer request and each
  * learner instance has its own deadline.
  *
- * <p><b>Learner ballots.</b> Every learner instance takes a fresh random positive proposer id from
- * a {@link SecureRandom}; ballots are (round, proposerId), so two proposers of the cluster share a
- * ballot only if they draw the same 63-bit id, which is negligible (clients draw theirs the same
- * way).
+ * <p><b>Learner ballots.</b> Every learner instance takes a fresh {@link ProposerId} of 128 bits
+ * from a {@link SecureRandom}, as client proposers do (see {@link ProposerId} for why its
+ * uniqueness is a safety rule).
  *
  * <p>Thread-safe. {@link #catchUpTo} never blocks; the work runs on this object's own named
  * threads. Stateless with respect to safety: everything it learns is in the store.
@@ -342,10 +342,7 @@ public final class CatchUp implements AutoCloseable {
 
   /** Runs a learner instance for the position; its APPLY reaches every DC, this one included. */
   private LogValue runLearner(String group, long position) {
-    long proposerId = ids.nextLong() & Long.MAX_VALUE;
-    if (proposerId == 0) {
-      proposerId = 1;
-    }
+    ProposerId proposerId = ProposerId.random(ids);
     LOG.info("DC {}: no peer knows group {} position {}; running a learner instance", localDc,
         group, position);
     Proposer learner = Proposer.learner(learnerConfig, group, proposerId, position,

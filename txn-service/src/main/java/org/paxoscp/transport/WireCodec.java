@@ -48,7 +48,7 @@ import org.paxoscp.wal.LogValue;
  * <p>Thread-safe and stateless apart from the key.
  */
 final class WireCodec {
-  static final int VERSION = 1;
+  static final int VERSION = 2;
   /**
    * HMAC-SHA256 truncated to 128 bits (RFC 2104 section 5 and NIST SP 800-107 allow truncation to
    * at least half the output): a forger's chance per attempt stays 2^-128, far beyond what a

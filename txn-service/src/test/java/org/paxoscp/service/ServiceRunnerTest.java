@@ -1,5 +1,6 @@
 package org.paxoscp.service;
 
+import org.paxoscp.paxos.ProposerId;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -68,7 +69,7 @@ class ServiceRunnerTest {
       TreeMap<String, Mutation> w = new TreeMap<>();
       w.put("k", Mutation.put("v".getBytes(StandardCharsets.UTF_8)));
       Proposer p = new Proposer(ProposerConfig.defaults(Protocol.CP, DCS)
-          .withPhaseTimeoutMicros(300_000), "g", 77, new LogEntry("t1", "O", 0, new TreeSet<>(), w),
+          .withPhaseTimeoutMicros(300_000), "g", ProposerId.of(77), new LogEntry("t1", "O", 0, new TreeSet<>(), w),
           1, OptionalInt.empty(), new SplittableRandom(1));
       assertEquals(Outcome.Status.COMMITTED, client.run(p).get(20, TimeUnit.SECONDS).status());
 

@@ -1,5 +1,6 @@
 package org.paxoscp.service;
 
+import org.paxoscp.paxos.ProposerId;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -209,7 +210,7 @@ class TransactionServiceTest {
   void learnerReproposesAnAcceptedValueInsteadOfANoop() throws Exception {
     // A and B accepted V at position 1 (so V is chosen), but no APPLY went out.
     LogValue v = LogValue.of(entry("lost-apply", "B", 0, Map.of("x", "v")));
-    Ballot b = Ballot.first(7);
+    Ballot b = Ballot.first(ProposerId.of(7));
     for (String dc : List.of("A", "B")) {
       Message p = services.get(dc).handle("B",
           new Message.Paxos(new PaxosMessage.Prepare(G, 1, b)));
@@ -254,7 +255,7 @@ class TransactionServiceTest {
         new ReadRequest(G, 0, List.of("")),
         new ReadRequest(G, 0, List.of(tooLongKey)),
         new ReadRequest("", 0, List.of("x")),
-        new Message.Paxos(new PaxosMessage.Prepare(G, 0, Ballot.first(1))),
+        new Message.Paxos(new PaxosMessage.Prepare(G, 0, Ballot.first(ProposerId.of(1)))),
         new Message.Paxos(new PaxosMessage.Prepare(G, 1, Ballot.FAST)),
         new Message.Paxos(new PaxosMessage.Learn(G, -5)),
         new Message.Paxos(new PaxosMessage.Apply("", 1, LogValue.NOOP)),
@@ -278,7 +279,7 @@ class TransactionServiceTest {
     raw.get("B").setAvailable(false);
     TransactionService s = services.get("B");
     for (Message m : List.of(new BeginRequest(G, 0), new ReadRequest(G, 0, List.of("x")),
-        new Message.Paxos(new PaxosMessage.Prepare(G, 1, Ballot.first(3))),
+        new Message.Paxos(new PaxosMessage.Prepare(G, 1, Ballot.first(ProposerId.of(3)))),
         new Message.Paxos(new PaxosMessage.Learn(G, 1)))) {
       ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("A", m), m.toString());
       assertEquals(ErrorCode.STORE_UNAVAILABLE, e.code());
@@ -320,7 +321,7 @@ class TransactionServiceTest {
   private Outcome commit(String dc, long readPosition, OptionalInt leader,
       Map<String, String> writes) throws Exception {
     LogEntry e = entry("t" + ids.incrementAndGet(), dc, readPosition, writes);
-    Proposer p = new Proposer(cfg, G, ids.incrementAndGet(), e, readPosition + 1, leader,
+    Proposer p = new Proposer(cfg, G, ProposerId.of(ids.incrementAndGet()), e, readPosition + 1, leader,
         new SplittableRandom(ids.get()));
     Outcome o = clients.get(dc).run(p).get(20, TimeUnit.SECONDS);
     assertEquals(Outcome.Status.COMMITTED, o.status(), o.toString());

@@ -150,7 +150,7 @@ class UdpTransportIT {
 
     assertEquals(new Message.BeginReply("g", 4, "V1"),
         get(client.request("O1", new Message.BeginRequest("g", 4), WAIT)));
-    Ballot b = new Ballot(2, 7);
+    Ballot b = Ballot.of(2, 7);
     assertEquals(new Message.Paxos(new PaxosMessage.PrepareReply("g", 5, b, true, b, null, null)),
         get(client.request("O1", new Message.Paxos(new PaxosMessage.Prepare("g", 5, b)), WAIT)));
 

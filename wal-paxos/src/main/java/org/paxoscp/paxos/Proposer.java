@@ -55,7 +55,7 @@ public class Proposer {
 
   private final ProposerConfig cfg;
   private final String group;
-  private final long proposerId;
+  private final ProposerId proposerId;
   private final LogEntry entry;
   private final RandomGenerator random;
   private final List<LogValue> winners = new ArrayList<>();
@@ -84,17 +84,17 @@ public class Proposer {
    * @param position the first position to try (read position + 1)
    * @param leaderDc the index of the DC that grants the fast path for {@code position}, if known
    */
-  public Proposer(ProposerConfig cfg, String group, long proposerId, LogEntry entry, long position,
+  public Proposer(ProposerConfig cfg, String group, ProposerId proposerId, LogEntry entry, long position,
       OptionalInt leaderDc, RandomGenerator random) {
     this.cfg = Objects.requireNonNull(cfg);
     this.group = Objects.requireNonNull(group);
-    this.proposerId = proposerId;
+    this.proposerId = Objects.requireNonNull(proposerId);
     this.entry = entry;
     this.position = position;
     this.leaderDc = Objects.requireNonNull(leaderDc);
     this.random = Objects.requireNonNull(random);
-    if (proposerId <= 0) {
-      throw new IllegalArgumentException("proposerId must be positive");
+    if (proposerId.isNone()) {
+      throw new IllegalArgumentException("proposerId must not be the fast-path ballot's id");
     }
     if (position < 1) {
       throw new IllegalArgumentException("position must be >= 1");
@@ -106,7 +106,7 @@ public class Proposer {
   }
 
   /** A learner for {@code position}: finds out (or decides, with a no-op) its chosen value. */
-  public static Proposer learner(ProposerConfig cfg, String group, long proposerId, long position,
+  public static Proposer learner(ProposerConfig cfg, String group, ProposerId proposerId, long position,
       RandomGenerator random) {
     return new Proposer(cfg.withProtocol(Protocol.BASIC), group, proposerId, null, position,
         OptionalInt.empty(), random);
@@ -182,7 +182,7 @@ public class Proposer {
     if (entry != null && leaderDc.isPresent()) {
       phase = Phase.GRANT;
       out.add(new Output.Send(leaderDc.getAsInt(), new GrantRequest(group, position,
-          Long.toString(proposerId))));
+          proposerId.toString())));
       // One request to one DC: waiting a whole phase for it when the leader is down would make
       // every commit after a leader's failure a phase slower. Going to PREPARE early is always
       // safe (a grant that arrives later is ignored, and nobody else can use it).
@@ -193,7 +193,7 @@ public class Proposer {
   }
 
   private void onGrant(GrantReply g, long now) {
-    if (phase != Phase.GRANT || !g.requester().equals(Long.toString(proposerId))) {
+    if (phase != Phase.GRANT || !g.requester().equals(proposerId.toString())) {
       return;
     }
     if (!g.granted()) {

@@ -4,6 +4,7 @@ import java.util.OptionalInt;
 import java.util.random.RandomGenerator;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.wal.LogEntry;
 
 /** Builds the proposers of simulated clients; tests substitute proposers with planted bugs. */
@@ -11,6 +12,6 @@ import org.paxoscp.wal.LogEntry;
 public interface ProposerFactory {
   ProposerFactory STANDARD = Proposer::new;
 
-  Proposer create(ProposerConfig cfg, String group, long proposerId, LogEntry entry,
+  Proposer create(ProposerConfig cfg, String group, ProposerId proposerId, LogEntry entry,
       long position, OptionalInt leaderDc, RandomGenerator random);
 }

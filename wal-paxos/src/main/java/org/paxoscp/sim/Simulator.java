@@ -18,6 +18,7 @@ import org.paxoscp.check.TxnRecord;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -149,7 +150,7 @@ public final class Simulator {
       if (everywhere) {
         continue;
       }
-      Proposer learner = Proposer.learner(cfg.proposer(), GROUP, nextProposerId++, p,
+      Proposer learner = Proposer.learner(cfg.proposer(), GROUP, ProposerId.of(nextProposerId++), p,
           random.split());
       Runner r = new Runner(0, learner, () -> { });
       r.handle(learner.start(events.now()));
@@ -350,7 +351,7 @@ public final class Simulator {
       }
       LogEntry entry = new LogEntry(txnId, cfg.dcs().get(home), readPos,
           new TreeSet<>(reads.keySet()), writes);
-      Proposer proposer = proposers.create(cfg.proposer(), GROUP, nextProposerId++, entry,
+      Proposer proposer = proposers.create(cfg.proposer(), GROUP, ProposerId.of(nextProposerId++), entry,
           readPos + 1, leader, rng.split());
       long started = events.now();
       pending = new TxnRecord(txnId, client, TxnRecord.Status.CRASHED, readPos, reads, writes, -1);

@@ -61,7 +61,7 @@ public abstract class AcceptorContract {
   }
 
   static Ballot ballot(long round, long proposer) {
-    return new Ballot(round, proposer);
+    return Ballot.of(round, proposer);
   }
 
   private PrepareReply prepare(Ballot b) {

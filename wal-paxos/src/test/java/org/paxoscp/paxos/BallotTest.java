@@ -25,14 +25,14 @@ class BallotTest {
 
   @Test
   void orderIsRoundFirstThenProposerId() {
-    assertTrue(new Ballot(2, 1).greaterThan(new Ballot(1, 999)));
-    assertTrue(new Ballot(2, 3).greaterThan(new Ballot(2, 1)));
-    assertFalse(new Ballot(2, 1).greaterThan(new Ballot(2, 1)));
-    assertEquals(0, new Ballot(5, 5).compareTo(new Ballot(5, 5)));
-    assertEquals(new Ballot(5, 5), new Ballot(5, 5));
+    assertTrue(Ballot.of(2, 1).greaterThan(Ballot.of(1, 999)));
+    assertTrue(Ballot.of(2, 3).greaterThan(Ballot.of(2, 1)));
+    assertFalse(Ballot.of(2, 1).greaterThan(Ballot.of(2, 1)));
+    assertEquals(0, Ballot.of(5, 5).compareTo(Ballot.of(5, 5)));
+    assertEquals(Ballot.of(5, 5), Ballot.of(5, 5));
 
-    List<Ballot> sorted = List.of(Ballot.FAST, new Ballot(1, 0), new Ballot(1, 2), new Ballot(1, 9),
-        new Ballot(2, 1), new Ballot(2, 5), new Ballot(10, 0), new Ballot(Long.MAX_VALUE, 0));
+    List<Ballot> sorted = List.of(Ballot.FAST, Ballot.of(1, 0), Ballot.of(1, 2), Ballot.of(1, 9),
+        Ballot.of(2, 1), Ballot.of(2, 5), Ballot.of(10, 0), Ballot.of(Long.MAX_VALUE, 0));
     List<Ballot> shuffled = new ArrayList<>(sorted);
     Collections.shuffle(shuffled, new Random(3));
     Collections.sort(shuffled);
@@ -45,7 +45,7 @@ class BallotTest {
     all.add(Ballot.FAST);
     for (long r : ROUNDS) {
       for (long id : IDS) {
-        all.add(new Ballot(r, id));
+        all.add(Ballot.of(r, id));
       }
     }
     for (Ballot a : all) {
@@ -62,13 +62,13 @@ class BallotTest {
     assertTrue(Ballot.FAST.isFast());
     assertEquals(0, Ballot.FAST.round());
     for (long id : IDS) {
-      Ballot first = Ballot.first(id);
+      Ballot first = Ballot.first(ProposerId.of(id));
       assertFalse(first.isFast());
       assertEquals(1, first.round());
-      assertEquals(id, first.proposerId());
+      assertEquals(ProposerId.of(id), first.proposerId());
       assertTrue(first.greaterThan(Ballot.FAST));
       for (long r : ROUNDS) {
-        assertTrue(new Ballot(r, id).greaterThan(Ballot.FAST));
+        assertTrue(Ballot.of(r, id).greaterThan(Ballot.FAST));
       }
     }
   }
@@ -79,22 +79,22 @@ class BallotTest {
     seen.add(Ballot.FAST);
     for (long r : ROUNDS) {
       for (long id : IDS) {
-        seen.add(new Ballot(r, id));
+        seen.add(Ballot.of(r, id));
       }
     }
     Random rnd = new Random(11);
     for (int i = 0; i < 5_000; i++) {
-      seen.add(new Ballot(1 + rnd.nextInt(50), rnd.nextInt(20)));
+      seen.add(Ballot.of(1 + rnd.nextInt(50), rnd.nextInt(20)));
     }
     for (Ballot s : seen) {
       for (long id : new long[] {1, 2, 3, 7, 19, 1_000}) {
-        Ballot b = Ballot.above(s, id);
+        Ballot b = Ballot.above(s, ProposerId.of(id));
         assertTrue(b.greaterThan(s), b + " must be above " + s);
-        assertEquals(id, b.proposerId(), "the new ballot belongs to the proposer");
+        assertEquals(ProposerId.of(id), b.proposerId(), "the new ballot belongs to the proposer");
         assertFalse(b.isFast());
         // Minimal: the same proposer's previous round is not above s.
         if (b.round() > 1) {
-          assertFalse(new Ballot(b.round() - 1, id).greaterThan(s),
+          assertFalse(Ballot.of(b.round() - 1, id).greaterThan(s),
               b + " is not the smallest above " + s);
         }
       }
@@ -104,24 +104,24 @@ class BallotTest {
   @Test
   void aboveFastIsTheFirstBallot() {
     for (long id : IDS) {
-      assertEquals(Ballot.first(id), Ballot.above(Ballot.FAST, id));
+      assertEquals(Ballot.first(ProposerId.of(id)), Ballot.above(Ballot.FAST, ProposerId.of(id)));
     }
   }
 
   @Test
   void aboveOwnBallotMovesToTheNextRound() {
-    Ballot mine = new Ballot(4, 7);
-    assertEquals(new Ballot(5, 7), Ballot.above(mine, 7));
-    assertEquals(new Ballot(4, 8), Ballot.above(mine, 8));
-    assertEquals(new Ballot(5, 6), Ballot.above(mine, 6));
+    Ballot mine = Ballot.of(4, 7);
+    assertEquals(Ballot.of(5, 7), Ballot.above(mine, ProposerId.of(7)));
+    assertEquals(Ballot.of(4, 8), Ballot.above(mine, ProposerId.of(8)));
+    assertEquals(Ballot.of(5, 6), Ballot.above(mine, ProposerId.of(6)));
   }
 
   @Test
   void aboveNeverWrapsToALowerBallot() {
-    Ballot top = new Ballot(Long.MAX_VALUE, 9);
-    assertThrows(IllegalArgumentException.class, () -> Ballot.above(top, 9));
-    assertThrows(IllegalArgumentException.class, () -> Ballot.above(top, 1));
-    assertEquals(new Ballot(Long.MAX_VALUE, 10), Ballot.above(top, 10));
+    Ballot top = Ballot.of(Long.MAX_VALUE, 9);
+    assertThrows(IllegalArgumentException.class, () -> Ballot.above(top, ProposerId.of(9)));
+    assertThrows(IllegalArgumentException.class, () -> Ballot.above(top, ProposerId.of(1)));
+    assertEquals(Ballot.of(Long.MAX_VALUE, 10), Ballot.above(top, ProposerId.of(10)));
   }
 
   @Test
@@ -129,10 +129,10 @@ class BallotTest {
     List<Ballot> all = new ArrayList<>(List.of(Ballot.FAST));
     for (long r : ROUNDS) {
       for (long id : IDS) {
-        all.add(new Ballot(r, id));
+        all.add(Ballot.of(r, id));
       }
     }
-    all.add(new Ballot(Long.MAX_VALUE, Long.MAX_VALUE));
+    all.add(Ballot.of(Long.MAX_VALUE, Long.MAX_VALUE));
     for (Ballot b : all) {
       byte[] enc = b.encode();
       assertEquals(Ballot.ENCODED_SIZE, enc.length);
@@ -147,8 +147,8 @@ class BallotTest {
   @Test
   void encodingPreservesOrderAsUnsignedBytes() {
     // Big-endian fixed width: byte order equals ballot order (rounds and ids are non-negative).
-    Ballot[] bs = {Ballot.FAST, new Ballot(1, 2), new Ballot(1, 300), new Ballot(2, 0),
-        new Ballot(256, 1)};
+    Ballot[] bs = {Ballot.FAST, Ballot.of(1, 2), Ballot.of(1, 300), Ballot.of(2, 0),
+        Ballot.of(256, 1)};
     for (int i = 0; i + 1 < bs.length; i++) {
       assertTrue(Arrays.compareUnsigned(bs[i].encode(), bs[i + 1].encode()) < 0);
     }
@@ -156,10 +156,10 @@ class BallotTest {
 
   @Test
   void invalidBallotsAreRejectedOnConstruction() {
-    assertThrows(IllegalArgumentException.class, () -> new Ballot(0, 1));
-    assertThrows(IllegalArgumentException.class, () -> new Ballot(0, Long.MAX_VALUE));
-    assertThrows(IllegalArgumentException.class, () -> new Ballot(-1, 1));
-    assertThrows(IllegalArgumentException.class, () -> new Ballot(Long.MIN_VALUE, 0));
+    assertThrows(IllegalArgumentException.class, () -> Ballot.of(0, 1));
+    assertThrows(IllegalArgumentException.class, () -> Ballot.of(0, Long.MAX_VALUE));
+    assertThrows(IllegalArgumentException.class, () -> Ballot.of(-1, 1));
+    assertThrows(IllegalArgumentException.class, () -> Ballot.of(Long.MIN_VALUE, 0));
   }
 
   @Test
@@ -168,7 +168,7 @@ class BallotTest {
     assertThrows(CorruptDataException.class, () -> Ballot.decode(roundZeroOwned));
     byte[] negativeRound = new BinaryWriter().writeLong(-1).writeLong(1).toByteArray();
     assertThrows(CorruptDataException.class, () -> Ballot.decode(negativeRound));
-    byte[] good = new Ballot(3, 4).encode();
+    byte[] good = Ballot.of(3, 4).encode();
     for (int len = 0; len < good.length; len++) {
       byte[] cut = Arrays.copyOf(good, len);
       assertThrows(CorruptDataException.class, () -> Ballot.decode(cut), "length " + len);
@@ -180,6 +180,6 @@ class BallotTest {
   @Test
   void toStringNamesTheFastBallot() {
     assertEquals("FAST", Ballot.FAST.toString());
-    assertEquals("3.4", new Ballot(3, 4).toString());
+    assertEquals("3." + ProposerId.of(4), Ballot.of(3, 4).toString());
   }
 }

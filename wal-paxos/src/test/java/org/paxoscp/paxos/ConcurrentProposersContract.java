@@ -92,7 +92,7 @@ public abstract class ConcurrentProposersContract {
                 : acceptors.get(home).chosen(GROUP, readPos).map(v -> Proposer.leaderAfter(DCS, v)).orElse(OptionalInt.empty());
             LogEntry entry = new LogEntry(txnId, DCS.get(home), readPos,
                 new TreeSet<>(reads.keySet()), writes);
-            Proposer p = new Proposer(cfg, GROUP, ids.getAndIncrement(), entry, readPos + 1,
+            Proposer p = new Proposer(cfg, GROUP, ProposerId.of(ids.getAndIncrement()), entry, readPos + 1,
                 leader, rng.split());
             Outcome o = runner.run(p);
             maxPosition.accumulateAndGet(p.position(), Math::max);
@@ -121,7 +121,7 @@ public abstract class ConcurrentProposersContract {
     for (long pos = 1; pos <= maxPosition.get(); pos++) {
       long position = pos;
       if (acceptors.stream().anyMatch(a -> a.chosen(GROUP, position).isEmpty())) {
-        Outcome o = runner.run(Proposer.learner(cfg, GROUP, ids.getAndIncrement(), pos,
+        Outcome o = runner.run(Proposer.learner(cfg, GROUP, ProposerId.of(ids.getAndIncrement()), pos,
             new SplittableRandom(pos)));
         assertEquals(Outcome.Status.LEARNED, o.status());
       }

@@ -18,7 +18,7 @@ public final class PlantedBugs {
 
   /** Promotes without checking the entry's reads against the winner's writes. */
   public static final class NoPromotionConflictCheck extends Proposer {
-    public NoPromotionConflictCheck(ProposerConfig cfg, String group, long id, LogEntry entry,
+    public NoPromotionConflictCheck(ProposerConfig cfg, String group, ProposerId id, LogEntry entry,
         long position, OptionalInt leader, RandomGenerator random) {
       super(cfg, group, id, entry, position, leader, random);
     }
@@ -34,7 +34,7 @@ public final class PlantedBugs {
    * count applied to promotion, which ARCHITECTURE 5.2 shows to be unsafe.
    */
   public static final class VotesCountedAcrossBallots extends Proposer {
-    public VotesCountedAcrossBallots(ProposerConfig cfg, String group, long id, LogEntry entry,
+    public VotesCountedAcrossBallots(ProposerConfig cfg, String group, ProposerId id, LogEntry entry,
         long position, OptionalInt leader, RandomGenerator random) {
       super(cfg, group, id, entry, position, leader, random);
     }

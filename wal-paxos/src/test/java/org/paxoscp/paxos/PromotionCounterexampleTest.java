@@ -67,9 +67,9 @@ class PromotionCounterexampleTest {
 
   /** The three earlier proposers' partial work, done directly on the acceptors. */
   private void prefix() {
-    Ballot b1 = new Ballot(1, 101);
-    Ballot b2 = new Ballot(2, 102);
-    Ballot b3 = new Ballot(3, 103);
+    Ballot b1 = Ballot.of(1, 101);
+    Ballot b2 = Ballot.of(2, 102);
+    Ballot b3 = Ballot.of(3, 103);
     assertTrue(acceptors.get(0).prepare(new Prepare(G, 1, b1)).promised());
     assertTrue(acceptors.get(0).accept(new Accept(G, 1, b1, LogValue.of(v))).accepted());
     assertTrue(acceptors.get(1).prepare(new Prepare(G, 1, b2)).promised());
@@ -154,9 +154,9 @@ class PromotionCounterexampleTest {
 
   private Proposer proposer(boolean buggy, LogEntry e, long id) {
     return buggy
-        ? new PlantedBugs.VotesCountedAcrossBallots(cfg, G, id, e, 1, OptionalInt.empty(),
+        ? new PlantedBugs.VotesCountedAcrossBallots(cfg, G, ProposerId.of(id), e, 1, OptionalInt.empty(),
             new SplittableRandom(id))
-        : new Proposer(cfg, G, id, e, 1, OptionalInt.empty(), new SplittableRandom(id));
+        : new Proposer(cfg, G, ProposerId.of(id), e, 1, OptionalInt.empty(), new SplittableRandom(id));
   }
 
   /** Plays the schedule; returns the checker's verdict on the final logs and P's history. */

@@ -175,7 +175,7 @@ class ProposerTest {
   }
 
   private static Proposer proposer(Protocol protocol, long id, LogEntry e) {
-    return new Proposer(cfg(protocol), G, id, e, P, OptionalInt.empty(), rnd());
+    return new Proposer(cfg(protocol), G, ProposerId.of(id), e, P, OptionalInt.empty(), rnd());
   }
 
   private static LogEntry entry(String id, String origin, Set<String> reads, Set<String> writes) {
@@ -201,7 +201,7 @@ class ProposerTest {
   }
 
   private static Ballot b(long round, long id) {
-    return new Ballot(round, id);
+    return Ballot.of(round, id);
   }
 
   private static void assertChosenEverywhere(Net net, long position, LogValue v) {
@@ -231,7 +231,7 @@ class ProposerTest {
     assertEquals(3, prepares.size());
     Ballot ballot = prepares.get(0).ballot();
     assertFalse(ballot.isFast());
-    assertEquals(7, ballot.proposerId());
+    assertEquals(ProposerId.of(7), ballot.proposerId());
     assertTrue(prepares.stream().allMatch(m -> m.ballot().equals(ballot) && m.position() == P));
     List<Accept> accepts = net.sentOf(Accept.class);
     assertEquals(3, accepts.size());
@@ -249,11 +249,11 @@ class ProposerTest {
   void grantedFastPathAcceptsWithTheFastBallotAndNoPrepare() {
     Net net = new Net();
     LogEntry e = entry("t1", "dc1", Set.of("a"), Set.of("b"));
-    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, 7, e, P, OptionalInt.of(1), rnd()));
+    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, ProposerId.of(7), e, P, OptionalInt.of(1), rnd()));
 
     Output.Send first = net.sent.get(0);
     assertEquals(1, first.dc(), "the grant request goes to the leader first");
-    assertEquals(new GrantRequest(G, P, "7"), first.message());
+    assertEquals(new GrantRequest(G, P, ProposerId.of(7).toString()), first.message());
     assertTrue(net.sentOf(Prepare.class).isEmpty());
     List<Accept> accepts = net.sentOf(Accept.class);
     assertEquals(3, accepts.size());
@@ -270,7 +270,7 @@ class ProposerTest {
     Net net = new Net();
     assertTrue(net.dc(1).grant(new GrantRequest(G, P, "99")).granted());
     LogEntry e = entry("t1", "dc1", Set.of("a"), Set.of("b"));
-    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, 7, e, P, OptionalInt.of(1), rnd()));
+    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, ProposerId.of(7), e, P, OptionalInt.of(1), rnd()));
 
     assertTrue(net.sent.get(0).message() instanceof GrantRequest);
     assertEquals(3, net.sentOf(Prepare.class).size());
@@ -284,7 +284,7 @@ class ProposerTest {
     Net net = new Net();
     net.dropRequest = (dc, m) -> m instanceof GrantRequest;
     LogEntry e = entry("t1", "dc1", Set.of("a"), Set.of("b"));
-    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, 7, e, P, OptionalInt.of(1), rnd()));
+    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, ProposerId.of(7), e, P, OptionalInt.of(1), rnd()));
     assertFalse(p.isDone());
     assertTrue(net.sentOf(Prepare.class).isEmpty(), "waits for the grant first");
     net.fireLatest(p);
@@ -329,7 +329,7 @@ class ProposerTest {
     assertEquals(1, o.promotions());
     assertEquals(1, p.promotions());
     assertEquals(LogValue.of(e), o.chosen());
-    assertEquals(List.of(new Output.Send(2, new GrantRequest(G, P + 1, "7"))),
+    assertEquals(List.of(new Output.Send(2, new GrantRequest(G, P + 1, ProposerId.of(7).toString()))),
         net.sendsOf(GrantRequest.class));
     assertChosenEverywhere(net, P, w);
     assertChosenEverywhere(net, P + 1, LogValue.of(e));
@@ -361,7 +361,7 @@ class ProposerTest {
     vote(net.dc(0), P, b(1, 1), w);
     vote(net.dc(1), P, b(1, 1), w);
     LogEntry e = entry("t1", "dc0", Set.of("y"), Set.of("z"));
-    Proposer p = net.start(new Proposer(cfg(Protocol.CP).withMaxPromotions(0), G, 7, e, P,
+    Proposer p = net.start(new Proposer(cfg(Protocol.CP).withMaxPromotions(0), G, ProposerId.of(7), e, P,
         OptionalInt.empty(), rnd()));
 
     Outcome o = p.outcome();
@@ -383,7 +383,7 @@ class ProposerTest {
       vote(net.dc(dc), P + 1, b(1, 2), w2);
     }
     LogEntry e = entry("t1", "dc0", Set.of("y"), Set.of("z"));
-    Proposer p = net.start(new Proposer(cfg(Protocol.CP).withMaxPromotions(cap), G, 7, e, P,
+    Proposer p = net.start(new Proposer(cfg(Protocol.CP).withMaxPromotions(cap), G, ProposerId.of(7), e, P,
         OptionalInt.empty(), rnd()));
     Outcome o = net.runToEnd(p);
     if (cap == 1) {
@@ -469,7 +469,7 @@ class ProposerTest {
   /** The planted bug ARCHITECTURE 5.2 warns about: "known chosen" counted per value. */
   static final class PerValueCounting extends Proposer {
     PerValueCounting(ProposerConfig cfg, LogEntry e) {
-      super(cfg, G, 4, e, P, OptionalInt.empty(), rnd());
+      super(cfg, G, ProposerId.of(4), e, P, OptionalInt.empty(), rnd());
     }
 
     @Override
@@ -527,7 +527,7 @@ class ProposerTest {
     int twoEntries = LogCodec.encode(LogValue.of(e, x)).length;
     assertTrue(LogCodec.encode(LogValue.of(e, x, y)).length > twoEntries);
     ProposerConfig limited = cfg(Protocol.CP).withMaxValueBytes(twoEntries);
-    Proposer p = net.start(new Proposer(limited, G, 9, e, P, OptionalInt.empty(), rnd()));
+    Proposer p = net.start(new Proposer(limited, G, ProposerId.of(9), e, P, OptionalInt.empty(), rnd()));
 
     Accept first = net.sentOf(Accept.class).get(0);
     assertEquals(2, first.value().entries().size(), "trimmed to the limit, own entry first");
@@ -574,7 +574,7 @@ class ProposerTest {
     Net net = new Net();
     net.dropRequest = (dc, m) -> true;
     LogEntry e = entry("t1", "dc0", Set.of("y"), Set.of("z"));
-    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, 7, e, P,
+    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, ProposerId.of(7), e, P,
         fastPath ? OptionalInt.of(0) : OptionalInt.empty(), rnd()));
     Outcome o = net.runToEnd(p);
 
@@ -614,7 +614,7 @@ class ProposerTest {
     // Indeed, the entry was chosen: a learner finds it.
     net.dropRequest = (dc, m) -> false;
     net.dropReply = (dc, m) -> false;
-    Proposer learner = net.start(Proposer.learner(cfg(Protocol.CP), G, 8, P, rnd()));
+    Proposer learner = net.start(Proposer.learner(cfg(Protocol.CP), G, ProposerId.of(8), P, rnd()));
     assertEquals(Status.LEARNED, net.runToEnd(learner).status());
     assertTrue(learner.outcome().chosen().contains("t1"));
   }
@@ -625,7 +625,7 @@ class ProposerTest {
     Net net = new Net();
     net.dropRequest = (dc, m) -> m instanceof Accept;
     LogEntry e = entry("t1", "dc0", Set.of("y"), Set.of("z"));
-    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, 7, e, P,
+    Proposer p = net.start(new Proposer(cfg(Protocol.CP), G, ProposerId.of(7), e, P,
         fastPath ? OptionalInt.of(0) : OptionalInt.empty(), rnd()));
     Outcome o = net.runToEnd(p);
 
@@ -660,7 +660,7 @@ class ProposerTest {
     // Replies of another phase with our ballot: ACCEPT acks and a grant while preparing.
     assertEquals(List.of(), p.onReply(0, new AcceptReply(G, P, mine, true, mine, null), now));
     assertEquals(List.of(), p.onReply(1, new AcceptReply(G, P, mine, true, mine, null), now));
-    assertEquals(List.of(), p.onReply(0, new GrantReply(G, P, "7", true), now));
+    assertEquals(List.of(), p.onReply(0, new GrantReply(G, P, ProposerId.of(7).toString(), true), now));
     assertFalse(p.isDone());
 
     // The same reply from a real DC is taken.
@@ -786,7 +786,7 @@ class ProposerTest {
   @Test
   void aLearnerOnAnEmptyPositionDecidesTheNoop() {
     Net net = new Net();
-    Proposer l = net.start(Proposer.learner(cfg(Protocol.CP), G, 7, P, rnd()));
+    Proposer l = net.start(Proposer.learner(cfg(Protocol.CP), G, ProposerId.of(7), P, rnd()));
     Outcome o = l.outcome();
     assertEquals(Status.LEARNED, o.status());
     assertEquals(P, o.position());
@@ -801,7 +801,7 @@ class ProposerTest {
     Net net = new Net();
     LogValue v = value("v", Set.of("a"), Set.of("b"));
     vote(net.dc(0), P, b(1, 1), v);
-    Proposer l = net.start(Proposer.learner(cfg(Protocol.CP), G, 7, P, rnd()));
+    Proposer l = net.start(Proposer.learner(cfg(Protocol.CP), G, ProposerId.of(7), P, rnd()));
     assertEquals(Status.LEARNED, l.outcome().status());
     assertEquals(v, l.outcome().chosen());
     assertEquals(v, net.sentOf(Accept.class).get(0).value());
@@ -813,7 +813,7 @@ class ProposerTest {
     Net net = new Net();
     LogValue w = value("w", Set.of(), Set.of("x"));
     net.dc(2).apply(new Apply(G, P, w));
-    Proposer l = net.start(Proposer.learner(cfg(Protocol.CP), G, 7, P, rnd()));
+    Proposer l = net.start(Proposer.learner(cfg(Protocol.CP), G, ProposerId.of(7), P, rnd()));
     assertEquals(Status.LEARNED, l.outcome().status());
     assertEquals(w, l.outcome().chosen());
     assertTrue(net.sentOf(Accept.class).isEmpty());

@@ -41,8 +41,11 @@ import org.paxoscp.store.StoreUnavailableException;
  */
 public final class HBaseSchema {
 
-  /** Bumped whenever the layout of the tables changes incompatibly. */
-  public static final int SCHEMA_VERSION = 1;
+  /**
+   * Bumped whenever the layout of the tables changes incompatibly. Version 2: ballots in the
+   * acceptor cells carry 128-bit proposer ids.
+   */
+  public static final int SCHEMA_VERSION = 2;
 
   /** Table attribute holding the schema version. */
   public static final String VERSION_ATTRIBUTE = "paxoscp.schema.version";

@@ -116,16 +116,18 @@ class HBaseSchemaIT {
   @Test
   void refusesAnotherSchemaVersionAndOtherFamilies() {
     createTable(TableDescriptorBuilder.newBuilder(HBaseSchema.descriptor("future", Table.DATA))
-        .setValue(HBaseSchema.VERSION_ATTRIBUTE, "2").build());
+        .setValue(HBaseSchema.VERSION_ATTRIBUTE, Integer.toString(HBaseSchema.SCHEMA_VERSION + 1))
+        .build());
     createTable(TableDescriptorBuilder.newBuilder(HBaseSchema.tableName("future", Table.META))
-        .setValue(HBaseSchema.VERSION_ATTRIBUTE, "1")
+        .setValue(HBaseSchema.VERSION_ATTRIBUTE, Integer.toString(HBaseSchema.SCHEMA_VERSION))
         .setColumnFamily(ColumnFamilyDescriptorBuilder.of("x"))
         .build());
     IncompatibleSchemaException e = assertThrows(IncompatibleSchemaException.class,
         () -> HBaseKvStore.open(hbase.storeConfig("future").build()));
     List<String> problems = e.problems();
     assertEquals(2, problems.size(), problems.toString());
-    assertTrue(problems.get(0).contains("schema version 2, this build expects 1"), problems.get(0));
+    assertTrue(problems.get(0).contains("schema version " + (HBaseSchema.SCHEMA_VERSION + 1)
+        + ", this build expects " + HBaseSchema.SCHEMA_VERSION), problems.get(0));
     assertTrue(problems.get(1).contains("column families [x], expected [f]"), problems.get(1));
   }
 
