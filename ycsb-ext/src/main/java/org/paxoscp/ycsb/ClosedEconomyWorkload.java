@@ -1,0 +1,268 @@
+package org.paxoscp.ycsb;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.client.Transaction;
+import org.paxoscp.client.TransactionException;
+import org.paxoscp.client.TxnClient;
+import org.paxoscp.transport.ClusterConfig;
+import site.ycsb.ByteIterator;
+import site.ycsb.DB;
+import site.ycsb.Status;
+import site.ycsb.StringByteIterator;
+import site.ycsb.Workload;
+import site.ycsb.WorkloadException;
+import site.ycsb.measurements.Measurements;
+
+/**
+ * The closed-economy workload of YCSB+T (Dey et al., ICDE Workshops 2014): {@value #GROUPS}
+ * entity groups of {@value #ACCOUNTS} accounts each, every account loaded with
+ * {@value #INITIAL}, so each group's total is known. A transaction reads two accounts of one group
+ * and moves an amount (at most {@value #MAX_TRANSFER}, never more than the source holds) from one
+ * to the other; with probability {@value #AUDIT_PROPORTION} it is instead a read-only audit that
+ * sums a group and records any total that differs ({@code [AUDIT-ANOMALY]}).
+ *
+ * <p><b>Validation.</b> At the end of a run phase ({@code -t}) every group's total is read from
+ * every DC of the cluster and compared with the loaded total; the run reports, in YCSB's output
+ * format, each DC's counted total, the anomaly score |initial total − counted total| / operations
+ * (the largest over the DCs), and {@code [VALIDATION], Result, OK} or {@code FAILED} with a message
+ * naming the group, the DC and the totals. YCSB's {@code Client} exits 0 whatever a workload
+ * finds, so the result is also written to {@value #VALIDATION_FILE} when set;
+ * {@code ./paxoscp ycsb run} sets it and exits 1 on a failed validation.
+ */
+public class ClosedEconomyWorkload extends Workload {
+  public static final String GROUPS = "ce.groups";
+  public static final String GROUP_PREFIX = "ce.groupprefix";
+  public static final String ACCOUNTS = "ce.accounts";
+  public static final String INITIAL = "ce.initial";
+  public static final String MAX_TRANSFER = "ce.maxtransfer";
+  public static final String AUDIT_PROPORTION = "ce.auditproportion";
+  public static final String THINK_MS = "ce.thinktime.ms";
+  public static final String VALIDATION_FILE = "ce.validation.file";
+
+  private Properties props;
+  private int groups;
+  private String prefix;
+  private int accounts;
+  private long initial;
+  private long maxTransfer;
+  private double auditProportion;
+  private long thinkMs;
+  private final AtomicLong nextInsert = new AtomicLong();
+  private final AtomicLong operations = new AtomicLong();
+  private final AtomicLong seeds = new AtomicLong(System.nanoTime());
+
+  private record State(PaxosCpDB binding, SplittableRandom random) {}
+
+  @Override
+  public void init(Properties p) throws WorkloadException {
+    props = p;
+    groups = TxnWorkloads.intProp(p, GROUPS, 4, 1);
+    prefix = p.getProperty(GROUP_PREFIX, "bank");
+    accounts = TxnWorkloads.intProp(p, ACCOUNTS, 10, 2);
+    initial = TxnWorkloads.longProp(p, INITIAL, 1000, 0);
+    maxTransfer = TxnWorkloads.longProp(p, MAX_TRANSFER, 100, 1);
+    auditProportion = TxnWorkloads.fraction(p, AUDIT_PROPORTION, 0.1);
+    thinkMs = TxnWorkloads.longProp(p, THINK_MS, 0, 0);
+    nextInsert.set(TxnWorkloads.longProp(p, INSERT_START_PROPERTY, 0, 0));
+  }
+
+  @Override
+  public Object initThread(Properties p, int threadId, int threadCount)
+      throws WorkloadException {
+    return new State(TxnWorkloads.binding(), new SplittableRandom(seeds.incrementAndGet()));
+  }
+
+  String group(long g) {
+    return prefix + "-" + g;
+  }
+
+  static String account(int a) {
+    return "acct" + a;
+  }
+
+  /** The total every group holds. */
+  long groupTotal() {
+    return initial * accounts;
+  }
+
+  @Override
+  public boolean doInsert(DB db, Object threadState) {
+    State s = (State) threadState;
+    String group = group(nextInsert.getAndIncrement() % groups);
+    if (!s.binding().begin(group)) {
+      return false;
+    }
+    for (int a = 0; a < accounts; a++) {
+      db.insert(group, account(a), value(initial));
+    }
+    return s.binding().commit().outcome() == PaxosCpDB.Outcome.COMMITTED;
+  }
+
+  @Override
+  public boolean doTransaction(DB db, Object threadState) {
+    State s = (State) threadState;
+    operations.incrementAndGet();
+    String group = group(s.random().nextInt(groups));
+    if (s.random().nextDouble() < auditProportion) {
+      audit(db, s, group);
+    } else {
+      transfer(db, s, group);
+    }
+    return true;
+  }
+
+  private void transfer(DB db, State s, String group) {
+    int[] pair = Transfer.accounts(accounts, s.random());
+    if (!s.binding().begin(group)) {
+      return;
+    }
+    Optional<Long> from = balance(db, group, pair[0]);
+    TxnWorkloads.think(thinkMs);
+    Optional<Long> to = balance(db, group, pair[1]);
+    TxnWorkloads.think(thinkMs);
+    if (from.isEmpty() || to.isEmpty()) {
+      // A failed read (the transaction aborted) or an account that was never loaded.
+      s.binding().abort();
+      return;
+    }
+    long amount = Transfer.amount(from.get(), maxTransfer, s.random());
+    if (amount == 0) {
+      s.binding().abort();
+      return;
+    }
+    db.update(group, account(pair[0]), value(from.get() - amount));
+    db.update(group, account(pair[1]), value(to.get() + amount));
+    s.binding().commit();
+  }
+
+  private void audit(DB db, State s, String group) {
+    if (!s.binding().begin(group)) {
+      return;
+    }
+    long sum = 0;
+    boolean complete = true;
+    for (int a = 0; a < accounts && complete; a++) {
+      Optional<Long> b = balance(db, group, a);
+      complete = b.isPresent();
+      sum += b.orElse(0L);
+    }
+    PaxosCpDB.CommitInfo info = s.binding().commit();
+    if (complete && info.outcome() == PaxosCpDB.Outcome.COMMITTED && sum != groupTotal()) {
+      Measurements.getMeasurements().measure("AUDIT-ANOMALY", 0);
+      System.err.println("audit of group " + group + " at DC " + s.binding().homeDc()
+          + " counted " + sum + ", expected " + groupTotal());
+    }
+  }
+
+  private static Optional<Long> balance(DB db, String group, int account) {
+    Map<String, ByteIterator> out = new HashMap<>();
+    Status st = db.read(group, account(account), Set.of(PaxosCpDB.VALUE_FIELD), out);
+    if (!st.isOk() || !out.containsKey(PaxosCpDB.VALUE_FIELD)) {
+      return Optional.empty();
+    }
+    return Optional.of(AttributeWorkload.parse(out.get(PaxosCpDB.VALUE_FIELD)));
+  }
+
+  private static Map<String, ByteIterator> value(long v) {
+    Map<String, ByteIterator> m = new HashMap<>();
+    m.put(PaxosCpDB.VALUE_FIELD, new StringByteIterator(Long.toString(v)));
+    return m;
+  }
+
+  // ---- validation ---------------------------------------------------------------------------
+
+  /** One DC's view of the economy. */
+  record DcTotals(String dc, long counted, List<String> problems) {}
+
+  @Override
+  public void cleanup() throws WorkloadException {
+    PaxosCpDB.COUNTERS.print(System.out);
+    if (!Boolean.parseBoolean(props.getProperty("dotransactions", "true"))) {
+      return;
+    }
+    String file = props.getProperty(PaxosCpDB.CONFIG);
+    if (file == null) {
+      throw new WorkloadException(PaxosCpDB.CONFIG + " is required for validation");
+    }
+    ClusterConfig cluster = ClusterConfig.fromProperties(PaxosCpDB.readProperties(Path.of(file)));
+    long expected = groupTotal() * groups;
+    long ops = Math.max(1, operations.get());
+    List<String> problems = new ArrayList<>();
+    double worst = 0;
+    for (String dc : cluster.dcNames()) {
+      DcTotals t = totalsAt(cluster, dc);
+      problems.addAll(t.problems());
+      double score = (double) Math.abs(expected - t.counted()) / ops;
+      worst = Math.max(worst, score);
+      System.out.println("[VALIDATION], DC " + dc + " counted total, " + t.counted());
+    }
+    System.out.println("[VALIDATION], Expected total, " + expected);
+    System.out.println("[VALIDATION], Operations, " + operations.get());
+    System.out.println("[VALIDATION], AnomalyScore, " + worst);
+    String result = problems.isEmpty() ? "OK" : "FAILED";
+    System.out.println("[VALIDATION], Result, " + result);
+    for (String p : problems) {
+      System.out.println("[VALIDATION], Violation, " + p);
+      System.err.println("closed economy violated: " + p);
+    }
+    String out = props.getProperty(VALIDATION_FILE);
+    if (out != null) {
+      StringBuilder sb = new StringBuilder(result).append('\n');
+      sb.append("anomaly_score=").append(worst).append('\n');
+      problems.forEach(p -> sb.append(p).append('\n'));
+      try {
+        Files.writeString(Path.of(out), sb.toString(), StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot write " + out, e);
+      }
+    }
+  }
+
+  /** Every group's total, read in one read-only transaction per group from DC {@code dc}. */
+  DcTotals totalsAt(ClusterConfig cluster, String dc) {
+    List<String> problems = new ArrayList<>();
+    long counted = 0;
+    try (TxnClient c = TxnClient.builder(cluster, dc, CommitProtocol.values()[0]).build()) {
+      for (int g = 0; g < groups; g++) {
+        String group = group(g);
+        long sum = 0;
+        try {
+          Transaction t = c.begin(group);
+          for (int a = 0; a < accounts; a++) {
+            long b = t.getString(account(a)).map(Long::parseLong).orElse(0L);
+            if (b < 0) {
+              problems.add("group " + group + " at DC " + dc + ": account " + account(a)
+                  + " holds " + b + ", below zero");
+            }
+            sum += b;
+          }
+          t.commit();
+        } catch (TransactionException e) {
+          problems.add("group " + group + " could not be read at DC " + dc + ": "
+              + e.getMessage());
+          continue;
+        }
+        if (sum != groupTotal()) {
+          problems.add("group " + group + " at DC " + dc + " totals " + sum + ", expected "
+              + groupTotal());
+        }
+        counted += sum;
+      }
+    }
+    return new DcTotals(dc, counted, problems);
+  }
+}
