@@ -18,6 +18,7 @@ import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreUnavailableException;
@@ -132,13 +133,11 @@ final class FakeService implements RequestHandler {
   }
 
   private LogValue learn(String group, long position) {
-    // Bit 62 plus a small counter: equal to a client's id (random 40-bit prefix, 23-bit counter)
-    // only with negligible probability, which is good enough for a fake.
-    long id = (1L << 62) | LEARNER_IDS.incrementAndGet();
+    // A fresh random id, as every proposer of the cluster takes one.
     Proposer learner = Proposer.learner(
         ProposerConfig.defaults(Protocol.BASIC, dcs)
             .withPhaseTimeoutMicros(TimeUnit.NANOSECONDS.toMicros(timeout.toNanos())),
-        group, id, position, new SplittableRandom(id));
+        group, ProposerId.random(), position, new SplittableRandom(LEARNER_IDS.incrementAndGet()));
     try {
       Outcome o = driver.run(learner).get(timeout.toMillis() * 20, TimeUnit.MILLISECONDS);
       return o.status() == Outcome.Status.LEARNED ? o.chosen() : null;
