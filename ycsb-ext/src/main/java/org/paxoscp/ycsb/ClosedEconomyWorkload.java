@@ -243,7 +243,8 @@ public class ClosedEconomyWorkload extends Workload {
         try {
           Transaction t = c.begin(group);
           for (int a = 0; a < accounts; a++) {
-            long b = t.getString(account(a)).map(Long::parseLong).orElse(0L);
+            long b = t.getString(PaxosCpDB.item(account(a), PaxosCpDB.VALUE_FIELD))
+                .map(Long::parseLong).orElse(0L);
             if (b < 0) {
               problems.add("group " + group + " at DC " + dc + ": account " + account(a)
                   + " holds " + b + ", below zero");

@@ -360,7 +360,7 @@ public class PaxosCpDB extends DB {
     boolean found = false;
     try {
       for (String f : fields == null ? fieldNames : fields) {
-        Optional<byte[]> v = t.get(key + "." + f);
+        Optional<byte[]> v = t.get(item(key, f));
         if (v.isPresent()) {
           found = true;
           result.put(f, new StringByteIterator(new String(v.get(), StandardCharsets.UTF_8)));
@@ -395,20 +395,20 @@ public class PaxosCpDB extends DB {
   @Override
   public Status delete(String table, String key) {
     if (txn != null) {
-      fieldNames.forEach(f -> txn.delete(key + "." + f));
+      fieldNames.forEach(f -> txn.delete(item(key, f)));
       return Status.OK;
     }
-    return autocommit(table, key, t -> fieldNames.forEach(f -> t.delete(key + "." + f)));
+    return autocommit(table, key, t -> fieldNames.forEach(f -> t.delete(item(key, f))));
   }
 
   private Status write(String table, String key, Map<String, ByteIterator> values) {
     if (txn != null) {
-      values.forEach((f, v) -> txn.put(key + "." + f, v.toString()));
+      values.forEach((f, v) -> txn.put(item(key, f), v.toString()));
       return Status.OK;
     }
     Map<String, String> copy = new HashMap<>();
     values.forEach((f, v) -> copy.put(f, v.toString()));
-    return autocommit(table, key, t -> copy.forEach((f, v) -> t.put(key + "." + f, v)));
+    return autocommit(table, key, t -> copy.forEach((f, v) -> t.put(item(key, f), v)));
   }
 
   private Status autocommit(String table, String key,
@@ -428,6 +428,11 @@ public class PaxosCpDB extends DB {
 
   private static Status unavailable(TransactionException e) {
     return new Status("UNAVAILABLE", e.getMessage());
+  }
+
+  /** The item of the group that holds field {@code field} of record {@code key}. */
+  public static String item(String key, String field) {
+    return key + "." + field;
   }
 
   /** The entity group of one YCSB record (core workloads): one group per record. */
