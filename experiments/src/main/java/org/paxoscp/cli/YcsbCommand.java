@@ -111,7 +111,7 @@ public final class YcsbCommand implements Callable<Integer> {
     cmd.add("-db");
     cmd.add(db);
     cmd.add("-p");
-    cmd.add(PaxosCpDB.CONFIG + "=" + config.toAbsolutePath());
+    cmd.add(PaxosCpDB.CONFIG + "=" + config.toAbsolutePath().normalize());
     cmd.add("-p");
     cmd.add(ClosedEconomyWorkload.VALIDATION_FILE + "=" + validationFile.toAbsolutePath());
     cmd.addAll(ycsbArgs);
