@@ -166,8 +166,12 @@ final class WireCodec {
           + m.position() + " is " + size + " bytes, over the datagram limit of "
           + maxDatagramBytes + " bytes (" + ClusterConfig.MAX_DATAGRAM_BYTES + ")");
     }
-    byte[] unsigned = w.toByteArray();
-    byte[] out = new byte[size];
+    return seal(w.toByteArray());
+  }
+
+  /** {@code unsigned} followed by its authentication tag: a datagram as a sender sends it. */
+  byte[] seal(byte[] unsigned) {
+    byte[] out = new byte[unsigned.length + TAG_BYTES];
     System.arraycopy(unsigned, 0, out, 0, unsigned.length);
     System.arraycopy(tag(unsigned, 0, unsigned.length), 0, out, unsigned.length, TAG_BYTES);
     return out;
