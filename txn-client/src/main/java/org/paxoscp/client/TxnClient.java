@@ -347,7 +347,9 @@ public final class TxnClient implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw unknown(group, entry, proposer, "interrupted while committing", e);
-    } catch (ExecutionException | CancellationException | RejectedExecutionException e) {
+    } catch (ExecutionException e) {
+      throw unknown(group, entry, proposer, "the commit protocol failed: " + e.getCause(), e);
+    } catch (CancellationException | RejectedExecutionException e) {
       throw unknown(group, entry, proposer, "client closed while committing", e);
     }
     CommitResult result = new CommitResult(switch (outcome.status()) {

@@ -9,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs {@link Proposer}s over a {@link Transport}: sends what a proposer asks to send (APPLY
@@ -20,6 +22,7 @@ import org.paxoscp.paxos.Proposer;
  * one thread at a time (its events are serialized on the proposer).
  */
 public final class ProposerDriver {
+  private static final Logger LOG = LoggerFactory.getLogger(ProposerDriver.class);
   private final Transport transport;
   private final List<String> dcs;
   private final ScheduledExecutorService timers;
@@ -39,12 +42,15 @@ public final class ProposerDriver {
     this.requestTimeout = Objects.requireNonNull(requestTimeout);
   }
 
-  /** Starts {@code proposer}; the future completes with its outcome (never exceptionally). */
+  /**
+   * Starts {@code proposer}; the future completes with its outcome. It completes exceptionally
+   * only when the proposer itself throws (a broken invariant), with that exception, at once —
+   * not at the proposer's next timer. Its entry may then be in the log: callers must treat it as
+   * an unknown outcome, never as an abort.
+   */
   public CompletableFuture<Outcome> run(Proposer proposer) {
     Run run = new Run(proposer);
-    synchronized (proposer) {
-      run.process(proposer.start(nowMicros()));
-    }
+    run.step(() -> proposer.start(nowMicros()));
     return run.result;
   }
 
@@ -58,6 +64,25 @@ public final class ProposerDriver {
 
     Run(Proposer proposer) {
       this.proposer = proposer;
+    }
+
+    /**
+     * Feeds one event to the proposer under its lock and carries out its outputs. A proposer
+     * that throws fails the run at once: the exception would otherwise vanish in a reply
+     * callback or a timer task, and the commit would wait for a timer that may never help.
+     */
+    void step(java.util.function.Supplier<List<Proposer.Output>> event) {
+      synchronized (proposer) {
+        if (result.isDone()) {
+          return;
+        }
+        try {
+          process(event.get());
+        } catch (RuntimeException e) {
+          LOG.error("proposer for group {} position {} failed", proposer.position(), e);
+          result.completeExceptionally(e);
+        }
+      }
     }
 
     /** Carries out a proposer's outputs; the caller holds the proposer's lock. */
@@ -86,11 +111,8 @@ public final class ProposerDriver {
         }
         transport.request(name, wire, requestTimeout).whenComplete((reply, failure) -> {
           if (reply instanceof Message.Paxos p) {
-            synchronized (proposer) {
-              if (!proposer.isDone()) {
-                process(proposer.onReply(dc, p.message(), nowMicros()));
-              }
-            }
+            step(() -> proposer.isDone() ? List.of()
+                : proposer.onReply(dc, p.message(), nowMicros()));
           }
         });
       } catch (TransportException e) {
@@ -99,11 +121,7 @@ public final class ProposerDriver {
     }
 
     private void onTimer(long timerId) {
-      synchronized (proposer) {
-        if (!proposer.isDone()) {
-          process(proposer.onTimer(timerId, nowMicros()));
-        }
-      }
+      step(() -> proposer.isDone() ? List.of() : proposer.onTimer(timerId, nowMicros()));
     }
   }
 }
