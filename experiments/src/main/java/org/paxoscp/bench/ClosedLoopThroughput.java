@@ -193,7 +193,8 @@ public final class ClosedLoopThroughput {
     } finally {
       pool.shutdownNow();
     }
-    long upTo = cluster.catchUpAll(group, Duration.ofSeconds(30));
+    long upTo = cluster.catchUpAll(group, LocalCluster.provenPosition(history),
+        Duration.ofSeconds(30));
     Map<String, SortedMap<Long, LogValue>> logs = cluster.logs(group, upTo);
     CheckResult check = SerializabilityChecker.check(logs, history);
     long noops = 0;

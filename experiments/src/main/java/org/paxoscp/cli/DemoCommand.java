@@ -121,7 +121,8 @@ public final class DemoCommand implements Callable<Integer> {
                     (System.nanoTime() - started) / 1e9);
               }
             });
-        long upTo = cluster.catchUpAll(spec.group(), Duration.ofSeconds(10));
+        long upTo = cluster.catchUpAll(spec.group(),
+            LocalCluster.provenPosition(r.history()), Duration.ofSeconds(10));
         Map<String, SortedMap<Long, LogValue>> logs = cluster.logs(spec.group(), upTo);
         CheckResult check = SerializabilityChecker.check(logs, r.history());
         safe &= check.ok();

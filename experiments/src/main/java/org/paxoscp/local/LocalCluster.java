@@ -22,6 +22,7 @@ import java.util.Properties;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.paxoscp.check.TxnRecord;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.paxos.Acceptor;
@@ -254,17 +255,21 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
-   * Brings every running DC up to the highest position of {@code group} that any DC knows is
-   * chosen (section 5.4: each service learns what it misses from its peers, or by running an
-   * instance), so that the logs can be compared position by position.
+   * Brings every running DC up to the highest position of {@code group} that is proved to exist
+   * (section 5.4: each service learns what it misses from its peers, or by running an instance),
+   * so that the logs can be compared position by position. Proved means: chosen at some DC, or
+   * at most {@code provenPosition} — a position the caller was told of, such as the highest
+   * commit or read position its clients saw (see {@link #provenPosition}). A position that only
+   * holds votes is not proved: catching up to it would run instances that decide it, changing
+   * the log under test instead of observing it.
    *
-   * @return that highest position
+   * @return the position every DC now holds the log up to
    * @throws IllegalStateException if a DC does not confirm in time
    */
-  public long catchUpAll(String group, Duration timeout) {
-    long highest = 0;
+  public long catchUpAll(String group, long provenPosition, Duration timeout) {
+    long highest = provenPosition;
     for (String dc : options.dcs()) {
-      highest = Math.max(highest, highestKnown(group, stores.get(dc)));
+      highest = Math.max(highest, highestChosen(group, stores.get(dc)));
     }
     for (String dc : options.dcs()) {
       if (!isRunning(dc)) {
@@ -284,17 +289,28 @@ public final class LocalCluster implements AutoCloseable {
     return highest;
   }
 
+  /** The highest commit or read position in {@code history}: positions its clients were told of. */
+  public static long provenPosition(java.util.Collection<TxnRecord> history) {
+    long p = 0;
+    for (TxnRecord r : history) {
+      p = Math.max(p, r.readPosition());
+      if (r.status() == TxnRecord.Status.COMMITTED) {
+        p = Math.max(p, r.commitPosition());
+      }
+    }
+    return p;
+  }
+
   /**
-   * The highest position a store knows to exist: chosen there, or holding a vote (a value may be
-   * chosen without any DC having recorded it yet, e.g. when every APPLY was lost); searched past
-   * the applied watermark until 64 empty positions in a row.
+   * The highest position a store holds a chosen value for; searched past the applied watermark
+   * until 64 positions in a row are not chosen there.
    */
-  private static long highestKnown(String group, KvStore store) {
+  private static long highestChosen(String group, KvStore store) {
     Acceptor a = new Acceptor(store);
     long p = new LogApplier(store).appliedWatermark(group);
     long highest = p;
     for (long q = p + 1, misses = 0; misses < 64; q++) {
-      if (a.chosen(group, q).isPresent() || a.lastVote(group, q).isPresent()) {
+      if (a.chosen(group, q).isPresent()) {
         highest = q;
         misses = 0;
       } else {
