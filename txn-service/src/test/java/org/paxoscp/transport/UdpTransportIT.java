@@ -216,7 +216,7 @@ class UdpTransportIT {
     byte[] cut = Arrays.copyOf(ours.encode(begin), ours.encode(begin).length - 1);
     byte[] tiny = {1, 20, 0};
     byte[] badVersion = ours.encode(begin);
-    badVersion[0] = 2;
+    badVersion[0] = (byte) (WireCodec.VERSION + 1);
     byte[] badType = ours.encode(begin);
     badType[1] = (byte) 200;
     byte[] garbage = new byte[300];
