@@ -8,6 +8,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.paxoscp.store.StoreUnavailableException;
 
@@ -20,11 +21,33 @@ final class Await {
   private Await() {}
 
   static <T> T get(CompletableFuture<T> future, Duration deadline, Supplier<String> context) {
+    return get(future, deadline, context, StallDetector.PROCESS::stalledNanos);
+  }
+
+  /**
+   * As {@link #get(CompletableFuture, Duration, Supplier)}; time during which this process did
+   * not run (as {@code stalledNanos} tells, see {@link StallDetector}) does not count against the
+   * deadline: the wait is extended by it.
+   */
+  static <T> T get(CompletableFuture<T> future, Duration deadline, Supplier<String> context,
+      LongSupplier stalledNanos) {
+    long stalledBefore = stalledNanos.getAsLong();
+    long wait = deadline.toNanos();
     try {
-      return future.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      throw new StoreUnavailableException(
-          context.get() + ": no answer within " + deadline.toMillis() + " ms", e);
+      while (true) {
+        try {
+          return future.get(wait, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+          long stalledNow = stalledNanos.getAsLong();
+          if (stalledNow <= stalledBefore) {
+            throw new StoreUnavailableException(
+                context.get() + ": no answer within " + deadline.toMillis() + " ms", e);
+          }
+          // The process stood still while waiting: give back the time it did not run.
+          wait = stalledNow - stalledBefore;
+          stalledBefore = stalledNow;
+        }
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new StoreUnavailableException(context.get() + ": interrupted", e);

@@ -230,13 +230,29 @@ public final class HBaseKvStore implements KvStore {
     }
     Supplier<String> what = () -> "HBase store of DC " + config.dc() + ": " + op + " on "
         + table.name().toLowerCase(java.util.Locale.ROOT) + " row " + printable(row);
-    CompletableFuture<T> f;
+    long stalledBefore = StallDetector.PROCESS.stalledNanos();
     try {
-      f = request.get();
+      return Await.get(issue(request, what), deadline, what);
+    } catch (StoreUnavailableException e) {
+      if (StallDetector.PROCESS.stalledNanos() == stalledBefore) {
+        throw e;
+      }
+      // This process stood still during the call (SIGSTOP, a VM pause), so the HBase client's
+      // own timers may have failed a request that the store would have answered. Ask once more:
+      // every store operation is safe to repeat (puts rewrite the same cells; a repeated
+      // check-and-write fails its check, which callers treat as a lost race and re-read).
+      LOG.info("{}: retrying once after this process stood still", what.get());
+      return Await.get(issue(request, what), deadline, what);
+    }
+  }
+
+  private static <T> CompletableFuture<T> issue(Supplier<CompletableFuture<T>> request,
+      Supplier<String> what) {
+    try {
+      return request.get();
     } catch (RuntimeException e) {
       throw Await.translate(e, what);
     }
-    return Await.get(f, deadline, what);
   }
 
   private static void checkRow(byte[] row) {
