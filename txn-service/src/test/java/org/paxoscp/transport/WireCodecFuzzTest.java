@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import java.util.Arrays;
 import java.util.List;
-import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -14,6 +13,7 @@ import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
+import org.paxoscp.wal.ByteMutations;
 
 /**
  * Property-based fuzzing of the datagram decoder (jqwik; 1,000 tries per property by default,
@@ -66,26 +66,9 @@ class WireCodecFuzzTest {
 
   @Provide
   Arbitrary<byte[]> mutatedValidMessages() {
-    return Arbitraries.integers().between(0, VALID.size() - 1).flatMap(i -> {
-      byte[] signed = Arrays.copyOf(VALID.get(i), VALID.get(i).length - WireCodec.TAG_BYTES);
-      Arbitrary<Integer> at = Arbitraries.integers().between(2, signed.length - 1);
-      Arbitrary<byte[]> replace = Arbitraries.bytes().array(byte[].class).ofMinSize(1)
-          .ofMaxSize(8).flatMap(bytes -> at.map(pos -> {
-            byte[] out = signed.clone();
-            for (int k = 0; k < bytes.length && pos + k < out.length; k++) {
-              out[pos + k] = bytes[k];
-            }
-            return out;
-          }));
-      Arbitrary<byte[]> cut = at.map(pos -> Arrays.copyOf(signed, pos));
-      Arbitrary<byte[]> append = Arbitraries.bytes().array(byte[].class).ofMinSize(1)
-          .ofMaxSize(16).map(extra -> {
-            byte[] out = Arrays.copyOf(signed, signed.length + extra.length);
-            System.arraycopy(extra, 0, out, signed.length, extra.length);
-            return out;
-          });
-      return Arbitraries.oneOf(replace, cut, append);
-    });
+    // The signed part of every valid message; the version and type bytes stay.
+    return ByteMutations.of(VALID.stream()
+        .map(d -> Arrays.copyOf(d, d.length - WireCodec.TAG_BYTES)).toList(), 2);
   }
 
   @Property

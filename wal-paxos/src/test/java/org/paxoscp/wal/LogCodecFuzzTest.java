@@ -3,12 +3,10 @@ package org.paxoscp.wal;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -61,26 +59,7 @@ class LogCodecFuzzTest {
 
   @Provide
   Arbitrary<byte[]> mutatedValidValues() {
-    return Arbitraries.integers().between(0, VALID.size() - 1).flatMap(i -> {
-      byte[] valid = VALID.get(i);
-      Arbitrary<Integer> at = Arbitraries.integers().between(0, valid.length - 1);
-      Arbitrary<byte[]> replace = Arbitraries.bytes().array(byte[].class).ofMinSize(1)
-          .ofMaxSize(6).flatMap(bytes -> at.map(pos -> {
-            byte[] out = valid.clone();
-            for (int k = 0; k < bytes.length && pos + k < out.length; k++) {
-              out[pos + k] = bytes[k];
-            }
-            return out;
-          }));
-      Arbitrary<byte[]> cut = at.map(pos -> Arrays.copyOf(valid, pos));
-      Arbitrary<byte[]> append = Arbitraries.bytes().array(byte[].class).ofMinSize(1)
-          .ofMaxSize(8).map(extra -> {
-            byte[] out = Arrays.copyOf(valid, valid.length + extra.length);
-            System.arraycopy(extra, 0, out, valid.length, extra.length);
-            return out;
-          });
-      return Arbitraries.oneOf(replace, cut, append);
-    });
+    return ByteMutations.of(VALID, 0);
   }
 
   @Property

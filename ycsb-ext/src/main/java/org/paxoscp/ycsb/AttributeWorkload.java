@@ -2,15 +2,10 @@ package org.paxoscp.ycsb;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
-import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import site.ycsb.ByteIterator;
 import site.ycsb.DB;
-import site.ycsb.StringByteIterator;
-import site.ycsb.Workload;
 import site.ycsb.WorkloadException;
 
 /**
@@ -27,7 +22,7 @@ import site.ycsb.WorkloadException;
  * lines); commits, aborts, unknown outcomes and commits by promotion round are measured by the
  * binding ({@code [COMMIT]}, {@code [COMMIT-R0]}, {@code [COMMIT-R1]}, {@code [ABORT]}, ...).
  */
-public class AttributeWorkload extends Workload {
+public class AttributeWorkload extends TxnWorkload {
   public static final String GROUPS = "attr.groups";
   public static final String GROUP_PREFIX = "attr.groupprefix";
   public static final String ATTRIBUTES = "attr.attributes";
@@ -43,10 +38,6 @@ public class AttributeWorkload extends Workload {
   private int attributes;
   private long thinkMs;
   private AttributePlan plan;
-  private final AtomicLong nextInsert = new AtomicLong();
-  private final AtomicLong seeds = new AtomicLong(System.nanoTime());
-
-  private record State(PaxosCpDB binding, SplittableRandom random) {}
 
   @Override
   public void init(Properties p) throws WorkloadException {
@@ -61,13 +52,7 @@ public class AttributeWorkload extends Workload {
     } catch (IllegalArgumentException e) {
       throw new WorkloadException(e.getMessage());
     }
-    nextInsert.set(TxnWorkloads.longProp(p, INSERT_START_PROPERTY, 0, 0));
-  }
-
-  @Override
-  public Object initThread(Properties p, int threadId, int threadCount)
-      throws WorkloadException {
-    return new State(TxnWorkloads.binding(), new SplittableRandom(seeds.incrementAndGet()));
+    initInserts(p);
   }
 
   /** The name of group {@code g}. */
@@ -78,7 +63,7 @@ public class AttributeWorkload extends Workload {
   @Override
   public boolean doInsert(DB db, Object threadState) {
     State s = (State) threadState;
-    String group = group(nextInsert.getAndIncrement() % groups);
+    String group = group(nextInsert() % groups);
     if (!s.binding().begin(group)) {
       return false;
     }
@@ -107,18 +92,6 @@ public class AttributeWorkload extends Workload {
     s.binding().commit();
     // A failed commit is an outcome to count, not a reason to stop the client thread.
     return true;
-  }
-
-  /** Prints the transactions' outcomes, next to YCSB's own measurements. */
-  @Override
-  public void cleanup() {
-    PaxosCpDB.COUNTERS.print(System.out);
-  }
-
-  private static Map<String, ByteIterator> value(String v) {
-    Map<String, ByteIterator> m = new HashMap<>();
-    m.put(PaxosCpDB.VALUE_FIELD, new StringByteIterator(v));
-    return m;
   }
 
   static long parse(ByteIterator it) {

@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
-import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.Transaction;
@@ -22,8 +21,6 @@ import org.paxoscp.transport.ClusterConfig;
 import site.ycsb.ByteIterator;
 import site.ycsb.DB;
 import site.ycsb.Status;
-import site.ycsb.StringByteIterator;
-import site.ycsb.Workload;
 import site.ycsb.WorkloadException;
 import site.ycsb.measurements.Measurements;
 
@@ -43,7 +40,7 @@ import site.ycsb.measurements.Measurements;
  * finds, so the result is also written to {@value #VALIDATION_FILE} when set;
  * {@code ./paxoscp ycsb run} sets it and exits 1 on a failed validation.
  */
-public class ClosedEconomyWorkload extends Workload {
+public class ClosedEconomyWorkload extends TxnWorkload {
   public static final String GROUPS = "ce.groups";
   public static final String GROUP_PREFIX = "ce.groupprefix";
   public static final String ACCOUNTS = "ce.accounts";
@@ -61,11 +58,7 @@ public class ClosedEconomyWorkload extends Workload {
   private long maxTransfer;
   private double auditProportion;
   private long thinkMs;
-  private final AtomicLong nextInsert = new AtomicLong();
   private final AtomicLong operations = new AtomicLong();
-  private final AtomicLong seeds = new AtomicLong(System.nanoTime());
-
-  private record State(PaxosCpDB binding, SplittableRandom random) {}
 
   @Override
   public void init(Properties p) throws WorkloadException {
@@ -77,13 +70,7 @@ public class ClosedEconomyWorkload extends Workload {
     maxTransfer = TxnWorkloads.longProp(p, MAX_TRANSFER, 100, 1);
     auditProportion = TxnWorkloads.fraction(p, AUDIT_PROPORTION, 0.1);
     thinkMs = TxnWorkloads.longProp(p, THINK_MS, 0, 0);
-    nextInsert.set(TxnWorkloads.longProp(p, INSERT_START_PROPERTY, 0, 0));
-  }
-
-  @Override
-  public Object initThread(Properties p, int threadId, int threadCount)
-      throws WorkloadException {
-    return new State(TxnWorkloads.binding(), new SplittableRandom(seeds.incrementAndGet()));
+    initInserts(p);
   }
 
   String group(long g) {
@@ -102,7 +89,7 @@ public class ClosedEconomyWorkload extends Workload {
   @Override
   public boolean doInsert(DB db, Object threadState) {
     State s = (State) threadState;
-    String group = group(nextInsert.getAndIncrement() % groups);
+    String group = group(nextInsert() % groups);
     if (!s.binding().begin(group)) {
       return false;
     }
@@ -178,9 +165,7 @@ public class ClosedEconomyWorkload extends Workload {
   }
 
   private static Map<String, ByteIterator> value(long v) {
-    Map<String, ByteIterator> m = new HashMap<>();
-    m.put(PaxosCpDB.VALUE_FIELD, new StringByteIterator(Long.toString(v)));
-    return m;
+    return value(Long.toString(v));
   }
 
   // ---- validation ---------------------------------------------------------------------------
@@ -190,7 +175,7 @@ public class ClosedEconomyWorkload extends Workload {
 
   @Override
   public void cleanup() throws WorkloadException {
-    PaxosCpDB.COUNTERS.print(System.out);
+    super.cleanup();
     if (!Boolean.parseBoolean(props.getProperty("dotransactions", "true"))) {
       return;
     }
