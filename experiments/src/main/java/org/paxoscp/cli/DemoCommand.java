@@ -16,6 +16,8 @@ import java.util.stream.Stream;
 import org.paxoscp.check.CheckResult;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.client.HistoryRecorder;
+import org.paxoscp.history.HistoryFiles;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.wal.LogValue;
@@ -87,6 +89,11 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Directory for demo.csv and demo.png (default: ${DEFAULT-VALUE}).")
   Path out;
 
+  @Option(names = "--export", paramLabel = "DIR",
+      description = "Also write every client's history and every DC's log as JSON lines "
+          + "(DIR/history/*.jsonl, DIR/wal/<dc>.jsonl) for `paxoscp check DIR` or any checker.")
+  Path export;
+
   @Option(names = "--seed", defaultValue = "1",
       description = "Seeds the key and arrival choices (default: ${DEFAULT-VALUE}).")
   long seed;
@@ -114,15 +121,27 @@ public final class DemoCommand implements Callable<Integer> {
         o.printf("%s: running %d transactions ...%n", label, spec.totalTxns());
         long started = System.nanoTime();
         int every = Math.max(1, spec.totalTxns() / 5);
-        WorkloadRunner.Result r = WorkloadRunner.run(spec, home -> cluster.client(home, p),
-            n -> {
-              if (n % every == 0 && n < spec.totalTxns()) {
-                o.printf(Locale.ROOT, "  %s: %d/%d done (%.0f s)%n", label, n, spec.totalTxns(),
-                    (System.nanoTime() - started) / 1e9);
-              }
-            });
+        HistoryRecorder history = export == null ? null
+            : HistoryRecorder.append(HistoryFiles.historyDir(export).resolve(label + ".jsonl"));
+        WorkloadRunner.Result r;
+        try {
+          r = WorkloadRunner.run(spec, home -> history == null ? cluster.client(home, p)
+              : cluster.client(home, p, history), n -> {
+                if (n % every == 0 && n < spec.totalTxns()) {
+                  o.printf(Locale.ROOT, "  %s: %d/%d done (%.0f s)%n", label, n,
+                      spec.totalTxns(), (System.nanoTime() - started) / 1e9);
+                }
+              });
+        } finally {
+          if (history != null) {
+            history.close();
+          }
+        }
         long upTo = cluster.catchUpAll(spec.group(),
             LocalCluster.provenPosition(r.history()), Duration.ofSeconds(10));
+        if (export != null) {
+          cluster.exportWal(export, spec.group(), upTo);
+        }
         Map<String, SortedMap<Long, LogValue>> logs = cluster.logs(spec.group(), upTo);
         CheckResult check = SerializabilityChecker.check(logs, r.history());
         safe &= check.ok();

@@ -235,6 +235,18 @@ public final class LocalCluster implements AutoCloseable {
     return TxnClient.builder(config, homeDc, protocol).build();
   }
 
+  /** As {@link #client(String, CommitProtocol)}, recording its history with {@code history}. */
+  public TxnClient client(String homeDc, CommitProtocol protocol,
+      org.paxoscp.client.HistoryRecorder history) {
+    return TxnClient.builder(config, homeDc, protocol).recordHistory(history).build();
+  }
+
+  /** Appends every DC's log of {@code group} up to {@code upTo} to {@code dir/wal/<dc>.jsonl}. */
+  public void exportWal(Path dir, String group, long upTo) {
+    logs(group, upTo).forEach((dc, log) ->
+        org.paxoscp.history.HistoryFiles.appendWal(dir, dc, group, log));
+  }
+
   /**
    * Every DC's log of {@code group}: positions 1..{@code upTo} whose chosen value the DC knows.
    */

@@ -10,6 +10,7 @@ import java.util.OptionalInt;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogEntry;
@@ -43,6 +44,9 @@ public final class Transaction {
   private final int maxEntryBytes;
   /** Values read from the store, in read order: the read set, and the cache for repeated gets. */
   private final Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
+  /** For each key read: the log position that wrote the version read (0 if never written). */
+  private final Map<String, Long> readVersions = new LinkedHashMap<>();
+  private final long startMs = System.currentTimeMillis();
   private final SortedMap<String, Mutation> writes = new TreeMap<>();
   private final int fixedBytes;
   private int readKeyBytes;
@@ -103,13 +107,16 @@ public final class Transaction {
     }
     Optional<byte[]> cached = reads.get(key);
     if (cached == null) {
+      LogApplier.VersionedRead read;
       try {
-        cached = client.read(group, txnId, readPosition, key);
+        read = client.read(group, txnId, readPosition, key);
       } catch (TransactionAbortedException e) {
-        state = State.FINISHED;
+        finish(CommitResult.Status.ABORTED, -1, 0);
         throw e;
       }
+      cached = read.value();
       reads.put(key, cached);
+      readVersions.put(key, read.version());
       readKeyBytes += EntrySize.string(key);
     }
     return cached.map(byte[]::clone);
@@ -189,7 +196,7 @@ public final class Transaction {
   public CommitResult commit() {
     checkActive();
     if (writes.isEmpty()) {
-      state = State.FINISHED;
+      finish(CommitResult.Status.COMMITTED, -1, 0);
       return new CommitResult(CommitResult.Status.COMMITTED, group, txnId, readPosition, 0, false,
           "");
     }
@@ -199,12 +206,35 @@ public final class Transaction {
       throw new TransactionTooLargeException(group, size, maxEntryBytes);
     }
     state = State.FINISHED;
-    return client.commit(group, entry, proposerId, leader);
+    try {
+      CommitResult r = client.commit(group, entry, proposerId, leader);
+      client.recordAttempt(this, r.status(), r.position(), r.promotions(), startMs);
+      return r;
+    } catch (TransactionAbortedException e) {
+      client.recordAttempt(this, CommitResult.Status.ABORTED, -1, e.result().promotions(),
+          startMs);
+      throw e;
+    } catch (UnavailableException e) {
+      // No majority before the entry was ever sent: certainly not in the log.
+      client.recordAttempt(this, CommitResult.Status.ABORTED, -1, 0, startMs);
+      throw e;
+    } catch (OutcomeUnknownException e) {
+      client.recordAttempt(this, CommitResult.Status.UNKNOWN, -1, e.result().promotions(),
+          startMs);
+      throw e;
+    }
   }
 
   /** Discards the transaction's writes; nothing is sent. Idempotent; a no-op once finished. */
   public void abort() {
+    if (state == State.ACTIVE) {
+      finish(CommitResult.Status.ABORTED, -1, 0);
+    }
+  }
+
+  private void finish(CommitResult.Status outcome, long commitPos, int promotions) {
     state = State.FINISHED;
+    client.recordAttempt(this, outcome, commitPos, promotions, startMs);
   }
 
   /** The log entry a commit would propose now. */
@@ -216,6 +246,11 @@ public final class Transaction {
   /** The values read from the store so far (a value, or empty for no value); for tests. */
   Map<String, Optional<byte[]>> reads() {
     return Collections.unmodifiableMap(reads);
+  }
+
+  /** The position that wrote each version read (0 if never written). */
+  Map<String, Long> readVersions() {
+    return Collections.unmodifiableMap(readVersions);
   }
 
   /** The buffered writes; for tests. */

@@ -76,6 +76,10 @@ public final class TxnClient implements AutoCloseable {
   private final ClusterConfig cluster;
   private final String homeDc;
   private final CommitProtocol protocol;
+  /** Where transaction attempts are recorded, or null. */
+  private final HistoryRecorder history;
+  /** This client's name in recorded histories. */
+  private final String clientId;
   private final List<String> failoverOrder;
   private final Transport transport;
   private final LogApplier directApplier;
@@ -98,6 +102,8 @@ public final class TxnClient implements AutoCloseable {
     this.cluster = b.cluster;
     this.homeDc = b.homeDc;
     this.protocol = b.protocol;
+    this.history = b.history;
+    this.clientId = homeDc + "-" + ProposerId.random();
     List<String> order = new ArrayList<>();
     order.add(homeDc);
     for (String dc : cluster.dcNames()) {
@@ -303,14 +309,28 @@ public final class TxnClient implements AutoCloseable {
 
   // ---- called by Transaction ----------------------------------------------------------------
 
-  /** Reads {@code key} at {@code position}: from the direct store when it is caught up. */
-  Optional<byte[]> read(String group, String txnId, long position, String key) {
+  /** Records a finished attempt when the client records its history. */
+  void recordAttempt(Transaction t, CommitResult.Status outcome, long commitPos, int promotions,
+      long startMs) {
+    if (history != null) {
+      history.record(new HistoryRecorder.Attempt(t.txnId(), clientId, homeDc, t.group(),
+          t.readPosition(), t.reads(), t.readVersions(), t.writes(), outcome, commitPos,
+          promotions, protocol.name().toLowerCase(java.util.Locale.ROOT), startMs,
+          System.currentTimeMillis()));
+    }
+  }
+
+  /**
+   * Reads {@code key} at {@code position}, with the position that wrote the version read: from
+   * the direct store when it is caught up.
+   */
+  LogApplier.VersionedRead read(String group, String txnId, long position, String key) {
     ensureOpen();
     if (directApplier != null) {
       try {
         if (directApplier.appliedWatermark(group) >= position
             || directApplier.applyKnown(group) >= position) {
-          return directApplier.read(group, key, position);
+          return directApplier.readVersioned(group, key, position);
         }
       } catch (StoreUnavailableException e) {
         LOG.debug("direct read of {} failed, reading through a service: {}", group,
@@ -320,7 +340,9 @@ public final class TxnClient implements AutoCloseable {
     return failover(group, txnId, position, new Message.ReadRequest(group, position, List.of(key)),
         m -> m instanceof Message.ReadReply r && r.group().equals(group)
             && r.position() == position
-            ? Optional.ofNullable(r.values().get(key)).map(byte[]::clone) : null);
+            ? new LogApplier.VersionedRead(
+                Optional.ofNullable(r.values().get(key)).map(byte[]::clone),
+                r.versions().getOrDefault(key, 0L)) : null);
   }
 
   /** Runs the commit protocol for {@code entry} and blocks for its outcome. */
@@ -494,11 +516,21 @@ public final class TxnClient implements AutoCloseable {
     private Duration backoffMax = Duration.ofSeconds(1);
     private RandomGenerator random;
     private List<AutoCloseable> owned = List.of();
+    private HistoryRecorder history;
 
     private Builder(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
       this.cluster = Objects.requireNonNull(cluster, "cluster");
       this.homeDc = Objects.requireNonNull(homeDc, "homeDc");
       this.protocol = Objects.requireNonNull(protocol, "protocol");
+    }
+
+    /**
+     * Records every transaction attempt of the client (see {@link HistoryRecorder}) so that the
+     * history can be checked later. The caller keeps ownership of the recorder.
+     */
+    public Builder recordHistory(HistoryRecorder recorder) {
+      this.history = Objects.requireNonNull(recorder);
+      return this;
     }
 
     /**

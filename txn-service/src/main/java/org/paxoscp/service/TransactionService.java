@@ -260,19 +260,23 @@ public final class TransactionService implements RequestHandler {
     }
     ensureApplied(r.group(), r.position());
     Map<String, byte[]> values = new LinkedHashMap<>();
+    Map<String, Long> versions = new LinkedHashMap<>();
     long size = REPLY_OVERHEAD + r.group().length() * 4L;
     for (String k : r.keys()) {
-      var v = applier.read(r.group(), k, r.position());
-      if (v.isPresent()) {
-        values.put(k, v.get());
-        size += ENTRY_OVERHEAD + k.getBytes(StandardCharsets.UTF_8).length + v.get().length;
+      LogApplier.VersionedRead v = applier.readVersioned(r.group(), k, r.position());
+      int keyBytes = k.getBytes(StandardCharsets.UTF_8).length;
+      versions.put(k, v.version());
+      size += ENTRY_OVERHEAD + keyBytes;
+      if (v.value().isPresent()) {
+        values.put(k, v.value().get());
+        size += ENTRY_OVERHEAD + keyBytes + v.value().get().length;
       }
     }
     if (size > limits.maxReplyBytes()) {
       throw new Failed(ErrorCode.TOO_LARGE, "the values of " + r.keys().size() + " keys take about "
           + size + " bytes; one reply holds " + limits.maxReplyBytes() + ": read fewer keys");
     }
-    return new ReadReply(r.group(), r.position(), values);
+    return new ReadReply(r.group(), r.position(), values, versions);
   }
 
   /**

@@ -62,17 +62,26 @@ public sealed interface Message {
 
   /**
    * The values of a {@link ReadRequest}'s keys at {@code position}; a key with no value there
-   * (never written, or deleted) is absent from {@code values}.
+   * (never written, or deleted) is absent from {@code values}. {@code versions} gives, for each
+   * key read, the log position that wrote the version read (a put or a delete), 0 when the key
+   * was never written at or below {@code position}.
    */
-  record ReadReply(String group, long position, Map<String, byte[]> values) implements Message {
+  record ReadReply(String group, long position, Map<String, byte[]> values,
+      Map<String, Long> versions) implements Message {
     public ReadReply {
       values = Collections.unmodifiableMap(new TreeMap<>(values));
+      versions = Collections.unmodifiableMap(new TreeMap<>(versions));
+    }
+
+    /** A reply without versions. */
+    public ReadReply(String group, long position, Map<String, byte[]> values) {
+      this(group, position, values, Map.of());
     }
 
     @Override
     public boolean equals(Object o) {
       if (!(o instanceof ReadReply r) || !group.equals(r.group) || position != r.position
-          || !values.keySet().equals(r.values.keySet())) {
+          || !values.keySet().equals(r.values.keySet()) || !versions.equals(r.versions)) {
         return false;
       }
       for (var e : values.entrySet()) {
@@ -85,7 +94,7 @@ public sealed interface Message {
 
     @Override
     public int hashCode() {
-      int h = Objects.hash(group, position);
+      int h = Objects.hash(group, position, versions);
       for (var e : values.entrySet()) {
         h = 31 * h + e.getKey().hashCode() * 17 + Arrays.hashCode(e.getValue());
       }

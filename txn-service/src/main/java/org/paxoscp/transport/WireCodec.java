@@ -27,14 +27,15 @@ import org.paxoscp.wal.LogValue;
  *             body tag:16 bytes
  * tag      := HMAC-SHA256(cluster key, everything before the tag), first 16 bytes
  * str      := len:varint utf8 ; opt(x) := 0:u8 | 1:u8 x ; bool := 0:u8 | 1:u8
- * ballot   := opt(round:u64 proposer:u64) ; value := len:varint LogCodec bytes
+ * ballot   := opt(round:u64 proposer:u128) ; value := len:varint LogCodec bytes
  * </pre>
  *
  * Bodies by type: PREPARE ballot; ACCEPT ballot value; APPLY value; GRANT_REQUEST requester:str;
  * LEARN (none); PREPARE_REPLY ballot promised:bool promise:ballot opt(ballot value) opt(value);
  * ACCEPT_REPLY ballot accepted:bool promise:ballot opt(value); GRANT_REPLY requester:str
  * granted:bool; LEARN_REPLY opt(value); BEGIN_REQUEST (none); BEGIN_REPLY leaderDc:str;
- * READ_REQUEST n:varint key:str*; READ_REPLY n:varint (key:str value:bytes)* in strictly
+ * READ_REQUEST n:varint key:str*; READ_REPLY n:varint (key:str value:bytes)* m:varint
+ * (key:str version:varint)*, each list in strictly
  * increasing key order; ERROR_REPLY code:u8 detail:str.
  *
  * <p>Decoding checks, in order: the length bounds, the version, the type, the tag (in constant
@@ -310,6 +311,11 @@ final class WireCodec {
         for (var e : values.entrySet()) {
           w.writeString(e.getKey()).writeBytes(e.getValue());
         }
+        Map<String, Long> versions = ((Message.ReadReply) m).versions();
+        w.writeVarint(versions.size());
+        for (var e : versions.entrySet()) {
+          w.writeString(e.getKey()).writeVarint(e.getValue());
+        }
       }
       case ERROR_REPLY -> {
         Message.ErrorReply e = (Message.ErrorReply) m;
@@ -368,7 +374,22 @@ final class WireCodec {
           values.put(k, r.readBytes("value"));
           prev = k;
         }
-        yield new Message.ReadReply(group, position, values);
+        int nv = r.readCount("version count", 2);
+        TreeMap<String, Long> versions = new TreeMap<>();
+        prev = null;
+        for (int i = 0; i < nv; i++) {
+          String k = r.readString("key");
+          if (prev != null && prev.compareTo(k) >= 0) {
+            throw new CorruptDataException("read reply version keys not strictly sorted");
+          }
+          long v = r.readVarint("version");
+          if (v < 0) {
+            throw new CorruptDataException("negative version " + v);
+          }
+          versions.put(k, v);
+          prev = k;
+        }
+        yield new Message.ReadReply(group, position, values, versions);
       }
       case ERROR_REPLY -> new Message.ErrorReply(group, position,
           errorCode(r.readByte("error code")), r.readString("detail"));

@@ -68,6 +68,7 @@ class WireCodecTest {
         new Message.ReadRequest("g", 12, List.of("x", "a", "x")),
         new Message.ReadRequest("g", 12, List.of()),
         new Message.ReadReply("g", 12, values),
+        new Message.ReadReply("g", 12, values, Map.of("a", 3L, "b", 12L, "z", 0L)),
         new Message.ReadReply("g", 12, Map.of()),
         new Message.ErrorReply("g", 3, Message.ErrorCode.TOO_OLD, "below watermark 9"),
         new Message.ErrorReply("", 0, Message.ErrorCode.STORE_UNAVAILABLE, ""));

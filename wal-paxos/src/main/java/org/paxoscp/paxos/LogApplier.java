@@ -91,8 +91,24 @@ public final class LogApplier {
    * have applied the log up to {@code readPosition}.
    */
   public Optional<byte[]> read(String group, String key, long readPosition) {
-    return store.read(Table.DATA, WalLayout.dataRow(group, key), DATA_VALUE, readPosition)
-        .flatMap(c -> decodeItem(c.value()));
+    return readVersioned(group, key, readPosition).value();
+  }
+
+  /**
+   * A read with the log position that wrote what it returns.
+   *
+   * @param value the value, empty when the key was never written or its version is a delete
+   * @param version the position whose value wrote the version read (a put or a delete), or 0
+   *     when the key was never written at or below the read position
+   */
+  public record VersionedRead(Optional<byte[]> value, long version) {}
+
+  /** As {@link #read}, with the position that wrote the version read. */
+  public VersionedRead readVersioned(String group, String key, long readPosition) {
+    Optional<KvStore.Cell> cell =
+        store.read(Table.DATA, WalLayout.dataRow(group, key), DATA_VALUE, readPosition);
+    return new VersionedRead(cell.flatMap(c -> decodeItem(c.value())),
+        cell.map(KvStore.Cell::timestamp).orElse(0L));
   }
 
   static byte[] encodeItem(Mutation m) {

@@ -1,0 +1,206 @@
+package org.paxoscp.history;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.paxoscp.check.TxnRecord;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Mutation;
+
+/**
+ * An exported run on disk, as JSON lines: {@code history/*.jsonl} (every client's transaction
+ * attempts, written by {@code org.paxoscp.client.HistoryRecorder}) and {@code wal/<dc>.jsonl}
+ * (every DC's log: {@code {"group", "pos", "entries": [{"txn", "readPos", "readSet", "writes"}]}},
+ * each entry also with its {@code originDc}),
+ * positions in order, an empty list for a no-op). Values are base64, null for absent or deleted.
+ */
+public final class HistoryFiles {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private HistoryFiles() {}
+
+  /** A run read back: per group, every DC's log and every client's records. */
+  public record Run(Map<String, Map<String, SortedMap<Long, LogValue>>> logsByGroup,
+      Map<String, List<TxnRecord>> recordsByGroup) {}
+
+  /** The directory a client of the run records its history file in. */
+  public static Path historyDir(Path dir) {
+    return dir.resolve("history");
+  }
+
+  /** Appends {@code group}'s log as DC {@code dc} holds it to {@code wal/<dc>.jsonl}. */
+  public static void appendWal(Path dir, String dc, String group, SortedMap<Long, LogValue> log) {
+    Path file = dir.resolve("wal").resolve(dc + ".jsonl");
+    try {
+      Files.createDirectories(file.getParent());
+      try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+        for (var e : log.entrySet()) {
+          ObjectNode line = JSON.createObjectNode();
+          line.put("group", group);
+          line.put("pos", e.getKey());
+          ArrayNode entries = line.putArray("entries");
+          for (LogEntry entry : e.getValue().entries()) {
+            ObjectNode o = entries.addObject();
+            o.put("txn", entry.txnId());
+            o.put("originDc", entry.originDc());
+            o.put("readPos", entry.readPosition());
+            ArrayNode rs = o.putArray("readSet");
+            entry.readSet().forEach(rs::add);
+            ArrayNode ws = o.putArray("writes");
+            entry.writes().forEach((k, m) -> {
+              ObjectNode wo = ws.addObject();
+              wo.put("key", k);
+              putValue(wo, m.isDelete() ? null : m.value().orElseThrow());
+            });
+          }
+          w.write(JSON.writeValueAsString(line));
+          w.newLine();
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file, e);
+    }
+  }
+
+  private static void putValue(ObjectNode o, byte[] v) {
+    if (v == null) {
+      o.putNull("value");
+    } else {
+      o.put("value", Base64.getEncoder().encodeToString(v));
+    }
+  }
+
+  private static byte[] value(JsonNode n, String where) {
+    JsonNode v = n.get("value");
+    if (v == null) {
+      throw new IllegalArgumentException(where + ": no \"value\"");
+    }
+    return v.isNull() ? null : Base64.getDecoder().decode(v.asText());
+  }
+
+  /**
+   * Reads an exported run.
+   *
+   * @throws IllegalArgumentException naming the file and line of anything malformed
+   */
+  public static Run read(Path dir) {
+    Map<String, Map<String, SortedMap<Long, LogValue>>> logs = new TreeMap<>();
+    Map<String, List<TxnRecord>> records = new TreeMap<>();
+    for (Path f : jsonl(dir.resolve("wal"))) {
+      String dc = f.getFileName().toString().replaceFirst("\\.jsonl$", "");
+      forEachLine(f, (n, where) -> {
+        String group = text(n, "group", where);
+        List<LogEntry> entries = new ArrayList<>();
+        for (JsonNode e : n.path("entries")) {
+          TreeSet<String> readSet = new TreeSet<>();
+          e.path("readSet").forEach(k -> readSet.add(k.asText()));
+          // The entry's origin DC is an extra field of ours; other writers may leave it out.
+          entries.add(new LogEntry(text(e, "txn", where), e.path("originDc").asText(""),
+              e.path("readPos").asLong(),
+              readSet, writes(e, where)));
+        }
+        logs.computeIfAbsent(group, g -> new LinkedHashMap<>())
+            .computeIfAbsent(dc, d -> new TreeMap<>())
+            .put(n.path("pos").asLong(), new LogValue(entries));
+      });
+    }
+    for (Path f : jsonl(historyDir(dir))) {
+      forEachLine(f, (n, where) -> {
+        Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
+        for (JsonNode r : n.path("reads")) {
+          reads.put(text(r, "key", where), Optional.ofNullable(value(r, where)));
+        }
+        SortedMap<String, Mutation> writes = writes(n, where);
+        TxnRecord.Status status = switch (text(n, "outcome", where)) {
+          case "COMMITTED" -> TxnRecord.Status.COMMITTED;
+          case "ABORTED" -> TxnRecord.Status.ABORTED;
+          case "UNKNOWN" -> TxnRecord.Status.UNKNOWN;
+          default -> throw new IllegalArgumentException(where + ": unknown outcome "
+              + n.get("outcome"));
+        };
+        long readPos = n.path("readPos").asLong();
+        JsonNode cp = n.get("commitPos");
+        // A read-only transaction commits at its read position, outside the log.
+        long commitPos = cp != null && !cp.isNull() ? cp.asLong()
+            : status == TxnRecord.Status.COMMITTED && writes.isEmpty() ? readPos : -1;
+        records.computeIfAbsent(text(n, "group", where), g -> new ArrayList<>())
+            .add(new TxnRecord(text(n, "txn", where), text(n, "client", where), status, readPos,
+                reads, writes, commitPos));
+      });
+    }
+    return new Run(logs, records);
+  }
+
+  private static SortedMap<String, Mutation> writes(JsonNode n, String where) {
+    SortedMap<String, Mutation> writes = new TreeMap<>();
+    for (JsonNode w : n.path("writes")) {
+      byte[] v = value(w, where);
+      writes.put(text(w, "key", where), v == null ? Mutation.delete() : Mutation.put(v));
+    }
+    return writes;
+  }
+
+  private static String text(JsonNode n, String field, String where) {
+    JsonNode v = n.get(field);
+    if (v == null || v.isNull()) {
+      throw new IllegalArgumentException(where + ": no \"" + field + "\"");
+    }
+    return v.asText();
+  }
+
+  private interface LineHandler {
+    void accept(JsonNode line, String where);
+  }
+
+  private static void forEachLine(Path f, LineHandler h) {
+    try {
+      List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
+      for (int i = 0; i < lines.size(); i++) {
+        if (lines.get(i).isBlank()) {
+          continue;
+        }
+        String where = f + ":" + (i + 1);
+        JsonNode n;
+        try {
+          n = JSON.readTree(lines.get(i));
+        } catch (IOException e) {
+          throw new IllegalArgumentException(where + ": not JSON: " + e.getMessage());
+        }
+        h.accept(n, where);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + f, e);
+    }
+  }
+
+  private static List<Path> jsonl(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.toString().endsWith(".jsonl")).sorted().toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list " + dir, e);
+    }
+  }
+}
