@@ -1,6 +1,7 @@
 package org.paxoscp.bench;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,6 +22,8 @@ import org.paxoscp.check.CheckResult;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.client.HistoryRecorder;
+import org.paxoscp.history.HistoryFiles;
 import org.paxoscp.client.CommitResult;
 import org.paxoscp.client.OutcomeUnknownException;
 import org.paxoscp.client.Transaction;
@@ -82,10 +85,15 @@ public final class ClosedLoopThroughput {
   /**
    * Runs {@code clients} clients, client {@code i} at home {@code homes[i % homes.size()]}, for
    * {@code warmup} then {@code duration}, then judges the run.
+   *
+   * @param export where to write every client's history and every DC's log as JSON lines (see
+   *     {@link HistoryFiles}), or null
    */
   public static Result run(LocalCluster cluster, CommitProtocol protocol, List<String> homes,
-      int clients, boolean direct, String group, Duration warmup, Duration duration)
+      int clients, boolean direct, String group, Duration warmup, Duration duration, Path export)
       throws Exception {
+    HistoryRecorder recorder = export == null ? null : HistoryRecorder.append(
+        HistoryFiles.historyDir(export).resolve(group + ".jsonl"));
     List<TxnRecord> history = Collections.synchronizedList(new ArrayList<>());
     LongAdder committed = new LongAdder();
     LongAdder aborted = new LongAdder();
@@ -118,6 +126,9 @@ public final class ClosedLoopThroughput {
               .transport(transport);
           if (direct) {
             b.directStore(cluster.store(home));
+          }
+          if (recorder != null) {
+            b.recordHistory(recorder);
           }
           long preparesAtStart = -1;
           try (transport; TxnClient client = b.build()) {
@@ -192,9 +203,15 @@ public final class ClosedLoopThroughput {
       }
     } finally {
       pool.shutdownNow();
+      if (recorder != null) {
+        recorder.close();
+      }
     }
     long upTo = cluster.catchUpAll(group, LocalCluster.provenPosition(history),
         Duration.ofSeconds(30));
+    if (export != null) {
+      cluster.exportWal(export, group, upTo);
+    }
     Map<String, SortedMap<Long, LogValue>> logs = cluster.logs(group, upTo);
     CheckResult check = SerializabilityChecker.check(logs, history);
     long noops = 0;

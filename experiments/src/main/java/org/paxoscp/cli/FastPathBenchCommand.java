@@ -105,6 +105,11 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       description = "Throughput: measured seconds (default: ${DEFAULT-VALUE}).")
   int duration;
 
+  @Option(names = "--export", paramLabel = "DIR",
+      description = "Also write the throughput runs' histories and logs as JSON lines "
+          + "(DIR/history/*.jsonl, DIR/wal/<dc>.jsonl) for `paxoscp check DIR`.")
+  Path export;
+
   @Option(names = "--out", defaultValue = "./paxoscp-data/bench",
       description = "Directory for fastpath.csv and throughput.csv (default: ${DEFAULT-VALUE}).")
   Path out;
@@ -160,7 +165,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
               clients, tputWarmup, duration);
           ClosedLoopThroughput.Result t = ClosedLoopThroughput.run(cluster, protocol, clientDcs,
               clients, tputDirect, "tput-" + p, Duration.ofSeconds(tputWarmup),
-              Duration.ofSeconds(duration));
+              Duration.ofSeconds(duration), export);
           o.printf(Locale.ROOT, "  throughput %s: %.1f txn/s; log %d positions; checker: %s%n",
               p, t.txnPerSecond(), t.logLength(), t.check().ok() ? "one-copy serializable"
                   : t.check().summary());
