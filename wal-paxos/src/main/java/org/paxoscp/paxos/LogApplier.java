@@ -89,10 +89,25 @@ public final class LogApplier {
    * The value of {@code key} as of {@code readPosition}: the newest version at or below it, or
    * empty if the key was never written or its newest such version is a delete. The caller must
    * have applied the log up to {@code readPosition}.
+   *
+   * @throws TooOldException when {@code readPosition} is at or below the GC watermark: the
+   *     watermark is read after the data, so a read that passes this check read before any
+   *     version it needed was collected ({@link LogCollector})
    */
   public Optional<byte[]> read(String group, String key, long readPosition) {
-    return store.read(Table.DATA, WalLayout.dataRow(group, key), DATA_VALUE, readPosition)
-        .flatMap(c -> decodeItem(c.value()));
+    Optional<KvStore.Cell> cell = store.read(Table.DATA, WalLayout.dataRow(group, key), DATA_VALUE,
+        readPosition);
+    long gc = LogCollector.gcWatermark(store, group);
+    if (gc > 0 && readPosition <= gc) {
+      throw new TooOldException(group, readPosition, gc);
+    }
+    return cell.flatMap(c -> decodeItem(c.value()));
+  }
+
+  /** Whether the GC watermark has been raised to {@code readPosition} or above. */
+  public boolean tooOld(String group, long readPosition) {
+    long gc = LogCollector.gcWatermark(store, group);
+    return gc > 0 && readPosition <= gc;
   }
 
   static byte[] encodeItem(Mutation m) {
