@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
         + "protocol.",
     subcommands = {DemoCommand.class, ClusterCommand.class, ShellCommand.class,
         ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
-        HBaseCommand.class, StoreCostCommand.class,
+        HBaseCommand.class, StoreCostCommand.class, LifecycleBenchCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
