@@ -27,6 +27,7 @@ import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.service.ServiceRunner;
 import org.paxoscp.service.ServiceTransportFactory;
@@ -118,6 +119,15 @@ public final class LocalCluster implements AutoCloseable {
    * @param progress told what is starting (one line each)
    */
   public static LocalCluster start(Options options, java.util.function.Consumer<String> progress) {
+    return start(options, progress, Map.of());
+  }
+
+  /**
+   * As {@link #start(Options, java.util.function.Consumer)}, with extra service settings
+   * ({@code paxoscp.service.*} keys, e.g. the GC retention) for every DC.
+   */
+  public static LocalCluster start(Options options, java.util.function.Consumer<String> progress,
+      Map<String, String> serviceSettings) {
     EmbeddedHBase hbase = null;
     EmbeddedZooKeeper zk = null;
     LocalCluster cluster = null;
@@ -155,6 +165,7 @@ public final class LocalCluster implements AutoCloseable {
       Map<String, String> serviceProps = new LinkedHashMap<>(config.toProperties());
       serviceProps.put(ServiceConfig.THREADS, Integer.toString(options.serviceThreads()));
       serviceProps.put(ServiceConfig.STORE, options.store().toString());
+      serviceProps.putAll(serviceSettings);
       cluster = new LocalCluster(options, hbase, zk, config, serviceProps);
       for (String dc : options.dcs()) {
         KvStore store = hbase != null ? hbase.openStore(dc) : new InMemoryKvStore();
@@ -249,13 +260,15 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Every DC's log of {@code group}: positions 1..{@code upTo} whose chosen value the DC knows.
+   * Positions the DC has collected (section 7; at or below its GC watermark) are left out.
    */
   public Map<String, SortedMap<Long, LogValue>> logs(String group, long upTo) {
     Map<String, SortedMap<Long, LogValue>> logs = new LinkedHashMap<>();
     for (String dc : options.dcs()) {
       Acceptor a = new Acceptor(stores.get(dc));
       SortedMap<Long, LogValue> log = new TreeMap<>();
-      for (long p = 1; p <= upTo; p++) {
+      long collected = LogCollector.gcWatermark(stores.get(dc), group);
+      for (long p = collected + 1; p <= upTo; p++) {
         Optional<LogValue> v = a.chosen(group, p);
         if (v.isPresent()) {
           log.put(p, v.get());

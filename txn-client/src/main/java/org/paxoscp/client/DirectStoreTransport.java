@@ -102,6 +102,10 @@ final class DirectStoreTransport implements Transport {
     } catch (StoreUnavailableException e) {
       return new Message.ErrorReply(m.group(), m.position(),
           Message.ErrorCode.STORE_UNAVAILABLE, String.valueOf(e.getMessage()));
+    } catch (org.paxoscp.paxos.TooOldException e) {
+      // A collected position (ARCHITECTURE section 7), as the service would answer it.
+      return new Message.ErrorReply(m.group(), m.position(), Message.ErrorCode.TOO_OLD,
+          e.getMessage());
     }
   }
 
@@ -129,6 +133,10 @@ final class DirectStoreTransport implements Transport {
     } catch (StoreUnavailableException e) {
       // As a lost APPLY datagram: the home service learns the value when it next needs it.
       LOG.debug("direct APPLY of {} position {} failed: {}", apply.group(), apply.position(),
+          e.getMessage());
+    } catch (org.paxoscp.paxos.TooOldException e) {
+      // The position was collected here: it was applied long ago, nothing to do.
+      LOG.debug("direct APPLY of {} position {}: {}", apply.group(), apply.position(),
           e.getMessage());
     }
   }

@@ -32,6 +32,7 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.service.CuratorDiscovery;
@@ -332,6 +333,10 @@ public final class TxnClient implements AutoCloseable {
             || directApplier.applyKnown(group) >= position) {
           return directApplier.readVersioned(group, key, position);
         }
+      } catch (TooOldException e) {
+        // As a service answers TOO_OLD: the read position was collected; retry with a new one.
+        throw new TransactionAbortedException(new CommitResult(CommitResult.Status.ABORTED,
+            group, txnId, position, 0, false, e.getMessage()), homeDc);
       } catch (StoreUnavailableException e) {
         LOG.debug("direct read of {} failed, reading through a service: {}", group,
             e.getMessage());

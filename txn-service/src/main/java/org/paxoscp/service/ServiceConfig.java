@@ -40,10 +40,16 @@ public final class ServiceConfig {
   public static final String READ_MAX_KEYS = PREFIX + "read.max.keys";
   public static final String CATCHUP_MAX_POSITIONS = PREFIX + "catchup.max.positions";
   public static final String CATCHUP_WAIT_MS = PREFIX + "catchup.wait.ms";
+  public static final String GC_RETENTION_POSITIONS = PREFIX + "gc.retention.positions";
+  public static final String GC_EVERY_POSITIONS = PREFIX + "gc.every.positions";
+  public static final String GC_BATCH_POSITIONS = PREFIX + "gc.batch.positions";
 
   public static final int DEFAULT_THREADS = 16;
   public static final int DEFAULT_READ_MAX_KEYS = 1000;
   public static final int DEFAULT_CATCHUP_MAX_POSITIONS = 256;
+  public static final int DEFAULT_GC_RETENTION_POSITIONS = 10_000;
+  public static final int DEFAULT_GC_EVERY_POSITIONS = 100;
+  public static final int DEFAULT_GC_BATCH_POSITIONS = 1_000;
 
   /** Every key with a one-line description; the README's configuration table mirrors it. */
   public static final Map<String, String> KEYS = keys();
@@ -62,6 +68,14 @@ public final class ServiceConfig {
         + DEFAULT_CATCHUP_MAX_POSITIONS + ")");
     k.put(CATCHUP_WAIT_MS, "how long a begin or read request waits for catch-up, ms (default "
         + "twice paxoscp.request.timeout.ms)");
+    k.put(GC_RETENTION_POSITIONS, "log positions kept below the lowest applied position of all "
+        + "DCs; older WAL rows and superseded data versions are collected and requests for them "
+        + "answered TOO_OLD; 0 turns collection off (default " + DEFAULT_GC_RETENTION_POSITIONS
+        + ")");
+    k.put(GC_EVERY_POSITIONS, "a GC round starts every this many applied positions of a group "
+        + "(default " + DEFAULT_GC_EVERY_POSITIONS + ")");
+    k.put(GC_BATCH_POSITIONS, "most positions one GC round collects (default "
+        + DEFAULT_GC_BATCH_POSITIONS + ")");
     return Collections.unmodifiableMap(k);
   }
 
@@ -77,10 +91,16 @@ public final class ServiceConfig {
   private final int readMaxKeys;
   private final int catchUpMaxPositions;
   private final Duration catchUpWait;
+  private final int gcRetention;
+  private final int gcEvery;
+  private final int gcBatch;
 
   private ServiceConfig(ClusterConfig cluster, String dc, InetSocketAddress bind, int threads,
       StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
-      int catchUpMaxPositions, Duration catchUpWait) {
+      int catchUpMaxPositions, Duration catchUpWait, int gcRetention, int gcEvery, int gcBatch) {
+    this.gcRetention = gcRetention;
+    this.gcEvery = gcEvery;
+    this.gcBatch = gcBatch;
     this.cluster = cluster;
     this.dc = dc;
     this.bind = bind;
@@ -135,8 +155,12 @@ public final class ServiceConfig {
     long defaultWait = cluster.requestTimeout().toMillis() * 2;
     int waitMs = intIn(props, CATCHUP_WAIT_MS, (int) Math.min(Integer.MAX_VALUE, defaultWait), 1,
         Integer.MAX_VALUE);
+    int gcRetention = intIn(props, GC_RETENTION_POSITIONS, DEFAULT_GC_RETENTION_POSITIONS, 0,
+        Integer.MAX_VALUE);
+    int gcEvery = intIn(props, GC_EVERY_POSITIONS, DEFAULT_GC_EVERY_POSITIONS, 1, 1_000_000);
+    int gcBatch = intIn(props, GC_BATCH_POSITIONS, DEFAULT_GC_BATCH_POSITIONS, 1, 1_000_000);
     return new ServiceConfig(cluster, dc, bind, threads, store, hbase, readMaxKeys, maxPositions,
-        Duration.ofMillis(waitMs));
+        Duration.ofMillis(waitMs), gcRetention, gcEvery, gcBatch);
   }
 
   private static InetSocketAddress bind(Map<String, String> props, ClusterConfig cluster,
@@ -228,6 +252,15 @@ public final class ServiceConfig {
     return new CatchUp.Settings(t, t.multipliedBy(4), catchUpMaxPositions);
   }
 
+  /**
+   * The GC settings (section 7), or empty when {@value #GC_RETENTION_POSITIONS} is 0; peers are
+   * asked for their applied watermark with the cluster's request timeout.
+   */
+  public Optional<GroupCollector.Settings> gcSettings() {
+    return gcRetention == 0 ? Optional.empty() : Optional.of(new GroupCollector.Settings(
+        gcRetention, gcEvery, gcBatch, cluster.requestTimeout()));
+  }
+
   /** Every service key with its effective value (defaults filled in). */
   public Map<String, String> effectiveValues() {
     Map<String, String> m = new LinkedHashMap<>();
@@ -238,6 +271,9 @@ public final class ServiceConfig {
     m.put(READ_MAX_KEYS, Integer.toString(readMaxKeys));
     m.put(CATCHUP_MAX_POSITIONS, Integer.toString(catchUpMaxPositions));
     m.put(CATCHUP_WAIT_MS, Long.toString(catchUpWait.toMillis()));
+    m.put(GC_RETENTION_POSITIONS, Integer.toString(gcRetention));
+    m.put(GC_EVERY_POSITIONS, Integer.toString(gcEvery));
+    m.put(GC_BATCH_POSITIONS, Integer.toString(gcBatch));
     return Collections.unmodifiableMap(m);
   }
 

@@ -114,8 +114,14 @@ public final class ServiceRunner implements AutoCloseable {
       CatchUp catchUp = new CatchUp(dc, cluster.dcNames(), store, bound.transport(),
           config.catchUpSettings());
       opened.push(catchUp);
+      GroupCollector collector = null;
+      if (config.gcSettings().isPresent()) {
+        collector = new GroupCollector(dc, cluster.dcNames(), store, bound.transport(),
+            config.gcSettings().get());
+        opened.push(collector);
+      }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
-          config.limits());
+          config.limits(), collector);
       handler.set(service);
 
       if (discovery != null) {

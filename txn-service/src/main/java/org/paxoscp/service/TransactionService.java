@@ -20,6 +20,7 @@ import org.paxoscp.paxos.PaxosMessage.Learn;
 import org.paxoscp.paxos.PaxosMessage.LearnReply;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
 import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreUnavailableException;
@@ -49,7 +50,9 @@ import org.slf4j.LoggerFactory;
  * {@link ErrorCode#BAD_REQUEST} after validation and before any store access, so a rejected
  * request changes nothing. A store that does not answer gives {@link ErrorCode#STORE_UNAVAILABLE}
  * (naming the DC and the operation); positions that cannot be learned in time give
- * {@link ErrorCode#CATCH_UP_FAILED}; a read reply too big for one datagram gives
+ * {@link ErrorCode#CATCH_UP_FAILED}; a request for a position at or below the group's GC
+ * watermark (a PREPARE, ACCEPT, grant or learn of a collected position, a read at a collected read
+ * position) gives {@link ErrorCode#TOO_OLD} (section 7); a read reply too big for one datagram gives
  * {@link ErrorCode#TOO_LARGE}. One-way messages (APPLY, a pushed {@code LearnReply}) get no reply
  * even when they fail; they are logged.
  *
@@ -93,6 +96,8 @@ public final class TransactionService implements RequestHandler {
   private final LogApplier applier;
   private final CatchUp catchUp;
   private final Limits limits;
+  /** Log and version GC (section 7), or null when this service does not collect. */
+  private final GroupCollector collector;
 
   /**
    * @param dc this DC's name
@@ -102,6 +107,17 @@ public final class TransactionService implements RequestHandler {
    */
   public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
       Limits limits) {
+    this(dc, dcs, store, catchUp, limits, null);
+  }
+
+  /**
+   * As above, and also advances the GC watermark and collects (section 7) through
+   * {@code collector}, which the caller owns; null: this service does not collect (requests at
+   * collected positions are still refused with TOO_OLD).
+   */
+  public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
+      Limits limits, GroupCollector collector) {
+    this.collector = collector;
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
     if (!this.dcs.contains(dc)) {
@@ -146,6 +162,10 @@ public final class TransactionService implements RequestHandler {
       throw new Rejected(request.getClass().getSimpleName() + " is not a request");
     } catch (Rejected e) {
       return new ErrorReply(group, position, ErrorCode.BAD_REQUEST, e.getMessage());
+    } catch (TooOldException e) {
+      // Section 7: the position was collected here; never a fresh instance or a stale read.
+      return oneWay(request) ? null
+          : new ErrorReply(group, position, ErrorCode.TOO_OLD, "DC " + dc + ": " + e.getMessage());
     } catch (Failed e) {
       return oneWay(request) ? null : new ErrorReply(group, position, e.code, e.getMessage());
     } catch (StoreUnavailableException e) {
@@ -210,6 +230,9 @@ public final class TransactionService implements RequestHandler {
   private void applied(String group, long position, Apply a) {
     catchUp.record(group, position, a.value());
     long watermark = applier.appliedWatermark(group);
+    if (collector != null) {
+      collector.onApplied(group, watermark);
+    }
     if (watermark < position) {
       catchUp.catchUpTo(group, position).whenComplete((w, t) -> {
         if (t != null) {
@@ -228,6 +251,11 @@ public final class TransactionService implements RequestHandler {
       throw new Rejected("minimum read position must be >= 0, got " + b.position());
     }
     long watermark = ensureApplied(b.group(), b.position());
+    if (applier.tooOld(b.group(), watermark)) {
+      // Cannot happen while the watermark stays below every DC's applied one; refuse rather than
+      // hand out a read position whose versions may be gone.
+      throw new TooOldException(b.group(), watermark, watermark);
+    }
     return new BeginReply(b.group(), watermark, leaderAfter(b.group(), watermark));
   }
 

@@ -27,6 +27,17 @@ import org.paxoscp.wal.LogValue;
  * row and is changed only with {@link KvStore#checkAndWrite}, so any number of stateless service
  * instances can run acceptors over the same store concurrently.
  *
+ * <p><b>Collected positions (section 7).</b> A WAL row removed by {@link LogCollector} reads as
+ * empty, exactly like a fresh position, so emptiness is never trusted: every answer for a position
+ * without a chosen value is given only after reading the group's GC watermark <em>after</em> the
+ * row was read, and after every successful write to the row; if the position is at or below it,
+ * the answer is {@link TooOldException} instead (and a row the write recreated is removed again).
+ * Because the collector raises the watermark before it deletes a row, an acceptor that read a
+ * collected (empty) row always sees the raised watermark, and a write that lands after the
+ * deletion is always followed by a check that sees it: no promise or vote at a collected position
+ * ever reaches a proposer, and no fresh Paxos instance runs on a forgotten position. A chosen
+ * value, where it is still present, is answered at any position: it never changes.
+ *
  * <p>Thread-safe (it holds no state of its own). Store failures propagate as
  * {@link org.paxoscp.store.StoreUnavailableException}; a request that fails that way may or may
  * not have changed the row, which Paxos tolerates (it is as if the reply were lost).
@@ -52,6 +63,7 @@ public final class Acceptor {
     while (true) {
       State s = State.read(store, row);
       if (s.chosen == null && m.ballot().equals(s.promise)) {
+        refuseIfCollected(m.group(), m.position());
         // A duplicate of the PREPARE we already promised: promise again, change nothing.
         return new PrepareReply(m.group(), m.position(), m.ballot(), true, s.promise, s.vote(),
             null);
@@ -63,6 +75,7 @@ public final class Acceptor {
         return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise, null,
             s.chosen);
       }
+      refuseIfCollected(m.group(), m.position());
       if (!higher) {
         return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise,
             s.vote(), null);
@@ -71,6 +84,7 @@ public final class Acceptor {
       boolean ok = store.checkAndWrite(Table.WAL, row, PROMISE, s.promiseBytes, KvStore.UNVERSIONED,
           Map.of(PROMISE, m.ballot().encode()));
       if (ok) {
+        refuseIfCollectedAfterWrite(m.group(), m.position(), row);
         return new PrepareReply(m.group(), m.position(), m.ballot(), true, m.ballot(), s.vote(),
             null);
       }
@@ -88,6 +102,7 @@ public final class Acceptor {
     if (s.chosen != null) {
       return new AcceptReply(m.group(), m.position(), m.ballot(), false, s.promise, s.chosen);
     }
+    refuseIfCollected(m.group(), m.position());
     // The promise cell is rewritten with the "voted" mark, so that a PREPARE that read this row
     // before the vote fails its check-and-write and reads again (see State).
     Map<String, byte[]> vote = Map.of(PROMISE, State.votedPromise(m.ballot()),
@@ -106,6 +121,9 @@ public final class Acceptor {
     } else {
       ok = false;
     }
+    if (ok) {
+      refuseIfCollectedAfterWrite(m.group(), m.position(), row);
+    }
     Ballot promise = ok ? m.ballot() : State.read(store, row).promise;
     return new AcceptReply(m.group(), m.position(), m.ballot(), ok, promise, null);
   }
@@ -119,8 +137,10 @@ public final class Acceptor {
     WalLayout.validateGroup(m.group());
     byte[] row = WalLayout.walRow(m.group(), m.position());
     byte[] encoded = LogCodec.encode(m.value());
+    refuseIfCollected(m.group(), m.position());
     if (store.checkAndWrite(Table.WAL, row, CHOSEN, null, KvStore.UNVERSIONED,
         Map.of(CHOSEN, encoded))) {
+      refuseIfCollectedAfterWrite(m.group(), m.position(), row);
       return ApplyResult.APPLIED;
     }
     LogValue existing = chosen(m.group(), m.position()).orElseThrow();
@@ -132,19 +152,50 @@ public final class Acceptor {
     WalLayout.validateGroup(m.group());
     byte[] row = WalLayout.walRow(m.group(), m.position());
     byte[] who = m.requester().getBytes(StandardCharsets.UTF_8);
+    refuseIfCollected(m.group(), m.position());
     boolean granted = store.checkAndWrite(Table.WAL, row, GRANT, null, KvStore.UNVERSIONED,
         Map.of(GRANT, who));
     if (!granted) {
       granted = store.read(Table.WAL, row, GRANT, KvStore.LATEST)
           .map(c -> java.util.Arrays.equals(c.value(), who)).orElse(false);
     }
+    refuseIfCollectedAfterWrite(m.group(), m.position(), row);
     return new GrantReply(m.group(), m.position(), m.requester(), granted);
   }
 
-  /** The chosen value of a position, if this DC knows it. */
+  /**
+   * The chosen value of a position, if this DC knows it.
+   *
+   * @throws TooOldException when it does not and the position is at or below the GC watermark
+   *     (it was collected: "unknown" would invite a learner to decide it again)
+   */
   public Optional<LogValue> chosen(String group, long position) {
-    return store.read(Table.WAL, WalLayout.walRow(group, position), CHOSEN, KvStore.LATEST)
-        .map(c -> LogCodec.decode(c.value()));
+    Optional<LogValue> v = store.read(Table.WAL, WalLayout.walRow(group, position), CHOSEN,
+        KvStore.LATEST).map(c -> LogCodec.decode(c.value()));
+    if (v.isEmpty()) {
+      refuseIfCollected(group, position);
+    }
+    return v;
+  }
+
+  /** Throws {@link TooOldException} if {@code position} is at or below the GC watermark. */
+  private void refuseIfCollected(String group, long position) {
+    long gc = LogCollector.gcWatermark(store, group);
+    if (position <= gc) {
+      throw new TooOldException(group, position, gc);
+    }
+  }
+
+  /**
+   * After a successful write to a row: if the watermark has meanwhile reached the position, the
+   * write may have recreated a collected row; it is removed again and the answer is TOO_OLD.
+   */
+  private void refuseIfCollectedAfterWrite(String group, long position, byte[] row) {
+    long gc = LogCollector.gcWatermark(store, group);
+    if (position <= gc) {
+      store.deleteRow(Table.WAL, row);
+      throw new TooOldException(group, position, gc);
+    }
   }
 
   /** The acceptor's last vote for a position (for catch-up and tests). */

@@ -89,6 +89,10 @@ public final class LogApplier {
    * The value of {@code key} as of {@code readPosition}: the newest version at or below it, or
    * empty if the key was never written or its newest such version is a delete. The caller must
    * have applied the log up to {@code readPosition}.
+   *
+   * @throws TooOldException when {@code readPosition} is at or below the GC watermark: the
+   *     watermark is read after the data, so a read that passes this check read before any
+   *     version it needed was collected ({@link LogCollector})
    */
   public Optional<byte[]> read(String group, String key, long readPosition) {
     return readVersioned(group, key, readPosition).value();
@@ -103,12 +107,27 @@ public final class LogApplier {
    */
   public record VersionedRead(Optional<byte[]> value, long version) {}
 
-  /** As {@link #read}, with the position that wrote the version read. */
+  /**
+   * As {@link #read}, with the position that wrote the version read.
+   *
+   * @throws TooOldException as {@link #read}
+   */
   public VersionedRead readVersioned(String group, String key, long readPosition) {
     Optional<KvStore.Cell> cell =
         store.read(Table.DATA, WalLayout.dataRow(group, key), DATA_VALUE, readPosition);
+    // The watermark is read after the data (see read).
+    long gc = LogCollector.gcWatermark(store, group);
+    if (gc > 0 && readPosition <= gc) {
+      throw new TooOldException(group, readPosition, gc);
+    }
     return new VersionedRead(cell.flatMap(c -> decodeItem(c.value())),
         cell.map(KvStore.Cell::timestamp).orElse(0L));
+  }
+
+  /** Whether the GC watermark has been raised to {@code readPosition} or above. */
+  public boolean tooOld(String group, long readPosition) {
+    long gc = LogCollector.gcWatermark(store, group);
+    return gc > 0 && readPosition <= gc;
   }
 
   static byte[] encodeItem(Mutation m) {

@@ -26,6 +26,13 @@ public final class WalLayout {
   public static final String DATA_VALUE = "d";
   /** Meta cell: every position at or below it is applied to the data table here. */
   public static final String APPLIED = "a";
+  /**
+   * Meta cell: the GC watermark; positions at or below it are forgotten here (section 7,
+   * {@link LogCollector}).
+   */
+  public static final String GC_WATERMARK = "w";
+  /** Meta cell: WAL rows and superseded data versions up to it have been removed here. */
+  public static final String COLLECTED = "x";
 
   public static final int MAX_GROUP_BYTES = 256;
   public static final int MAX_KEY_BYTES = 1024;

@@ -12,6 +12,7 @@ import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.PaxosMessage.Learn;
 import org.paxoscp.paxos.PaxosMessage.LearnReply;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.wal.LogValue;
 
@@ -28,6 +29,8 @@ final class SimDc {
   final InMemoryKvStore store = new InMemoryKvStore();
   final Acceptor acceptor = new Acceptor(store);
   final LogApplier applier = new LogApplier(store);
+  /** Requests refused because their position was collected (section 7). */
+  long tooOld;
   private final String group;
   private final List<String> conflicts;
   /** Sends a message from this DC to the DC with the given index. */
@@ -55,6 +58,16 @@ final class SimDc {
 
   /** Handles a request; {@code reply} sends an answer back to whoever asked. */
   void handle(int fromDc, PaxosMessage m, Consumer<PaxosMessage> reply, int dcCount) {
+    try {
+      dispatch(m, reply, dcCount);
+    } catch (TooOldException e) {
+      // Section 7: a collected position gets no Paxos answer (the service sends TOO_OLD, which
+      // a proposer counts as no reply).
+      tooOld++;
+    }
+  }
+
+  private void dispatch(PaxosMessage m, Consumer<PaxosMessage> reply, int dcCount) {
     if (m instanceof Prepare p) {
       reply.accept(acceptor.prepare(p));
     } else if (m instanceof Accept a) {

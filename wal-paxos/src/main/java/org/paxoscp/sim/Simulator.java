@@ -15,10 +15,13 @@ import org.HdrHistogram.Histogram;
 import org.paxoscp.check.CheckResult;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -58,6 +61,12 @@ public final class Simulator {
   private long nextProposerId = 1;
   private long maxPosition;
   private java.util.function.Consumer<String> trace;
+  /** Log and version GC (section 7), or null when off. */
+  private SimGc gc;
+  /** Per DC: the chosen values its collector removed, kept for the checker. */
+  private final List<SortedMap<Long, LogValue>> collectedLogs = new ArrayList<>();
+  private long collectedPositions;
+  private int tooOldReads;
 
   public Simulator(SimConfig cfg) {
     this(cfg, ProposerFactory.STANDARD);
@@ -75,6 +84,7 @@ public final class Simulator {
       SimDc dc = new SimDc(i, cfg.dcs().get(i), GROUP, applyConflicts);
       dc.connect(this::dcToDc);
       dcs.add(dc);
+      collectedLogs.add(new TreeMap<>());
     }
   }
 
@@ -87,6 +97,78 @@ public final class Simulator {
   private void trace(String fmt, Object... args) {
     if (trace != null) {
       trace.accept(String.format("%10.3fms ", events.now() / 1000.0) + String.format(fmt, args));
+    }
+  }
+
+  /** Runs log and version GC concurrently with the workload (see {@link SimGc}). */
+  public Simulator withGc(SimGc gc) {
+    this.gc = gc;
+    return this;
+  }
+
+  /** Positions removed from WAL tables, summed over DCs (0 without GC). */
+  public long collectedPositions() {
+    return collectedPositions;
+  }
+
+  /** Reads refused with TOO_OLD (each aborts its transaction retryably). */
+  public int tooOldReads() {
+    return tooOldReads;
+  }
+
+  /** Paxos requests refused with TOO_OLD, summed over DCs. */
+  public long tooOldRequests() {
+    return dcs.stream().mapToLong(d -> d.tooOld).sum();
+  }
+
+  /** The lowest GC watermark over the DCs. */
+  public long minGcWatermark() {
+    return dcs.stream().mapToLong(d -> LogCollector.gcWatermark(d.store, GROUP)).min().orElse(0);
+  }
+
+  private void scheduleGc() {
+    events.after(gc.intervalMicros(), () -> {
+      collectRound();
+      if (clientsActive > 0) {
+        scheduleGc();
+      }
+    });
+  }
+
+  /**
+   * One round at every DC that can hear from every other DC: the watermark waits for all DCs.
+   * Reading the applied watermarks directly gives their current values, never older ones, so
+   * this is at least as aggressive as asking over the network.
+   */
+  private void collectRound() {
+    for (SimDc dc : dcs) {
+      boolean all = !network.isDown(dc.index);
+      for (SimDc other : dcs) {
+        all &= !network.isDown(other.index) && network.connected(dc.index, other.index);
+      }
+      if (!all) {
+        continue;
+      }
+      long minApplied = dcs.stream().mapToLong(SimDc::readPosition).min().orElse(0);
+      LogCollector collector = new LogCollector(dc.store);
+      collector.advance(GROUP, LogCollector.candidate(minApplied, gc.retention()));
+      SortedMap<Long, LogValue> archive = collectedLogs.get(dc.index);
+      LogCollector.Collected c = collector.collect(GROUP, Integer.MAX_VALUE, archive::put);
+      collectedPositions += c.positions();
+    }
+  }
+
+  /** The chosen value of a position at a DC, from its WAL or from what its collector removed. */
+  private Optional<LogValue> known(SimDc dc, long position) {
+    LogValue archived = collectedLogs.get(dc.index).get(position);
+    if (archived != null) {
+      return Optional.of(archived);
+    }
+    try {
+      return dc.acceptor.chosen(GROUP, position);
+    } catch (TooOldException e) {
+      throw new IllegalStateException("DC " + dc.name + " collected position " + position
+          + " without recording it", e);
     }
   }
 
@@ -108,6 +190,9 @@ public final class Simulator {
     if (cfg.faults().outages()) {
       scheduleOutage();
     }
+    if (gc != null) {
+      scheduleGc();
+    }
     boolean finished = events.run(MAX_VIRTUAL_MICROS, MAX_EVENTS);
     if (finished) {
       network.healAll();
@@ -117,7 +202,7 @@ public final class Simulator {
     for (SimDc dc : dcs) {
       SortedMap<Long, LogValue> log = new TreeMap<>();
       for (long p = 1; p <= maxPosition; p++) {
-        Optional<LogValue> v = dc.acceptor.chosen(GROUP, p);
+        Optional<LogValue> v = known(dc, p);
         if (v.isPresent()) {
           log.put(p, v.get());
         }
@@ -146,7 +231,7 @@ public final class Simulator {
   private boolean recover() {
     for (long p = 1; p <= maxPosition; p++) {
       final long position = p;
-      boolean everywhere = dcs.stream().allMatch(d -> d.acceptor.chosen(GROUP, position).isPresent());
+      boolean everywhere = dcs.stream().allMatch(d -> known(d, position).isPresent());
       if (everywhere) {
         continue;
       }
@@ -320,7 +405,8 @@ public final class Simulator {
         String key = "attr" + (zipf != null ? zipf.next(rng) : rng.nextInt(cfg.attributes()));
         if (rng.nextDouble() < cfg.readFraction()) {
           if (!writes.containsKey(key) && !reads.containsKey(key)) {
-            reads.put(key, dc.applier.read(GROUP, key, readPos));
+            // With GC the reads happen at commit time (readLate), so collection can overtake them.
+            reads.put(key, gc == null ? dc.applier.read(GROUP, key, readPos) : Optional.empty());
           }
         } else {
           writes.put(key, Mutation.put((txnId + "/" + key).getBytes(StandardCharsets.UTF_8)));
@@ -334,9 +420,35 @@ public final class Simulator {
       int e = epoch;
       events.after(bodyMicros, () -> {
         if (e == epoch) {
+          if (gc != null && !readLate(dc, txnId, readPos, reads)) {
+            return;
+          }
           commit(txnId, readPos, reads, writes, leader);
         }
       });
+    }
+
+    /**
+     * Performs the reads at the end of the transaction's body. A read at a position the GC
+     * watermark has reached is refused with TOO_OLD: the transaction aborts (retryably).
+     */
+    private boolean readLate(SimDc dc, String txnId, long readPos,
+        Map<String, Optional<byte[]>> reads) {
+      LogApplier reader = gc.plantedReadBelowWatermark()
+          ? new LogApplier(new WatermarkBlindStore(dc.store)) : dc.applier;
+      try {
+        for (String key : List.copyOf(reads.keySet())) {
+          reads.put(key, reader.read(GROUP, key, readPos));
+        }
+        return true;
+      } catch (TooOldException ex) {
+        tooOldReads++;
+        aborted++;
+        history.add(new TxnRecord(txnId, "c" + id, TxnRecord.Status.ABORTED, readPos, Map.of(),
+            new TreeMap<>(), -1));
+        scheduleNext();
+        return false;
+      }
     }
 
     void commit(String txnId, long readPos, Map<String, Optional<byte[]>> reads,

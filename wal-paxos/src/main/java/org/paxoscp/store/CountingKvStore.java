@@ -96,6 +96,23 @@ public final class CountingKvStore implements KvStore {
     }
   }
 
+  /** Not counted: collection and census are not part of the protocol's request path. */
+  @Override
+  public void deleteRow(Table table, byte[] row) {
+    delegate.deleteRow(table, row);
+  }
+
+  /** Not counted, as {@link #deleteRow}. */
+  @Override
+  public void deleteVersionsBefore(Table table, byte[] row, String column, long timestamp) {
+    delegate.deleteVersionsBefore(table, row, column, timestamp);
+  }
+
+  @Override
+  public TableCensus census(Table table) {
+    return delegate.census(table);
+  }
+
   @Override
   public void close() {
     delegate.close();

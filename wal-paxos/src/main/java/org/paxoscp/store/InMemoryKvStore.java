@@ -141,6 +141,57 @@ public final class InMemoryKvStore implements KvStore {
     }
   }
 
+  @Override
+  public void deleteRow(Table table, byte[] row) {
+    checkRow(row);
+    check();
+    Row r = row(table, row, false);
+    if (r == null) {
+      return;
+    }
+    synchronized (r) {
+      r.columns.clear();
+    }
+    // An emptied row is left in the map (another thread may hold it); it reads as absent.
+  }
+
+  @Override
+  public void deleteVersionsBefore(Table table, byte[] row, String column, long timestamp) {
+    checkRow(row);
+    check();
+    Row r = row(table, row, false);
+    if (r == null) {
+      return;
+    }
+    synchronized (r) {
+      NavigableMap<Long, byte[]> versions = r.columns.get(column);
+      if (versions != null) {
+        versions.headMap(timestamp, false).clear();
+        if (versions.isEmpty()) {
+          r.columns.remove(column);
+        }
+      }
+    }
+  }
+
+  @Override
+  public TableCensus census(Table table) {
+    check();
+    long rows = 0;
+    long versions = 0;
+    for (Row r : tables.get(table).values()) {
+      synchronized (r) {
+        long v = 0;
+        for (NavigableMap<Long, byte[]> c : r.columns.values()) {
+          v += c.size();
+        }
+        rows += v > 0 ? 1 : 0;
+        versions += v;
+      }
+    }
+    return new TableCensus(rows, versions);
+  }
+
   private static void put(Row r, long timestamp, Map<String, byte[]> cells) {
     for (var c : cells.entrySet()) {
       r.columns.computeIfAbsent(c.getKey(), k -> new TreeMap<>()).put(timestamp, c.getValue().clone());

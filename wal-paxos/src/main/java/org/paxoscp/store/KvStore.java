@@ -62,6 +62,29 @@ public interface KvStore extends AutoCloseable {
   boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
       long timestamp, Map<String, byte[]> cells);
 
+  /**
+   * Removes the whole row (every column, every version). Removing an absent row does nothing.
+   * Used by log garbage collection ({@code org.paxoscp.paxos.LogCollector}); HBase: a row
+   * {@code Delete}.
+   */
+  void deleteRow(Table table, byte[] row);
+
+  /**
+   * Removes every version of {@code column} whose timestamp is below {@code timestamp}; versions
+   * at or above it stay. Idempotent. Used by version garbage collection; HBase: a
+   * {@code Delete.addColumns(family, qualifier, timestamp - 1)}.
+   */
+  void deleteVersionsBefore(Table table, byte[] row, String column, long timestamp);
+
+  /**
+   * Size of a table: its rows and its stored versions (all columns, all versions). Scans the whole
+   * table; for tests and benchmarks, not for request paths.
+   */
+  TableCensus census(Table table);
+
+  /** Rows and stored versions of one table, as counted by {@link #census}. */
+  record TableCensus(long rows, long versions) {}
+
   /** Releases connections; idempotent. */
   @Override
   void close();

@@ -36,6 +36,21 @@ public abstract class ForwardingKvStore implements KvStore {
     return delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
   }
 
+  @Override
+  public void deleteRow(Table table, byte[] row) {
+    delegate.deleteRow(table, row);
+  }
+
+  @Override
+  public void deleteVersionsBefore(Table table, byte[] row, String column, long timestamp) {
+    delegate.deleteVersionsBefore(table, row, column, timestamp);
+  }
+
+  @Override
+  public TableCensus census(Table table) {
+    return delegate.census(table);
+  }
+
   /** Does not close the delegate, which the test owns. */
   @Override
   public void close() {}

@@ -301,4 +301,37 @@ public abstract class KvStoreContract {
     store.write(Table.WAL, all, KvStore.UNVERSIONED, Map.of("bin", all));
     assertArrayEquals(all, store.read(Table.WAL, all, "bin", KvStore.LATEST).orElseThrow().value());
   }
+
+  // ---- collection (ARCHITECTURE section 7) --------------------------------------------------
+
+  @Test
+  void deleteRowRemovesEveryColumnAndVersionAndToleratesAbsentRows() {
+    store.write(Table.WAL, b("r"), KvStore.UNVERSIONED, Map.of("n", b("1"), "c", b("x")));
+    store.write(Table.DATA, b("d"), 3, Map.of("d", b("v3")));
+    store.write(Table.DATA, b("d"), 5, Map.of("d", b("v5")));
+    store.deleteRow(Table.WAL, b("r"));
+    store.deleteRow(Table.DATA, b("d"));
+    store.deleteRow(Table.META, b("never-written"));
+    assertTrue(store.readRow(Table.WAL, b("r")).isEmpty());
+    assertEquals(Optional.empty(), readString(Table.DATA, "d", "d", KvStore.LATEST));
+    assertEquals(new KvStore.TableCensus(0, 0), store.census(Table.WAL));
+    assertEquals(new KvStore.TableCensus(0, 0), store.census(Table.DATA));
+  }
+
+  @Test
+  void deleteVersionsBeforeKeepsThatVersionAndNewerOnes() {
+    for (long ts = 1; ts <= 5; ts++) {
+      store.write(Table.DATA, b("d"), ts, Map.of("d", b("v" + ts)));
+    }
+    store.write(Table.DATA, b("d"), 2, Map.of("other", b("o2")));
+    store.deleteVersionsBefore(Table.DATA, b("d"), "d", 3);
+    assertEquals(Optional.empty(), readString(Table.DATA, "d", "d", 2));
+    assertEquals(Optional.of("v3"), readString(Table.DATA, "d", "d", 3));
+    assertEquals(Optional.of("v4"), readString(Table.DATA, "d", "d", 4));
+    assertEquals(Optional.of("v5"), readString(Table.DATA, "d", "d", KvStore.LATEST));
+    assertEquals(Optional.of("o2"), readString(Table.DATA, "d", "other", 2), "other columns stay");
+    store.deleteVersionsBefore(Table.DATA, b("d"), "d", 3);
+    store.deleteVersionsBefore(Table.DATA, b("absent"), "d", 3);
+    assertEquals(new KvStore.TableCensus(1, 4), store.census(Table.DATA));
+  }
 }

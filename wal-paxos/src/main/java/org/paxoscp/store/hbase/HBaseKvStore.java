@@ -20,9 +20,11 @@ import org.apache.hadoop.hbase.client.AsyncConnection;
 import org.apache.hadoop.hbase.client.AsyncTable;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.util.Bytes;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreUnavailableException;
@@ -203,6 +205,43 @@ public final class HBaseKvStore implements KvStore {
     }
     return call(table, "checkAndWrite", row, () -> tables.get(table).checkAndMutate(cam))
         .isSuccess();
+  }
+
+  /**
+   * A row {@code Delete} at the current time: its marker also hides any later put with an older
+   * timestamp (WAL cells are written at {@link #UNVERSIONED}) until a major compaction drops the
+   * marker, which suits collection: nothing may be written to a collected row anyway.
+   */
+  @Override
+  public void deleteRow(Table table, byte[] row) {
+    checkRow(row);
+    Delete d = new Delete(row);
+    call(table, "deleteRow", row, () -> tables.get(table).delete(d));
+  }
+
+  /** {@code Delete.addColumns(family, column, timestamp - 1)}: every version at or below it. */
+  @Override
+  public void deleteVersionsBefore(Table table, byte[] row, String column, long timestamp) {
+    checkRow(row);
+    if (timestamp <= 0) {
+      return;
+    }
+    Delete d = new Delete(row).addColumns(FAMILY, qualifier(column), timestamp - 1);
+    call(table, "deleteVersionsBefore", row, () -> tables.get(table).delete(d));
+  }
+
+  /** A full scan reading every version; for tests and benchmarks only. */
+  @Override
+  public TableCensus census(Table table) {
+    Scan scan = new Scan().addFamily(FAMILY).readAllVersions();
+    byte[] any = {0};
+    java.util.List<Result> results = call(table, "census", any,
+        () -> tables.get(table).scanAll(scan));
+    long versions = 0;
+    for (Result r : results) {
+      versions += r.rawCells() == null ? 0 : r.rawCells().length;
+    }
+    return new TableCensus(results.size(), versions);
   }
 
   private static Put put(byte[] row, long timestamp, Map<String, byte[]> cells) {

@@ -1,0 +1,225 @@
+package org.paxoscp.service;
+
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.LogCollector;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.Message.BeginReply;
+import org.paxoscp.transport.Message.BeginRequest;
+import org.paxoscp.transport.Transport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Advances one DC's GC watermark of a group and collects below it (ARCHITECTURE section 7,
+ * {@link LogCollector}). Any service instance of any DC may run it: it holds no state that matters
+ * (the watermark is raised by check-and-write in the group's meta row, only upwards, and
+ * collection is idempotent), so no coordinator is needed.
+ *
+ * <p><b>Policy: by count, waiting for every DC.</b> A round asks every peer DC for its applied
+ * watermark (a {@code BeginRequest(group, 0)}, whose reply is that DC's read position, i.e. its
+ * applied watermark) and proposes {@code min(applied at every DC) - retentionPositions}. A count
+ * bounds storage directly (about {@code retentionPositions} WAL rows per DC, plus one version per
+ * key and the versions of the retained positions) whatever the commit rate; a transaction is
+ * refused with TOO_OLD only if more than {@code retentionPositions} positions were decided while
+ * it ran, which the retention is chosen to make rare. (The lowest read position still in use
+ * cannot be known: services are stateless and clients are not registered.)
+ *
+ * <p><b>A DC that is away.</b> If any DC does not answer, the round does nothing: the watermark
+ * waits for every DC, so a DC that returns always finds every position it lacks still in its
+ * peers' WALs and catches up by the ordinary learn path (section 5.4). The wait is not bounded in
+ * time: while a DC is away, its group's WALs grow at the commit rate; an operator who retires a DC
+ * for good removes it from the cluster configuration. (Installing a snapshot from a peer, which
+ * would let the watermark pass an absent DC, is not implemented.)
+ *
+ * <p>Thread-safe. {@link #onApplied} never blocks; rounds run on this object's one named thread,
+ * at most one per group at a time.
+ */
+public final class GroupCollector implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(GroupCollector.class);
+
+  /**
+   * @param retentionPositions positions kept below the lowest applied position of all DCs (>= 1)
+   * @param collectEveryPositions a round starts when the applied watermark crosses a multiple
+   *     of this (>= 1)
+   * @param maxPositionsPerRound the most positions one round collects (>= 1)
+   * @param peerTimeout how long a round waits for each peer's applied watermark
+   */
+  public record Settings(long retentionPositions, int collectEveryPositions,
+      int maxPositionsPerRound, Duration peerTimeout) {
+    public Settings {
+      Objects.requireNonNull(peerTimeout);
+      if (retentionPositions < 1 || collectEveryPositions < 1 || maxPositionsPerRound < 1) {
+        throw new IllegalArgumentException("retention, interval and batch must be >= 1");
+      }
+      if (peerTimeout.isNegative() || peerTimeout.isZero()) {
+        throw new IllegalArgumentException("peerTimeout must be positive");
+      }
+    }
+  }
+
+  /**
+   * What one round did.
+   *
+   * @param minApplied the lowest applied watermark of all DCs, or -1 if a DC did not answer
+   * @param gcWatermark this DC's GC watermark after the round
+   * @param collected positions whose WAL rows were removed in this round
+   */
+  public record Round(long minApplied, long gcWatermark, int collected) {}
+
+  private final String dc;
+  private final List<String> peers;
+  private final LogApplier applier;
+  private final LogCollector collector;
+  private final Transport transport;
+  private final Settings settings;
+  private final ExecutorService worker;
+  private final Set<String> running = ConcurrentHashMap.newKeySet();
+  private final AtomicLong collected = new AtomicLong();
+  /** Per group: the applied watermark at which this object last started a round. */
+  private final ConcurrentHashMap<String, AtomicLong> lastRound = new ConcurrentHashMap<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * @param dc this DC; must be in {@code dcs}
+   * @param dcs every DC of the cluster
+   * @param store this DC's store
+   * @param transport speaks for {@code dc}
+   */
+  public GroupCollector(String dc, List<String> dcs, KvStore store, Transport transport,
+      Settings settings) {
+    this.dc = Objects.requireNonNull(dc);
+    if (!dcs.contains(dc)) {
+      throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
+    }
+    this.peers = dcs.stream().filter(d -> !d.equals(dc)).toList();
+    this.applier = new LogApplier(store);
+    this.collector = new LogCollector(store);
+    this.transport = Objects.requireNonNull(transport);
+    this.settings = Objects.requireNonNull(settings);
+    this.worker = Executors.newSingleThreadExecutor(new ThreadFactoryBuilder()
+        .setNameFormat("gc-" + dc + "-%d").setDaemon(true).build());
+  }
+
+  public Settings settings() {
+    return settings;
+  }
+
+  /** Positions whose WAL rows this collector removed so far. */
+  public long collectedPositions() {
+    return collected.get();
+  }
+
+  /**
+   * Tells the collector that this DC applied {@code group} up to {@code applied}; starts a round
+   * in the background once {@link Settings#collectEveryPositions} positions were applied since
+   * the last round this object started for the group. Never blocks, never throws.
+   */
+  public void onApplied(String group, long applied) {
+    AtomicLong last = lastRound.computeIfAbsent(group, g -> new AtomicLong());
+    long l = last.get();
+    if (applied - l >= settings.collectEveryPositions() && last.compareAndSet(l, applied)) {
+      collectNow(group);
+    }
+  }
+
+  /**
+   * Runs one round for {@code group} in the background unless one is already running for it.
+   *
+   * @return the round; completes with null if one was already running or the collector is closed,
+   *     exceptionally if the store failed
+   */
+  public CompletableFuture<Round> collectNow(String group) {
+    if (closed.get() || !running.add(group)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Round> f = new CompletableFuture<>();
+    try {
+      worker.execute(() -> {
+        try {
+          f.complete(round(group));
+        } catch (RuntimeException e) {
+          LOG.warn("DC {}: GC round of group {} failed: {}", dc, group, e.toString());
+          f.completeExceptionally(e);
+        } finally {
+          running.remove(group);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      running.remove(group);
+      f.complete(null);
+    }
+    return f;
+  }
+
+  private Round round(String group) {
+    long min = applier.appliedWatermark(group);
+    List<CompletableFuture<Message>> replies = new ArrayList<>();
+    for (String peer : peers) {
+      try {
+        replies.add(transport.request(peer, new BeginRequest(group, 0), settings.peerTimeout()));
+      } catch (RuntimeException e) {
+        replies.add(CompletableFuture.failedFuture(e));
+      }
+    }
+    boolean all = true;
+    for (int i = 0; i < replies.size(); i++) {
+      Message m;
+      try {
+        m = replies.get(i).get(settings.peerTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return new Round(-1, collector.gcWatermark(group), 0);
+      } catch (Exception e) {
+        LOG.debug("DC {}: GC of group {} waits for DC {}: {}", dc, group, peers.get(i),
+            e.toString());
+        all = false;
+        continue;
+      }
+      if (m instanceof BeginReply b && group.equals(b.group())) {
+        min = Math.min(min, b.position());
+      } else {
+        LOG.debug("DC {}: GC of group {} waits for DC {}: {}", dc, group, peers.get(i), m);
+        all = false;
+      }
+    }
+    if (!all) {
+      return new Round(-1, collector.gcWatermark(group), 0);
+    }
+    long watermark = collector.advance(group,
+        LogCollector.candidate(min, settings.retentionPositions()));
+    LogCollector.Collected c = collector.collect(group, settings.maxPositionsPerRound(), null);
+    collected.addAndGet(c.positions());
+    return new Round(min, watermark, c.positions());
+  }
+
+  /** Stops the thread (bounded wait). Idempotent. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    worker.shutdownNow();
+    try {
+      if (!worker.awaitTermination(5, TimeUnit.SECONDS)) {
+        LOG.warn("GC thread of DC {} did not stop within 5 s", dc);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
