@@ -39,12 +39,17 @@ import org.slf4j.LoggerFactory;
  * it ran, which the retention is chosen to make rare. (The lowest read position still in use
  * cannot be known: services are stateless and clients are not registered.)
  *
- * <p><b>A DC that is away.</b> If any DC does not answer, the round does nothing: the watermark
- * waits for every DC, so a DC that returns always finds every position it lacks still in its
- * peers' WALs and catches up by the ordinary learn path (section 5.4). The wait is not bounded in
- * time: while a DC is away, its group's WALs grow at the commit rate; an operator who retires a DC
- * for good removes it from the cluster configuration. (Installing a snapshot from a peer, which
- * would let the watermark pass an absent DC, is not implemented.)
+ * <p><b>A DC that is away.</b> If a DC does not answer, the round does nothing while that DC
+ * is at most {@link Settings#maxLagPositions} behind: the watermark waits for it, so a DC that
+ * returns finds every position it lacks still in its peers' WALs and catches up by the ordinary
+ * learn path (section 5.4). The wait is bounded by that lag, measured from the highest applied
+ * position the DC last reported to this DC (kept in the group's meta row, so it survives
+ * restarts; 0 if it never answered): once the DCs that answer are further ahead than that, the
+ * watermark moves on without it, and the WALs stop growing. A DC left behind so stays safe — its
+ * peers answer its learn requests and PREPAREs at collected positions with TOO_OLD, so it decides
+ * nothing there and never applies past the gap — but it cannot serve the group until it is
+ * rebuilt (installing a snapshot from a peer is not implemented). {@code maxLagPositions} 0 waits
+ * for ever.
  *
  * <p>Thread-safe. {@link #onApplied} never blocks; rounds run on this object's one named thread,
  * at most one per group at a time.
@@ -58,11 +63,16 @@ public final class GroupCollector implements AutoCloseable {
    *     of this (>= 1)
    * @param maxPositionsPerRound the most positions one round collects (>= 1)
    * @param peerTimeout how long a round waits for each peer's applied watermark
+   * @param maxLagPositions how far the DCs that answer may get ahead of one that does not before
+   *     collection goes on without it (0: wait for ever)
    */
   public record Settings(long retentionPositions, int collectEveryPositions,
-      int maxPositionsPerRound, Duration peerTimeout) {
+      int maxPositionsPerRound, Duration peerTimeout, long maxLagPositions) {
     public Settings {
       Objects.requireNonNull(peerTimeout);
+      if (maxLagPositions < 0) {
+        throw new IllegalArgumentException("maxLagPositions must be >= 0");
+      }
       if (retentionPositions < 1 || collectEveryPositions < 1 || maxPositionsPerRound < 1) {
         throw new IllegalArgumentException("retention, interval and batch must be >= 1");
       }
@@ -75,7 +85,8 @@ public final class GroupCollector implements AutoCloseable {
   /**
    * What one round did.
    *
-   * @param minApplied the lowest applied watermark of all DCs, or -1 if a DC did not answer
+   * @param minApplied the lowest applied watermark of the DCs the round counted (every DC, or
+   *     all but those left behind, see the class comment), or -1 if it waited for a silent DC
    * @param gcWatermark this DC's GC watermark after the round
    * @param collected positions whose WAL rows were removed in this round
    */
@@ -176,7 +187,7 @@ public final class GroupCollector implements AutoCloseable {
         replies.add(CompletableFuture.failedFuture(e));
       }
     }
-    boolean all = true;
+    List<String> silent = new ArrayList<>();
     for (int i = 0; i < replies.size(); i++) {
       Message m;
       try {
@@ -185,20 +196,28 @@ public final class GroupCollector implements AutoCloseable {
         Thread.currentThread().interrupt();
         return new Round(-1, collector.gcWatermark(group), 0);
       } catch (Exception e) {
-        LOG.debug("DC {}: GC of group {} waits for DC {}: {}", dc, group, peers.get(i),
+        LOG.debug("DC {}: GC of group {}: no answer from DC {}: {}", dc, group, peers.get(i),
             e.toString());
-        all = false;
+        silent.add(peers.get(i));
         continue;
       }
       if (m instanceof BeginReply b && group.equals(b.group())) {
         min = Math.min(min, b.position());
+        collector.recordSeenApplied(group, peers.get(i), b.position());
       } else {
-        LOG.debug("DC {}: GC of group {} waits for DC {}: {}", dc, group, peers.get(i), m);
-        all = false;
+        LOG.debug("DC {}: GC of group {}: no answer from DC {}: {}", dc, group, peers.get(i), m);
+        silent.add(peers.get(i));
       }
     }
-    if (!all) {
-      return new Round(-1, collector.gcWatermark(group), 0);
+    for (String peer : silent) {
+      long seen = collector.lastSeenApplied(group, peer);
+      if (settings.maxLagPositions() == 0 || min - seen <= settings.maxLagPositions()) {
+        // Wait for it: it may need every position above what it last reported.
+        return new Round(-1, collector.gcWatermark(group), 0);
+      }
+      LOG.warn("DC {}: GC of group {} goes on without DC {}, silent and more than {} positions "
+          + "behind (last reported {}, the others {}): DC {} must be rebuilt before it serves "
+          + "the group", dc, group, peer, settings.maxLagPositions(), seen, min, peer);
     }
     long watermark = collector.advance(group,
         LogCollector.candidate(min, settings.retentionPositions()));

@@ -43,6 +43,7 @@ public final class ServiceConfig {
   public static final String GC_RETENTION_POSITIONS = PREFIX + "gc.retention.positions";
   public static final String GC_EVERY_POSITIONS = PREFIX + "gc.every.positions";
   public static final String GC_BATCH_POSITIONS = PREFIX + "gc.batch.positions";
+  public static final String GC_MAX_LAG_POSITIONS = PREFIX + "gc.max.lag.positions";
 
   public static final int DEFAULT_THREADS = 16;
   public static final int DEFAULT_READ_MAX_KEYS = 1000;
@@ -50,6 +51,7 @@ public final class ServiceConfig {
   public static final int DEFAULT_GC_RETENTION_POSITIONS = 10_000;
   public static final int DEFAULT_GC_EVERY_POSITIONS = 100;
   public static final int DEFAULT_GC_BATCH_POSITIONS = 1_000;
+  public static final int DEFAULT_GC_MAX_LAG_POSITIONS = 1_000_000;
 
   /** Every key with a one-line description; the README's configuration table mirrors it. */
   public static final Map<String, String> KEYS = keys();
@@ -76,6 +78,9 @@ public final class ServiceConfig {
         + "(default " + DEFAULT_GC_EVERY_POSITIONS + ")");
     k.put(GC_BATCH_POSITIONS, "most positions one GC round collects (default "
         + DEFAULT_GC_BATCH_POSITIONS + ")");
+    k.put(GC_MAX_LAG_POSITIONS, "how far the other DCs may get ahead of a silent DC before GC "
+        + "goes on without it (that DC must then be rebuilt); 0 waits for ever (default "
+        + DEFAULT_GC_MAX_LAG_POSITIONS + ")");
     return Collections.unmodifiableMap(k);
   }
 
@@ -92,13 +97,16 @@ public final class ServiceConfig {
   private final int catchUpMaxPositions;
   private final Duration catchUpWait;
   private final int gcRetention;
+  private final int gcMaxLag;
   private final int gcEvery;
   private final int gcBatch;
 
   private ServiceConfig(ClusterConfig cluster, String dc, InetSocketAddress bind, int threads,
       StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
-      int catchUpMaxPositions, Duration catchUpWait, int gcRetention, int gcEvery, int gcBatch) {
+      int catchUpMaxPositions, Duration catchUpWait, int gcRetention, int gcEvery, int gcBatch,
+      int gcMaxLag) {
     this.gcRetention = gcRetention;
+    this.gcMaxLag = gcMaxLag;
     this.gcEvery = gcEvery;
     this.gcBatch = gcBatch;
     this.cluster = cluster;
@@ -159,8 +167,10 @@ public final class ServiceConfig {
         Integer.MAX_VALUE);
     int gcEvery = intIn(props, GC_EVERY_POSITIONS, DEFAULT_GC_EVERY_POSITIONS, 1, 1_000_000);
     int gcBatch = intIn(props, GC_BATCH_POSITIONS, DEFAULT_GC_BATCH_POSITIONS, 1, 1_000_000);
+    int gcMaxLag = intIn(props, GC_MAX_LAG_POSITIONS, DEFAULT_GC_MAX_LAG_POSITIONS, 0,
+        Integer.MAX_VALUE);
     return new ServiceConfig(cluster, dc, bind, threads, store, hbase, readMaxKeys, maxPositions,
-        Duration.ofMillis(waitMs), gcRetention, gcEvery, gcBatch);
+        Duration.ofMillis(waitMs), gcRetention, gcEvery, gcBatch, gcMaxLag);
   }
 
   private static InetSocketAddress bind(Map<String, String> props, ClusterConfig cluster,
@@ -258,7 +268,7 @@ public final class ServiceConfig {
    */
   public Optional<GroupCollector.Settings> gcSettings() {
     return gcRetention == 0 ? Optional.empty() : Optional.of(new GroupCollector.Settings(
-        gcRetention, gcEvery, gcBatch, cluster.requestTimeout()));
+        gcRetention, gcEvery, gcBatch, cluster.requestTimeout(), gcMaxLag));
   }
 
   /** Every service key with its effective value (defaults filled in). */
@@ -274,6 +284,7 @@ public final class ServiceConfig {
     m.put(GC_RETENTION_POSITIONS, Integer.toString(gcRetention));
     m.put(GC_EVERY_POSITIONS, Integer.toString(gcEvery));
     m.put(GC_BATCH_POSITIONS, Integer.toString(gcBatch));
+    m.put(GC_MAX_LAG_POSITIONS, Integer.toString(gcMaxLag));
     return Collections.unmodifiableMap(m);
   }
 

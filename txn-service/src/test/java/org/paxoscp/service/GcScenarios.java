@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
@@ -86,7 +87,7 @@ public abstract class GcScenarios {
       catchUps.put(dc, c);
       // Rounds are started by the test (collectNow), not by applied positions.
       GroupCollector gc = new GroupCollector(dc, DCS, stores.get(dc), net.transport(dc),
-          new GroupCollector.Settings(RETENTION, 1_000_000, 1000, REQUEST_TIMEOUT));
+          new GroupCollector.Settings(RETENTION, 1_000_000, 1000, REQUEST_TIMEOUT, 1_000));
       collectors.put(dc, gc);
       TransactionService s = new TransactionService(dc, DCS, stores.get(dc), c,
           new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), gc);
@@ -189,6 +190,66 @@ public abstract class GcScenarios {
     }
     for (long r = 30 - RETENTION + 1; r <= 30; r++) {
       assertReadEqualsLog("C", r);
+    }
+  }
+
+  /**
+   * The bound on the wait: once the DCs that answer are more than the maximum lag ahead of what a
+   * silent DC last reported, collection goes on without it. The DC left behind then stays safe —
+   * its peers refuse its learn requests at collected positions with TOO_OLD, so it decides
+   * nothing again and never serves a read position it could not apply — but it cannot catch up.
+   */
+  @Test
+  void theWaitForASilentDcIsBoundedAndTheDcLeftBehindStaysSafe() throws Exception {
+    SplittableRandom rng = new SplittableRandom(13);
+    commitRandom(rng, 8);
+    awaitApplied(DCS, 8);
+    List<GroupCollector> bounded = new ArrayList<>();
+    try {
+      for (String dc : List.of("A", "B")) {
+        bounded.add(new GroupCollector(dc, DCS, stores.get(dc), net.transport(dc),
+            new GroupCollector.Settings(RETENTION, 1_000_000, 1000, REQUEST_TIMEOUT, 10)));
+      }
+      // A round while every DC answers: A and B record that C applied 8.
+      for (GroupCollector g : bounded) {
+        assertEquals(8, g.collectNow(G).get(20, TimeUnit.SECONDS).minApplied());
+      }
+      net.setDown("C", true);
+      cDown = true;
+      commitRandom(rng, 6);
+      awaitApplied(List.of("A", "B"), 14);
+      // 14 - 8 = 6 positions ahead of C: within the bound, the rounds wait.
+      for (GroupCollector g : bounded) {
+        assertEquals(-1, g.collectNow(G).get(20, TimeUnit.SECONDS).minApplied());
+      }
+      commitRandom(rng, 16);
+      awaitApplied(List.of("A", "B"), 30);
+      // 30 - 8 = 22 > 10: collection goes on without C.
+      for (int i = 0; i < bounded.size(); i++) {
+        GroupCollector.Round r = bounded.get(i).collectNow(G).get(20, TimeUnit.SECONDS);
+        assertEquals(30, r.minApplied());
+        assertEquals(30 - RETENTION, r.gcWatermark());
+        assertEquals(RETENTION, stores.get(List.of("A", "B").get(i)).census(KvStore.Table.WAL)
+            .rows());
+      }
+      net.setDown("C", false);
+      cDown = false;
+      // C cannot learn 9..26 any more: asked for read position 30, it refuses rather than serve
+      // a position it could not apply, and decides nothing.
+      Message m = net.transport("client").request("C", new BeginRequest(G, 30), WAIT)
+          .get(30, TimeUnit.SECONDS);
+      assertInstanceOf(Message.ErrorReply.class, m, String.valueOf(m));
+      assertEquals(8, new LogApplier(stores.get("C")).appliedWatermark(G));
+      for (long p = 9; p <= 30 - RETENTION; p++) {
+        assertTrue(new org.paxoscp.paxos.Acceptor(stores.get("C")).chosen(G, p).isEmpty(),
+            "C decided collected position " + p);
+      }
+      // A and B go on serving every read position above the watermark.
+      for (long r = 30 - RETENTION + 1; r <= 30; r++) {
+        assertReadEqualsLog("A", r);
+      }
+    } finally {
+      bounded.forEach(GroupCollector::close);
     }
   }
 

@@ -52,6 +52,9 @@ import org.paxoscp.wal.LogValue;
  * <p>Thread-safe (no state of its own); blocks on the store.
  */
 public final class LogCollector {
+  /** Meta cells {@code seen.<dc>}: a peer's applied watermark as last reported to this DC. */
+  private static final String SEEN_PREFIX = "seen.";
+
 
   /** What one {@link #collect} run did. */
   public record Collected(long from, long to, int positions, int keys) {}
@@ -151,6 +154,19 @@ public final class LogCollector {
   private static long readLong(KvStore store, String group, String column) {
     return store.read(Table.META, WalLayout.metaRow(group), column, KvStore.LATEST)
         .map(c -> WalLayout.decodeLong(c.value())).orElse(0L);
+  }
+
+  /**
+   * The highest applied watermark DC {@code dc} reported for {@code group} to a collector of this
+   * DC (0 if none did): how far behind an absent DC is known to be at most.
+   */
+  public long lastSeenApplied(String group, String dc) {
+    return readLong(store, group, SEEN_PREFIX + dc);
+  }
+
+  /** Records that DC {@code dc} reported {@code applied} for {@code group}; only ever rises. */
+  public void recordSeenApplied(String group, String dc, long applied) {
+    raise(group, SEEN_PREFIX + dc, applied);
   }
 
   /** Monotone check-and-write of a meta cell. */
