@@ -5,8 +5,9 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A store that passes every call to another; tests override the calls they want to observe or
- * interleave with (for example a competing operation run inside a check-and-write).
+ * A store that passes every call to another; subclasses override the calls they want to observe,
+ * change or interleave with (tests run a competing operation inside a check-and-write; the
+ * simulator's planted watermark bug hides one cell). Thread-safe when the delegate is.
  */
 public abstract class ForwardingKvStore implements KvStore {
   protected final KvStore delegate;
