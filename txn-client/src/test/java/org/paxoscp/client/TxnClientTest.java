@@ -109,7 +109,11 @@ class TxnClientTest {
     TxnClient c = client("A", CommitProtocol.BASIC);
     Transaction w = c.begin("g");
     w.put("k", "v");
-    w.commit();
+    long p = w.commit().position();
+    // Another client has no session in the group: it reads at what A has applied, and the APPLY
+    // of w is one-way.
+    Poll.until("A applied " + p, Duration.ofSeconds(5),
+        () -> new LogApplier(cluster.stores.get("A")).appliedWatermark("g") >= p);
     RecordingTransport rec = new RecordingTransport(cluster.network.transport("A"));
     TxnClient reader = cluster.closeLater(cluster.client("A", CommitProtocol.BASIC).transport(rec)
         .build());

@@ -6,9 +6,11 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A {@link KvStore} decorator that counts operations and the time spent in them, to measure what
- * the protocol costs in store round trips. Thread-safe.
+ * the protocol costs in store round trips. Collection ({@code deleteRow},
+ * {@code deleteVersionsBefore}) and {@code census} are passed on uncounted: they are not part of
+ * the protocol's request path. Closing it closes the delegate. Thread-safe.
  */
-public final class CountingKvStore implements KvStore {
+public final class CountingKvStore extends ForwardingKvStore {
 
   /** A snapshot of the counters. */
   public record Counts(long reads, long rowReads, long writes, long checkAndWrites, long nanos) {
@@ -22,7 +24,6 @@ public final class CountingKvStore implements KvStore {
     }
   }
 
-  private final KvStore delegate;
   private final LongAdder reads = new LongAdder();
   private final LongAdder rowReads = new LongAdder();
   private final LongAdder writes = new LongAdder();
@@ -32,7 +33,7 @@ public final class CountingKvStore implements KvStore {
   private final ThreadLocal<long[]> mine = ThreadLocal.withInitial(() -> new long[5]);
 
   public CountingKvStore(KvStore delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   /** Counts of the operations made by the calling thread only. */
@@ -94,23 +95,6 @@ public final class CountingKvStore implements KvStore {
     } finally {
       count(checkAndWrites, 3, t);
     }
-  }
-
-  /** Not counted: collection and census are not part of the protocol's request path. */
-  @Override
-  public void deleteRow(Table table, byte[] row) {
-    delegate.deleteRow(table, row);
-  }
-
-  /** Not counted, as {@link #deleteRow}. */
-  @Override
-  public void deleteVersionsBefore(Table table, byte[] row, String column, long timestamp) {
-    delegate.deleteVersionsBefore(table, row, column, timestamp);
-  }
-
-  @Override
-  public TableCensus census(Table table) {
-    return delegate.census(table);
   }
 
   @Override
