@@ -25,7 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.random.RandomGenerator;
-import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.Protocol;
@@ -35,13 +34,16 @@ import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.service.CatchUp;
 import org.paxoscp.service.CuratorDiscovery;
+import org.paxoscp.service.TransactionService;
 import org.paxoscp.store.StoreUnavailableException;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.MessageTooLargeException;
 import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.transport.TransportClosedException;
@@ -88,6 +90,8 @@ public final class TxnClient implements AutoCloseable {
   private final ProposerDriver driver;
   private final ScheduledExecutorService timers;
   private final ExecutorService storeExecutor;
+  /** The direct path's catch-up at the home DC, or null. */
+  private final CatchUp directCatchUp;
   private final int maxAttempts;
   private final Duration backoffBase;
   private final Duration backoffMax;
@@ -122,10 +126,17 @@ public final class TxnClient implements AutoCloseable {
     if (b.directStore != null) {
       this.storeExecutor = Executors.newCachedThreadPool(named("paxoscp-client-store-" + homeDc));
       this.directApplier = new LogApplier(b.directStore);
-      this.transport = new DirectStoreTransport(b.transport, homeDc,
-          new Acceptor(b.directStore), directApplier, storeExecutor);
+      // The home DC's own service logic, in this process, on the home store.
+      Scheduler scheduler = Scheduler.of(timers, storeExecutor);
+      this.directCatchUp = new CatchUp(homeDc, cluster.dcNames(), b.directStore, b.transport,
+          CatchUp.Settings.defaults(cluster.requestTimeout()), scheduler);
+      TransactionService home = new TransactionService(homeDc, cluster.dcNames(), b.directStore,
+          directCatchUp, new TransactionService.Limits(1, cluster.maxDatagramBytes(),
+              cluster.requestTimeout()), scheduler);
+      this.transport = new DirectStoreTransport(b.transport, homeDc, home, storeExecutor);
     } else {
       this.storeExecutor = null;
+      this.directCatchUp = null;
       this.directApplier = null;
       this.transport = b.transport;
     }
@@ -134,7 +145,7 @@ public final class TxnClient implements AutoCloseable {
         .withPhaseTimeoutMicros(TimeUnit.NANOSECONDS.toMicros(cluster.requestTimeout().toNanos()))
         .withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
     this.proposerConfig = b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc;
-    this.driver = new ProposerDriver(transport, cluster.dcNames(), timers,
+    this.driver = new ProposerDriver(transport, cluster.dcNames(), Scheduler.of(timers),
         cluster.requestTimeout());
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
             + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
@@ -265,6 +276,9 @@ public final class TxnClient implements AutoCloseable {
     }
     for (CompletableFuture<Outcome> f : inFlight) {
       f.completeExceptionally(new CancellationException("client closed"));
+    }
+    if (directCatchUp != null) {
+      directCatchUp.close();
     }
     shutdown(timers);
     if (storeExecutor != null) {

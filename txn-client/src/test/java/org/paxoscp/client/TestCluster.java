@@ -13,25 +13,32 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.service.CatchUp;
+import org.paxoscp.service.TransactionService;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.InProcessTransport;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogValue;
 
-/** Three DCs A, B, C, each a {@link FakeService} over an {@link InMemoryKvStore}, in process. */
+/**
+ * Three DCs A, B, C in process, each the real {@link TransactionService} (with its catch-up)
+ * over an {@link InMemoryKvStore}, observed by an {@link ObservedService}.
+ */
 final class TestCluster implements AutoCloseable {
   static final List<String> DCS = List.of("A", "B", "C");
 
   final ClusterConfig config;
   final InProcessTransport.Network network = new InProcessTransport.Network();
   final Map<String, InMemoryKvStore> stores = new LinkedHashMap<>();
-  final Map<String, FakeService> services = new LinkedHashMap<>();
+  final Map<String, ObservedService> services = new LinkedHashMap<>();
   private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(2, r -> {
-    Thread t = new Thread(r, "fake-service-timers");
+    Thread t = new Thread(r, "test-cluster-services");
     t.setDaemon(true);
     return t;
   });
   private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final List<CatchUp> catchUps = new ArrayList<>();
 
   TestCluster(Duration requestTimeout) {
     this(requestTimeout, 60_000);
@@ -49,8 +56,13 @@ final class TestCluster implements AutoCloseable {
     for (String dc : DCS) {
       InMemoryKvStore store = new InMemoryKvStore();
       stores.put(dc, store);
-      FakeService s = new FakeService(dc, DCS, store, network.transport(dc), timers,
-          requestTimeout);
+      Scheduler scheduler = Scheduler.of(timers);
+      CatchUp catchUp = new CatchUp(dc, DCS, store, network.transport(dc),
+          CatchUp.Settings.defaults(requestTimeout), scheduler);
+      catchUps.add(catchUp);
+      ObservedService s = new ObservedService(new TransactionService(dc, DCS, store, catchUp,
+          new TransactionService.Limits(1024, maxDatagramBytes, requestTimeout.multipliedBy(20)),
+          scheduler));
       services.put(dc, s);
       network.register(dc, s);
     }
@@ -96,6 +108,7 @@ final class TestCluster implements AutoCloseable {
     for (int i = closeables.size() - 1; i >= 0; i--) {
       closeables.get(i).close();
     }
+    catchUps.forEach(CatchUp::close);
     network.close();
     timers.shutdownNow();
     timers.awaitTermination(5, TimeUnit.SECONDS);

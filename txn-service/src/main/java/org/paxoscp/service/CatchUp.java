@@ -1,24 +1,16 @@
 package org.paxoscp.service;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import java.security.SecureRandom;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,6 +28,7 @@ import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreUnavailableException;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportException;
 import org.paxoscp.wal.LogValue;
@@ -65,8 +58,9 @@ import org.slf4j.LoggerFactory;
  * from a {@link SecureRandom}, as client proposers do (see {@link ProposerId} for why its
  * uniqueness is a safety rule).
  *
- * <p>Thread-safe. {@link #catchUpTo} never blocks; the work runs on this object's own named
- * threads. Stateless with respect to safety: everything it learns is in the store.
+ * <p>Thread-safe. {@link #catchUpTo} never blocks and nothing here waits for a message: each
+ * step runs on the {@link Scheduler}'s workers and the next one is chained on the replies, so the
+ * same code runs on threads and in the simulator's virtual time. Stateless with respect to safety: everything it learns is in the store.
  */
 public final class CatchUp implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CatchUp.class);
@@ -104,8 +98,7 @@ public final class CatchUp implements AutoCloseable {
   private final Settings settings;
   private final ProposerConfig learnerConfig;
   private final ProposerDriver driver;
-  private final ScheduledExecutorService timers;
-  private final ExecutorService workers;
+  private final Scheduler scheduler;
   private final SecureRandom ids = new SecureRandom();
   private final ConcurrentHashMap<String, GroupRun> runs = new ConcurrentHashMap<>();
   private final AtomicLong conflicts = new AtomicLong();
@@ -118,9 +111,10 @@ public final class CatchUp implements AutoCloseable {
    * @param dcs the cluster's DCs in proposer index order ({@code ClusterConfig.dcNames()})
    * @param store this DC's store
    * @param transport speaks for {@code localDc}; used for peer requests and learner instances
+   * @param scheduler runs the store work (on its workers) and the deadlines; owned by the caller
    */
   public CatchUp(String localDc, List<String> dcs, KvStore store, Transport transport,
-      Settings settings) {
+      Settings settings, Scheduler scheduler) {
     this.localDc = Objects.requireNonNull(localDc);
     this.dcs = List.copyOf(dcs);
     if (!this.dcs.contains(localDc)) {
@@ -130,11 +124,10 @@ public final class CatchUp implements AutoCloseable {
     this.applier = new LogApplier(store);
     this.transport = Objects.requireNonNull(transport);
     this.settings = Objects.requireNonNull(settings);
+    this.scheduler = Objects.requireNonNull(scheduler);
     this.learnerConfig = ProposerConfig.defaults(Protocol.BASIC, this.dcs)
         .withPhaseTimeoutMicros(Math.max(1, settings.learnTimeout().toNanos() / 1000));
-    this.timers = Executors.newSingleThreadScheduledExecutor(named("catchup-timers-" + localDc));
-    this.workers = Executors.newFixedThreadPool(4, named("catchup-" + localDc));
-    this.driver = new ProposerDriver(transport, this.dcs, timers, settings.learnTimeout());
+    this.driver = new ProposerDriver(transport, this.dcs, scheduler, settings.learnTimeout());
   }
 
   /**
@@ -158,13 +151,12 @@ public final class CatchUp implements AutoCloseable {
       run.waiters.add(new Waiter(target, f));
       start = !run.running;
       run.running = true;
+      if (start) {
+        run.learned = 0;
+      }
     }
     if (start) {
-      try {
-        workers.execute(() -> runLoop(group, run));
-      } catch (RejectedExecutionException e) {
-        stop(run, new CatchUpFailedException("catch-up of DC " + localDc + " closed", e));
-      }
+      scheduler.execute(() -> step(group, run));
     }
     return f;
   }
@@ -205,21 +197,11 @@ public final class CatchUp implements AutoCloseable {
     return learnedByInstance.get();
   }
 
-  /** Stops the threads (bounded wait); pending catch-ups fail. Idempotent. */
+  /** Pending catch-ups fail; later ones fail at once. Idempotent. */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
-    }
-    workers.shutdownNow();
-    timers.shutdownNow();
-    try {
-      if (!workers.awaitTermination(5, TimeUnit.SECONDS)
-          || !timers.awaitTermination(5, TimeUnit.SECONDS)) {
-        LOG.warn("catch-up threads of DC {} did not stop within 5 s", localDc);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
     for (GroupRun run : runs.values()) {
       stop(run, new CatchUpFailedException("catch-up of DC " + localDc + " closed"));
@@ -234,39 +216,58 @@ public final class CatchUp implements AutoCloseable {
   private static final class GroupRun {
     long target;
     boolean running;
+    /** Positions learned by the current run. */
+    int learned;
     final List<Waiter> waiters = new ArrayList<>();
   }
 
-  private void runLoop(String group, GroupRun run) {
-    int learned = 0;
-    RuntimeException failure;
+  /**
+   * One step of a group's run, on a worker: applies what is known, completes the waiters it
+   * reached, and learns the next missing position; the next step follows when that completes.
+   */
+  private void step(String group, GroupRun run) {
+    long applied;
     try {
-      while (true) {
-        long applied = applier.applyKnown(group);
-        synchronized (run) {
-          completeReached(run, applied);
-          if (applied >= run.target) {
-            run.running = false;
-            run.target = 0;
-            return;
-          }
+      applied = applier.applyKnown(group);
+      synchronized (run) {
+        completeReached(run, applied);
+        if (applied >= run.target) {
+          run.running = false;
+          run.target = 0;
+          return;
         }
-        if (learned >= settings.maxPositionsPerRun()) {
-          failure = new CatchUpFailedException("DC " + localDc + " learned " + learned
+        if (run.learned >= settings.maxPositionsPerRun()) {
+          throw new CatchUpFailedException("DC " + localDc + " learned " + run.learned
               + " positions of group " + group + " in one run and is still at " + applied
               + "; a later request continues");
-          break;
         }
-        if (closed.get()) {
-          failure = new CatchUpFailedException("catch-up of DC " + localDc + " closed");
-          break;
-        }
-        learnAndRecord(group, applied + 1);
-        learned++;
+        run.learned++;
+      }
+      if (closed.get()) {
+        throw new CatchUpFailedException("catch-up of DC " + localDc + " closed");
       }
     } catch (RuntimeException e) {
-      failure = e;
+      fail(group, run, e);
+      return;
     }
+    long position = applied + 1;
+    learn(group, position).whenComplete((value, t) -> scheduler.execute(() -> {
+      try {
+        if (t != null) {
+          throw t instanceof CompletionException && t.getCause() instanceof RuntimeException r
+              ? r : t instanceof RuntimeException r2 ? r2 : new CatchUpFailedException(
+                  "DC " + localDc + ": learning position " + position + " failed: " + t, t);
+        }
+        record(group, position, value);
+      } catch (RuntimeException e) {
+        fail(group, run, e);
+        return;
+      }
+      step(group, run);
+    }));
+  }
+
+  private void fail(String group, GroupRun run, RuntimeException failure) {
     LOG.warn("catch-up of group {} at DC {} stopped: {}", group, localDc, failure.toString());
     stop(run, failure);
   }
@@ -294,31 +295,32 @@ public final class CatchUp implements AutoCloseable {
     }
   }
 
-  /** Learns {@code position} (peers first, then a learner instance) and records it here. */
-  private void learnAndRecord(String group, long position) {
+  /** Learns {@code position}: from this DC's WAL, else from a peer, else by a learner. */
+  private CompletableFuture<LogValue> learn(String group, long position) {
     Optional<LogValue> known = acceptor.chosen(group, position);
-    LogValue value;
     if (known.isPresent()) {
-      value = known.get();
-    } else {
-      value = askPeers(group, position);
+      return CompletableFuture.completedFuture(known.get());
+    }
+    return askPeers(group, position).thenCompose(value -> {
       if (value != null) {
         learnedFromPeers.incrementAndGet();
-      } else {
-        value = runLearner(group, position);
-        learnedByInstance.incrementAndGet();
+        return CompletableFuture.completedFuture(value);
       }
-    }
-    record(group, position, value);
+      return runLearner(group, position).thenApply(v -> {
+        learnedByInstance.incrementAndGet();
+        return v;
+      });
+    });
   }
 
   /** The first chosen value a peer reports for the position, or null if none knows it in time. */
-  private LogValue askPeers(String group, long position) {
+  private CompletableFuture<LogValue> askPeers(String group, long position) {
     List<String> peers = dcs.stream().filter(d -> !d.equals(localDc)).toList();
-    if (peers.isEmpty()) {
-      return null;
-    }
     CompletableFuture<LogValue> first = new CompletableFuture<>();
+    if (peers.isEmpty()) {
+      first.complete(null);
+      return first;
+    }
     AtomicInteger pending = new AtomicInteger(peers.size());
     Message learn = new Message.Paxos(new Learn(group, position));
     for (String peer : peers) {
@@ -337,41 +339,29 @@ public final class CatchUp implements AutoCloseable {
         }
       });
     }
-    return await(first, settings.learnTimeout().plusMillis(100), "Learn(" + position + ")");
+    // Each request has its own deadline; this one only guards against a transport that never
+    // completes a request.
+    return scheduler.within(first, settings.learnTimeout().plusMillis(100),
+        () -> new CatchUpFailedException("DC " + localDc + ": Learn(" + position
+            + ") got no answer in " + settings.learnTimeout().plusMillis(100).toMillis() + " ms"));
   }
 
   /** Runs a learner instance for the position; its APPLY reaches every DC, this one included. */
-  private LogValue runLearner(String group, long position) {
+  private CompletableFuture<LogValue> runLearner(String group, long position) {
     ProposerId proposerId = ProposerId.random(ids);
     LOG.info("DC {}: no peer knows group {} position {}; running a learner instance", localDc,
         group, position);
     Proposer learner = Proposer.learner(learnerConfig, group, proposerId, position,
         new SplittableRandom(ids.nextLong()));
-    Outcome o = await(driver.run(learner), settings.learnerTimeout(),
-        "learner for position " + position);
-    if (o == null || o.status() != Outcome.Status.LEARNED || o.chosen() == null) {
-      throw new CatchUpFailedException("DC " + localDc + " could not learn group " + group
-          + " position " + position + (o == null ? "" : ": " + o.reason()));
-    }
-    return o.chosen();
-  }
-
-  private <T> T await(CompletableFuture<T> f, Duration timeout, String what) {
-    try {
-      return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      throw new CatchUpFailedException("DC " + localDc + ": " + what + " took longer than "
-          + timeout.toMillis() + " ms", e);
-    } catch (ExecutionException e) {
-      throw new CatchUpFailedException("DC " + localDc + ": " + what + " failed: " + e.getCause(),
-          e.getCause());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CatchUpFailedException("DC " + localDc + ": interrupted during " + what, e);
-    }
-  }
-
-  private static ThreadFactory named(String name) {
-    return new ThreadFactoryBuilder().setNameFormat(name + "-%d").setDaemon(true).build();
+    return scheduler.within(driver.run(learner), settings.learnerTimeout(),
+        () -> new CatchUpFailedException("DC " + localDc + ": the learner for position "
+            + position + " took longer than " + settings.learnerTimeout().toMillis() + " ms"))
+        .thenApply(o -> {
+          if (o == null || o.status() != Outcome.Status.LEARNED || o.chosen() == null) {
+            throw new CatchUpFailedException("DC " + localDc + " could not learn group " + group
+                + " position " + position + (o == null ? "" : ": " + o.reason()));
+          }
+          return o.chosen();
+        });
   }
 }

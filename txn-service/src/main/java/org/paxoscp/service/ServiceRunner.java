@@ -8,6 +8,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.paxoscp.store.InMemoryKvStore;
@@ -16,6 +17,7 @@ import org.paxoscp.store.hbase.HBaseKvStore;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.RequestHandler;
+import org.paxoscp.transport.ThreadScheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +35,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ServiceRunner implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ServiceRunner.class);
+  /** Workers for catch-up's store work and for requests that waited for catch-up. */
+  private static final int CATCH_UP_WORKERS = 4;
 
   private final ServiceConfig config;
   private final TransactionService service;
@@ -105,14 +109,17 @@ public final class ServiceRunner implements AutoCloseable {
       AtomicReference<RequestHandler> handler = new AtomicReference<>();
       RequestHandler deferred = (from, m) -> {
         RequestHandler h = handler.get();
-        return h == null ? null : h.handle(from, m);
+        return h == null ? CompletableFuture.completedFuture(null) : h.handle(from, m);
       };
       ServiceTransportFactory.Bound bound = transports.open(cluster, dc, config.bind(),
           endpoints, deferred, config.threads());
       opened.push(bound.transport());
 
+      // Closed after the catch-up (the deque closes in reverse order of opening).
+      ThreadScheduler scheduler = new ThreadScheduler("service-" + dc, CATCH_UP_WORKERS);
+      opened.push(scheduler);
       CatchUp catchUp = new CatchUp(dc, cluster.dcNames(), store, bound.transport(),
-          config.catchUpSettings());
+          config.catchUpSettings(), scheduler);
       opened.push(catchUp);
       GroupCollector collector = null;
       if (config.gcSettings().isPresent()) {
@@ -121,7 +128,7 @@ public final class ServiceRunner implements AutoCloseable {
         opened.push(collector);
       }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
-          config.limits(), collector);
+          config.limits(), scheduler, collector);
       handler.set(service);
 
       if (discovery != null) {

@@ -7,9 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.PaxosMessage;
@@ -32,7 +31,7 @@ import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
 import org.paxoscp.transport.RequestHandler;
-import org.paxoscp.wal.CorruptDataException;
+import org.paxoscp.transport.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * and log applier's check-and-write operations, so any number of instances may serve one DC;
  * nothing held in memory here matters for safety (only counters and the catch-up runs).
  *
- * <p><b>Errors.</b> {@link #handle} never throws. Invalid input is answered with
+ * <p><b>Errors.</b> {@link #handle} never throws and its future never fails. Invalid input is answered with
  * {@link ErrorCode#BAD_REQUEST} after validation and before any store access, so a rejected
  * request changes nothing. A store that does not answer gives {@link ErrorCode#STORE_UNAVAILABLE}
  * (naming the DC and the operation); positions that cannot be learned in time give
@@ -56,8 +55,10 @@ import org.slf4j.LoggerFactory;
  * {@link ErrorCode#TOO_LARGE}. One-way messages (APPLY, a pushed {@code LearnReply}) get no reply
  * even when they fail; they are logged.
  *
- * <p>Thread-safe; {@link #handle} blocks on the store and, for begin and read requests that need
- * catch-up, for at most {@link Limits#catchUpWait}.
+ * <p>Thread-safe. {@link #handle} does store work on the calling thread and never waits for a
+ * message: a begin or read request that needs catch-up completes later, on the
+ * {@link Scheduler}'s workers, or fails after {@link Limits#catchUpWait}. So the same code serves
+ * UDP on worker threads and the simulator in virtual time.
  */
 public final class TransactionService implements RequestHandler {
   private static final Logger LOG = LoggerFactory.getLogger(TransactionService.class);
@@ -96,6 +97,7 @@ public final class TransactionService implements RequestHandler {
   private final LogApplier applier;
   private final CatchUp catchUp;
   private final Limits limits;
+  private final Scheduler scheduler;
   /** Log and version GC (section 7), or null when this service does not collect. */
   private final GroupCollector collector;
 
@@ -104,10 +106,12 @@ public final class TransactionService implements RequestHandler {
    * @param dcs the cluster's DCs in proposer index order (for the fast-path leader rule)
    * @param store this DC's store; the same one {@code catchUp} was built on
    * @param catchUp this DC's catch-up; owned by the caller
+   * @param scheduler the deadlines of requests that wait for catch-up, and the workers that
+   *     finish them (the same scheduler {@code catchUp} runs on is the natural choice)
    */
   public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
-      Limits limits) {
-    this(dc, dcs, store, catchUp, limits, null);
+      Limits limits, Scheduler scheduler) {
+    this(dc, dcs, store, catchUp, limits, scheduler, null);
   }
 
   /**
@@ -116,7 +120,7 @@ public final class TransactionService implements RequestHandler {
    * collected positions are still refused with TOO_OLD).
    */
   public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
-      Limits limits, GroupCollector collector) {
+      Limits limits, Scheduler scheduler, GroupCollector collector) {
     this.collector = collector;
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
@@ -127,6 +131,7 @@ public final class TransactionService implements RequestHandler {
     this.applier = new LogApplier(store);
     this.catchUp = Objects.requireNonNull(catchUp);
     this.limits = Objects.requireNonNull(limits);
+    this.scheduler = Objects.requireNonNull(scheduler);
   }
 
   /** This service's DC. */
@@ -142,48 +147,67 @@ public final class TransactionService implements RequestHandler {
     return catchUp.conflicts();
   }
 
-  /** Never throws; see the class comment for the replies. */
+  /**
+   * Never fails; see the class comment for the replies. Requests that need no catch-up complete
+   * on the calling thread; begin and read requests behind a gap complete when catch-up reaches
+   * the position or {@link Limits#catchUpWait} passes, without holding the calling thread.
+   */
   @Override
-  public Message handle(String fromDc, Message request) {
+  public CompletableFuture<Message> handle(String fromDc, Message request) {
+    CompletableFuture<Message> reply;
+    try {
+      reply = dispatch(request);
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(errorFor(request, e));
+    }
+    return reply.exceptionally(t -> errorFor(request,
+        t instanceof CompletionException && t.getCause() != null ? t.getCause() : t));
+  }
+
+  private CompletableFuture<Message> dispatch(Message request) {
+    if (request == null) {
+      throw new Rejected("no request");
+    }
+    validateGroup(request.group() == null ? "" : request.group());
+    if (request instanceof Message.Paxos p) {
+      return CompletableFuture.completedFuture(handlePaxos(p.message()));
+    } else if (request instanceof BeginRequest b) {
+      return begin(b);
+    } else if (request instanceof ReadRequest r) {
+      return read(r);
+    }
+    throw new Rejected(request.getClass().getSimpleName() + " is not a request");
+  }
+
+  /** The reply to a request that failed with {@code t}; null for one-way messages. */
+  private Message errorFor(Message request, Throwable t) {
     String group = request == null || request.group() == null ? "" : request.group();
     long position = request == null ? -1 : request.position();
-    try {
-      if (request == null) {
-        throw new Rejected("no request");
-      }
-      validateGroup(group);
-      if (request instanceof Message.Paxos p) {
-        return handlePaxos(p.message());
-      } else if (request instanceof BeginRequest b) {
-        return begin(b);
-      } else if (request instanceof ReadRequest r) {
-        return read(r);
-      }
-      throw new Rejected(request.getClass().getSimpleName() + " is not a request");
-    } catch (Rejected e) {
-      return new ErrorReply(group, position, ErrorCode.BAD_REQUEST, e.getMessage());
-    } catch (TooOldException e) {
-      // Section 7: the position was collected here; never a fresh instance or a stale read.
-      return oneWay(request) ? null
-          : new ErrorReply(group, position, ErrorCode.TOO_OLD, "DC " + dc + ": " + e.getMessage());
-    } catch (Failed e) {
-      return oneWay(request) ? null : new ErrorReply(group, position, e.code, e.getMessage());
-    } catch (StoreUnavailableException e) {
-      String detail = "store of DC " + dc + " unavailable during " + describe(request) + ": "
-          + e.getMessage();
-      LOG.warn(detail);
-      return oneWay(request) ? null
-          : new ErrorReply(group, position, ErrorCode.STORE_UNAVAILABLE, detail);
-    } catch (CorruptDataException | IllegalStateException e) {
-      // Not the requester's fault: unreadable store content or a broken invariant here.
-      String detail = "DC " + dc + " failed " + describe(request) + ": " + e;
-      LOG.error(detail, e);
-      return oneWay(request) ? null
-          : new ErrorReply(group, position, ErrorCode.STORE_UNAVAILABLE, detail);
-    } catch (IllegalArgumentException e) {
-      // Validation inside the acceptor, before it touches the store.
-      return new ErrorReply(group, position, ErrorCode.BAD_REQUEST, e.getMessage());
+    if (t instanceof Rejected || t instanceof IllegalArgumentException) {
+      // Invalid input, found before any store access (also inside the acceptor).
+      return new ErrorReply(group, position, ErrorCode.BAD_REQUEST, t.getMessage());
     }
+    if (oneWay(request)) {
+      if (!(t instanceof TooOldException)) {
+        LOG.warn("DC {} failed one-way {}: {}", dc, describe(request), t.toString());
+      }
+      return null;
+    }
+    if (t instanceof TooOldException) {
+      // Section 7: the position was collected here; never a fresh instance or a stale read.
+      return new ErrorReply(group, position, ErrorCode.TOO_OLD, "DC " + dc + ": " + t.getMessage());
+    } else if (t instanceof Failed f) {
+      return new ErrorReply(group, position, f.code, f.getMessage());
+    } else if (t instanceof StoreUnavailableException) {
+      String detail = "store of DC " + dc + " unavailable during " + describe(request) + ": "
+          + t.getMessage();
+      LOG.warn(detail);
+      return new ErrorReply(group, position, ErrorCode.STORE_UNAVAILABLE, detail);
+    }
+    // Not the requester's fault: unreadable store content or a broken invariant here.
+    String detail = "DC " + dc + " failed " + describe(request) + ": " + t;
+    LOG.error(detail, t);
+    return new ErrorReply(group, position, ErrorCode.STORE_UNAVAILABLE, detail);
   }
 
   // ---- Paxos -------------------------------------------------------------------------------
@@ -246,17 +270,18 @@ public final class TransactionService implements RequestHandler {
   // ---- begin and read -----------------------------------------------------------------------
 
   /** Section 4 step 1: the read position, at least the client's last commit position. */
-  private Message begin(BeginRequest b) {
+  private CompletableFuture<Message> begin(BeginRequest b) {
     if (b.position() < 0) {
       throw new Rejected("minimum read position must be >= 0, got " + b.position());
     }
-    long watermark = ensureApplied(b.group(), b.position());
-    if (applier.tooOld(b.group(), watermark)) {
-      // Cannot happen while the watermark stays below every DC's applied one; refuse rather than
-      // hand out a read position whose versions may be gone.
-      throw new TooOldException(b.group(), watermark, watermark);
-    }
-    return new BeginReply(b.group(), watermark, leaderAfter(b.group(), watermark));
+    return ensureApplied(b.group(), b.position()).thenApply(watermark -> {
+      if (applier.tooOld(b.group(), watermark)) {
+        // Cannot happen while the watermark stays below every DC's applied one; refuse rather
+        // than hand out a read position whose versions may be gone.
+        throw new TooOldException(b.group(), watermark, watermark);
+      }
+      return new BeginReply(b.group(), watermark, leaderAfter(b.group(), watermark));
+    });
   }
 
   /** The fast-path leader for {@code watermark + 1}, by the one rule (section 5.3), or "". */
@@ -271,7 +296,7 @@ public final class TransactionService implements RequestHandler {
   }
 
   /** Section 4 step 2: the values of the keys at the read position. */
-  private Message read(ReadRequest r) {
+  private CompletableFuture<Message> read(ReadRequest r) {
     if (r.position() < 0) {
       throw new Rejected("read position must be >= 0, got " + r.position());
     }
@@ -286,7 +311,10 @@ public final class TransactionService implements RequestHandler {
         throw new Rejected(e.getMessage());
       }
     }
-    ensureApplied(r.group(), r.position());
+    return ensureApplied(r.group(), r.position()).thenApply(w -> readAt(r));
+  }
+
+  private Message readAt(ReadRequest r) {
     Map<String, byte[]> values = new LinkedHashMap<>();
     Map<String, Long> versions = new LinkedHashMap<>();
     long size = REPLY_OVERHEAD + r.group().length() * 4L;
@@ -309,32 +337,34 @@ public final class TransactionService implements RequestHandler {
 
   /**
    * Applies what is known and, if the watermark is still below {@code target} (a position the
-   * requester proved to exist), catches up to it, waiting at most {@link Limits#catchUpWait}.
+   * requester proved to exist), catches up to it; gives up waiting after
+   * {@link Limits#catchUpWait} (the catch-up itself goes on).
    *
-   * @return the applied watermark, at least {@code target}
+   * @return completes with the applied watermark, at least {@code target}
    */
-  private long ensureApplied(String group, long target) {
+  private CompletableFuture<Long> ensureApplied(String group, long target) {
     long watermark = applier.applyKnown(group);
     if (watermark >= target) {
-      return watermark;
+      return CompletableFuture.completedFuture(watermark);
     }
-    try {
-      return catchUp.catchUpTo(group, target)
-          .get(limits.catchUpWait().toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " is at position " + watermark
-          + " of group " + group + " and did not reach " + target + " within "
-          + limits.catchUpWait().toMillis() + " ms; still catching up");
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof StoreUnavailableException s) {
-        throw s;
+    CompletableFuture<Long> caughtUp = scheduler.within(catchUp.catchUpTo(group, target),
+        limits.catchUpWait(), () -> new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc
+            + " is at position " + watermark + " of group " + group + " and did not reach "
+            + target + " within " + limits.catchUpWait().toMillis()
+            + " ms; still catching up"));
+    // Continue on a worker: catch-up may complete on a timer or an I/O thread.
+    return caughtUp.handleAsync((w, t) -> {
+      if (t == null) {
+        return w;
+      }
+      Throwable cause = t instanceof CompletionException && t.getCause() != null
+          ? t.getCause() : t;
+      if (cause instanceof StoreUnavailableException s || cause instanceof Failed) {
+        throw (RuntimeException) cause;
       }
       throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " could not catch up group "
-          + group + " to " + target + ": " + e.getCause().getMessage());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " interrupted while catching up");
-    }
+          + group + " to " + target + ": " + cause.getMessage());
+    }, scheduler.executor());
   }
 
   // ---- helpers ------------------------------------------------------------------------------

@@ -93,10 +93,13 @@ public final class InProcessTransport implements Transport {
     }
     network.workers.execute(() -> {
       try {
-        Message reply = h.handle(localDc, request);
-        if (reply != null && !isCut(dc)) {
-          f.complete(reply);
-        }
+        h.handle(localDc, request).whenComplete((reply, t) -> {
+          if (t != null) {
+            f.completeExceptionally(t);
+          } else if (reply != null && !isCut(dc)) {
+            f.complete(reply);
+          }
+        });
       } catch (RuntimeException e) {
         f.completeExceptionally(e);
       }

@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
@@ -15,8 +13,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs {@link Proposer}s over a {@link Transport}: sends what a proposer asks to send (APPLY
  * one-way, everything else as a request whose reply goes back into the proposer), and fires its
- * timers on a scheduler. A lost request or reply, an error reply and a timeout are all simply no
- * reply: the proposer's own phase timers decide what happens next.
+ * timers on a {@link Scheduler}. A lost request or reply, an error reply and a timeout are all
+ * simply no reply: the proposer's own phase timers decide what happens next. Cancelling the
+ * future {@link #run} returned stops the proposer where it is (a client that crashed).
  *
  * <p>Thread-safe; any number of proposers may run at once. Each proposer is only ever called by
  * one thread at a time (its events are serialized on the proposer).
@@ -25,20 +24,20 @@ public final class ProposerDriver {
   private static final Logger LOG = LoggerFactory.getLogger(ProposerDriver.class);
   private final Transport transport;
   private final List<String> dcs;
-  private final ScheduledExecutorService timers;
+  private final Scheduler scheduler;
   private final Duration requestTimeout;
 
   /**
    * @param dcs the DC names in the proposer's index order ({@code ProposerConfig.dcs()})
-   * @param timers fires proposer timers; owned by the caller
+   * @param scheduler the clock and the proposer timers
    * @param requestTimeout how long a single request waits for its reply (the proposer's phase
    *     timeout is the natural choice)
    */
-  public ProposerDriver(Transport transport, List<String> dcs, ScheduledExecutorService timers,
+  public ProposerDriver(Transport transport, List<String> dcs, Scheduler scheduler,
       Duration requestTimeout) {
     this.transport = Objects.requireNonNull(transport);
     this.dcs = List.copyOf(dcs);
-    this.timers = Objects.requireNonNull(timers);
+    this.scheduler = Objects.requireNonNull(scheduler);
     this.requestTimeout = Objects.requireNonNull(requestTimeout);
   }
 
@@ -54,8 +53,8 @@ public final class ProposerDriver {
     return run.result;
   }
 
-  private static long nowMicros() {
-    return System.nanoTime() / 1000;
+  private long nowMicros() {
+    return scheduler.nowMicros();
   }
 
   private final class Run {
@@ -92,7 +91,7 @@ public final class ProposerDriver {
           send(s.dc(), s.message());
         } else if (o instanceof Proposer.Output.StartTimer t) {
           if (!proposer.isDone()) {
-            timers.schedule(() -> onTimer(t.timerId()), t.delayMicros(), TimeUnit.MICROSECONDS);
+            scheduler.schedule(t.delayMicros(), () -> onTimer(t.timerId()));
           }
         }
       }

@@ -506,35 +506,46 @@ public final class UdpTransport implements Transport {
     }
   }
 
-  /** On a worker: run the handler and send its reply (if any) back to the sender. */
+  /**
+   * On a worker: run the handler and send its reply (if any) back to the sender once it
+   * completes (at once, or later on the handler's scheduler when the request waits for
+   * catch-up).
+   */
   private void serve(Envelope env, InetSocketAddress sender) {
     Message request = env.message();
-    Message reply;
+    CompletableFuture<Message> pending;
     try {
-      reply = handler.handle(env.fromDc(), request);
+      pending = handler.handle(env.fromDc(), request);
     } catch (IllegalArgumentException e) {
-      reply = error(request, Message.ErrorCode.BAD_REQUEST, e.getMessage());
+      pending = CompletableFuture.completedFuture(
+          error(request, Message.ErrorCode.BAD_REQUEST, e.getMessage()));
     } catch (StoreUnavailableException e) {
-      reply = error(request, Message.ErrorCode.STORE_UNAVAILABLE, e.getMessage());
+      pending = CompletableFuture.completedFuture(
+          error(request, Message.ErrorCode.STORE_UNAVAILABLE, e.getMessage()));
     } catch (RuntimeException e) {
-      // No answer is the honest one: the requester times out, as for a lost datagram.
-      LOG.warn("transport of {}: handler failed on {} from {}", localDc, request, env.fromDc(),
-          e);
-      return;
+      pending = CompletableFuture.failedFuture(e);
     }
-    if (reply == null || env.requestId() == 0) {
-      return;
-    }
-    byte[] bytes;
-    try {
-      bytes = codec.encode(new Envelope(env.requestId(), localDc, true, reply));
-    } catch (MessageTooLargeException e) {
-      bytes = codec.encode(new Envelope(env.requestId(), localDc, true,
-          error(reply, Message.ErrorCode.TOO_LARGE, e.getMessage())));
-    }
-    if (!closed.get()) {
-      emit(bytes, sender, env.fromDc());
-    }
+    pending.whenComplete((reply, failure) -> {
+      if (failure != null) {
+        // No answer is the honest one: the requester times out, as for a lost datagram.
+        LOG.warn("transport of {}: handler failed on {} from {}", localDc, request,
+            env.fromDc(), failure);
+        return;
+      }
+      if (reply == null || env.requestId() == 0) {
+        return;
+      }
+      byte[] bytes;
+      try {
+        bytes = codec.encode(new Envelope(env.requestId(), localDc, true, reply));
+      } catch (MessageTooLargeException e) {
+        bytes = codec.encode(new Envelope(env.requestId(), localDc, true,
+            error(reply, Message.ErrorCode.TOO_LARGE, e.getMessage())));
+      }
+      if (!closed.get()) {
+        emit(bytes, sender, env.fromDc());
+      }
+    });
   }
 
   private static Message error(Message about, Message.ErrorCode code, String detail) {

@@ -41,6 +41,7 @@ import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
 import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -83,17 +84,17 @@ public abstract class GcScenarios {
     stores = newStores(DCS);
     for (String dc : DCS) {
       CatchUp c = new CatchUp(dc, DCS, stores.get(dc), net.transport(dc),
-          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 256));
+          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 256), Scheduler.of(timers));
       catchUps.put(dc, c);
       // Rounds are started by the test (collectNow), not by applied positions.
       GroupCollector gc = new GroupCollector(dc, DCS, stores.get(dc), net.transport(dc),
           new GroupCollector.Settings(RETENTION, 1_000_000, 1000, REQUEST_TIMEOUT, 1_000));
       collectors.put(dc, gc);
       TransactionService s = new TransactionService(dc, DCS, stores.get(dc), c,
-          new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), gc);
+          new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), Scheduler.of(timers), gc);
       services.put(dc, s);
       net.register(dc, s);
-      clients.put(dc, new ProposerDriver(net.transport(dc), DCS, timers, REQUEST_TIMEOUT));
+      clients.put(dc, new ProposerDriver(net.transport(dc), DCS, Scheduler.of(timers), REQUEST_TIMEOUT));
     }
   }
 

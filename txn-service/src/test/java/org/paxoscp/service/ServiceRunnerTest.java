@@ -26,6 +26,7 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.transport.InProcessTransport;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.Mutation;
 
@@ -64,7 +65,7 @@ class ServiceRunnerTest {
       }
       assertEquals(17002, runners.get(1).boundAddress().getPort());
 
-      ProposerDriver client = new ProposerDriver(net.transport("O"), DCS, timers,
+      ProposerDriver client = new ProposerDriver(net.transport("O"), DCS, Scheduler.of(timers),
           Duration.ofMillis(300));
       TreeMap<String, Mutation> w = new TreeMap<>();
       w.put("k", Mutation.put("v".getBytes(StandardCharsets.UTF_8)));

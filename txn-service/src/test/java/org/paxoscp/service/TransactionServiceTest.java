@@ -46,6 +46,7 @@ import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
 import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -83,13 +84,13 @@ class TransactionServiceTest {
       raw.put(dc, store);
       stores.put(dc, new CountingKvStore(store));
       CatchUp c = new CatchUp(dc, DCS, stores.get(dc), net.transport(dc),
-          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 64));
+          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 64), Scheduler.of(timers));
       catchUps.put(dc, c);
       TransactionService s = new TransactionService(dc, DCS, stores.get(dc), c,
-          new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)));
+          new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), Scheduler.of(timers));
       services.put(dc, s);
       net.register(dc, s);
-      clients.put(dc, new ProposerDriver(net.transport(dc), DCS, timers, REQUEST_TIMEOUT));
+      clients.put(dc, new ProposerDriver(net.transport(dc), DCS, Scheduler.of(timers), REQUEST_TIMEOUT));
     }
   }
 
@@ -213,10 +214,10 @@ class TransactionServiceTest {
     Ballot b = Ballot.first(ProposerId.of(7));
     for (String dc : List.of("A", "B")) {
       Message p = services.get(dc).handle("B",
-          new Message.Paxos(new PaxosMessage.Prepare(G, 1, b)));
+          new Message.Paxos(new PaxosMessage.Prepare(G, 1, b))).join();
       assertTrue(((PaxosMessage.PrepareReply) ((Message.Paxos) p).message()).promised());
       Message a = services.get(dc).handle("B",
-          new Message.Paxos(new PaxosMessage.Accept(G, 1, b, v)));
+          new Message.Paxos(new PaxosMessage.Accept(G, 1, b, v))).join();
       assertTrue(((PaxosMessage.AcceptReply) ((Message.Paxos) a).message()).accepted());
     }
     // C is told position 1 exists. No DC has a chosen cell, so C runs a learner, which finds V
@@ -232,7 +233,7 @@ class TransactionServiceTest {
   void catchUpThatCannotReachAQuorumFailsAndInventsNothing() {
     net.setDown("A", true);
     net.setDown("B", true);
-    Message reply = services.get("C").handle("client", new BeginRequest(G, 3));
+    Message reply = services.get("C").handle("client", new BeginRequest(G, 3)).join();
     ErrorReply e = assertInstanceOf(ErrorReply.class, reply);
     assertEquals(ErrorCode.CATCH_UP_FAILED, e.code());
     assertTrue(acceptor("C").chosen(G, 1).isEmpty());
@@ -265,10 +266,10 @@ class TransactionServiceTest {
         new ReadReply(G, 1, Map.of()));
     var before = stores.get("A").counts();
     for (Message m : bad) {
-      ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("B", m), m.toString());
+      ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("B", m).join(), m.toString());
       assertEquals(ErrorCode.BAD_REQUEST, e.code(), m.toString());
     }
-    ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("B", null));
+    ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("B", null).join());
     assertEquals(ErrorCode.BAD_REQUEST, e.code());
     assertEquals(0, stores.get("A").counts().minus(before).operations(),
         "a rejected request touched the store");
@@ -281,13 +282,13 @@ class TransactionServiceTest {
     for (Message m : List.of(new BeginRequest(G, 0), new ReadRequest(G, 0, List.of("x")),
         new Message.Paxos(new PaxosMessage.Prepare(G, 1, Ballot.first(ProposerId.of(3)))),
         new Message.Paxos(new PaxosMessage.Learn(G, 1)))) {
-      ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("A", m), m.toString());
+      ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("A", m).join(), m.toString());
       assertEquals(ErrorCode.STORE_UNAVAILABLE, e.code());
       assertTrue(e.detail().contains("DC B"), e.detail());
     }
-    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, LogValue.NOOP))));
+    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, LogValue.NOOP))).join());
     raw.get("B").setAvailable(true);
-    assertEquals(new BeginReply(G, 0, ""), s.handle("A", new BeginRequest(G, 0)));
+    assertEquals(new BeginReply(G, 0, ""), s.handle("A", new BeginRequest(G, 0)).join());
   }
 
   @Test
@@ -295,10 +296,10 @@ class TransactionServiceTest {
     LogValue first = LogValue.of(entry("t-first", "A", 0, Map.of("x", "1")));
     LogValue second = LogValue.of(entry("t-second", "B", 0, Map.of("x", "2")));
     TransactionService s = services.get("A");
-    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, first))));
-    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, first))));
+    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, first))).join());
+    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, first))).join());
     assertEquals(0, s.conflicts());
-    assertNull(s.handle("B", new Message.Paxos(new PaxosMessage.Apply(G, 1, second))));
+    assertNull(s.handle("B", new Message.Paxos(new PaxosMessage.Apply(G, 1, second))).join());
     expectedConflicts.put("A", 1L);
     assertEquals(1, s.conflicts());
     assertEquals(first, acceptor("A").chosen(G, 1).orElseThrow());
@@ -312,7 +313,7 @@ class TransactionServiceTest {
     awaitWatermark(List.of("A"), 1);
     assertValues(Map.of("a", big), read("A", 1, "a"));
     ErrorReply e = assertInstanceOf(ErrorReply.class,
-        services.get("A").handle("A", new ReadRequest(G, 1, List.of("a", "b"))));
+        services.get("A").handle("A", new ReadRequest(G, 1, List.of("a", "b"))).join());
     assertEquals(ErrorCode.TOO_LARGE, e.code());
   }
 

@@ -86,7 +86,7 @@ class ProposerDriverTest {
         throw bug;
       }
     };
-    CompletableFuture<Outcome> run = new ProposerDriver(acceptors(), DCS, timers,
+    CompletableFuture<Outcome> run = new ProposerDriver(acceptors(), DCS, Scheduler.of(timers),
         Duration.ofSeconds(5)).run(broken);
     // Within seconds, although the proposer's next timer is ten minutes away.
     ExecutionException e = assertThrows(ExecutionException.class,
@@ -98,7 +98,7 @@ class ProposerDriverTest {
   void aWorkingProposerStillCommits() throws Exception {
     Proposer p = new Proposer(CFG, "g", ProposerId.of(2), entry(), 1, OptionalInt.empty(),
         new SplittableRandom(2));
-    Outcome o = new ProposerDriver(acceptors(), DCS, timers, Duration.ofSeconds(5)).run(p)
+    Outcome o = new ProposerDriver(acceptors(), DCS, Scheduler.of(timers), Duration.ofSeconds(5)).run(p)
         .get(10, TimeUnit.SECONDS);
     assertEquals(Outcome.Status.COMMITTED, o.status());
   }

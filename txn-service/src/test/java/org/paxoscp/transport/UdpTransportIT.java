@@ -58,8 +58,12 @@ class UdpTransportIT {
     volatile int replyValueBytes = 1;
 
     @Override
-    public Message handle(String fromDc, Message request) {
+    public CompletableFuture<Message> handle(String fromDc, Message request) {
       calls.incrementAndGet();
+      return CompletableFuture.completedFuture(reply(fromDc, request));
+    }
+
+    private Message reply(String fromDc, Message request) {
       if (request instanceof Message.BeginRequest b) {
         return new Message.BeginReply(b.group(), b.position(), fromDc);
       }
