@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import org.paxoscp.sim.Latency;
+import org.paxoscp.transport.Latency;
 import org.paxoscp.transport.ClusterConfig;
 
 /** The WAN emulation the local-cluster commands ({@code demo}, {@code cluster}) set up. */

@@ -70,17 +70,6 @@ final class CommandRun {
     return err.toString();
   }
 
-  /** Polls {@code condition} every 20 ms until it holds; fails after {@code timeout}. */
-  static void await(Duration timeout, BooleanSupplier condition, String what) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
-      }
-      LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
-    }
-  }
-
   /** A UDP port on loopback that was free a moment ago. */
   static int freeUdpPort() {
     try (DatagramSocket s = new DatagramSocket(

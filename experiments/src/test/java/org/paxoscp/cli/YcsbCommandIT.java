@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
-import org.paxoscp.sim.Latency;
+import org.paxoscp.transport.Latency;
 import org.paxoscp.transport.ClusterConfig;
 
 /**

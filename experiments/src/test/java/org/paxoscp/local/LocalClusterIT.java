@@ -48,7 +48,7 @@ import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.Ballot;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.PaxosMessage;
-import org.paxoscp.sim.Latency;
+import org.paxoscp.transport.Latency;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.wal.LogValue;

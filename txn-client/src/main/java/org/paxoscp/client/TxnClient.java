@@ -129,7 +129,7 @@ public final class TxnClient implements AutoCloseable {
       // The home DC's own service logic, in this process, on the home store.
       Scheduler scheduler = Scheduler.of(timers, storeExecutor);
       this.directCatchUp = new CatchUp(homeDc, cluster.dcNames(), b.directStore, b.transport,
-          CatchUp.Settings.defaults(cluster.requestTimeout()), scheduler);
+          CatchUp.Settings.defaults(cluster.phaseTimeout()), scheduler);
       TransactionService home = new TransactionService(homeDc, cluster.dcNames(), b.directStore,
           directCatchUp, new TransactionService.Limits(1, cluster.maxDatagramBytes(),
               cluster.requestTimeout()), scheduler);
@@ -140,13 +140,12 @@ public final class TxnClient implements AutoCloseable {
       this.directApplier = null;
       this.transport = b.transport;
     }
-    ProposerConfig pc = ProposerConfig.defaults(
-            protocol == CommitProtocol.CP ? Protocol.CP : Protocol.BASIC, cluster.dcNames())
-        .withPhaseTimeoutMicros(TimeUnit.NANOSECONDS.toMicros(cluster.requestTimeout().toNanos()))
+    ProposerConfig pc = cluster.proposer(
+            protocol == CommitProtocol.CP ? Protocol.CP : Protocol.BASIC)
         .withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
     this.proposerConfig = b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc;
     this.driver = new ProposerDriver(transport, cluster.dcNames(), Scheduler.of(timers),
-        cluster.requestTimeout());
+        cluster.phaseTimeout());
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
             + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
         cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),
@@ -649,7 +648,7 @@ public final class TxnClient implements AutoCloseable {
         Endpoints endpoints = Endpoints.fromConfig(cluster);
         if (cluster.discoveryZk().isPresent()) {
           CuratorDiscovery discovery = CuratorDiscovery.start(cluster.discoveryZk().get(),
-              cluster.discoveryPath(), cluster.requestTimeout().multipliedBy(5));
+              cluster.discoveryPath(), cluster.discoveryConnectTimeout());
           opened.add(discovery);
           endpoints = discovery.endpoints(cluster.dcNames());
           opened.add(endpoints);

@@ -1,5 +1,6 @@
 package org.paxoscp.client;
 
+import org.paxoscp.testing.Poll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

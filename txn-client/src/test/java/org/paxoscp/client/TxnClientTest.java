@@ -1,5 +1,6 @@
 package org.paxoscp.client;
 
+import org.paxoscp.testing.Poll;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
