@@ -9,17 +9,17 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import org.HdrHistogram.Histogram;
-import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.ProposerConfig;
-import org.paxoscp.transport.Latency;
+import org.paxoscp.paxos.Protocol;
 import org.paxoscp.sim.SimConfig;
 import org.paxoscp.sim.SimResult;
 import org.paxoscp.sim.Simulator;
+import org.paxoscp.transport.Latency;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code paxoscp simulate}: deterministic simulation runs judged by the checker. */
 @Command(

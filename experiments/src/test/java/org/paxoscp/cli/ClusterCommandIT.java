@@ -8,11 +8,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.paxoscp.testing.Poll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.cli.CommandRun.Result;
+import org.paxoscp.testing.Poll;
 
 /**
  * {@code cluster} (memory stores, no WAN) runs until stopped, and a shell connects with the

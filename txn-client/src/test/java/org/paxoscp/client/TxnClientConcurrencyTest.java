@@ -1,6 +1,5 @@
 package org.paxoscp.client;
 
-import org.paxoscp.testing.Poll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.check.CheckResult;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.testing.Poll;
 
 /** Concurrent transactions from several clients, judged by outcome rules and the checker. */
 @Timeout(120)

@@ -1,6 +1,5 @@
 package org.paxoscp.client;
 
-import org.paxoscp.testing.Poll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -18,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.paxoscp.check.CheckResult;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.Message;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogValue;

@@ -1,6 +1,5 @@
 package org.paxoscp.client;
 
-import org.paxoscp.testing.Poll;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -18,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.Message;
 import org.paxoscp.wal.LogValue;
 

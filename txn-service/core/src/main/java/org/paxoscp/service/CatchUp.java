@@ -1,13 +1,13 @@
 package org.paxoscp.service;
 
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.SplittableRandom;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,8 +21,8 @@ import org.paxoscp.paxos.PaxosMessage.Apply;
 import org.paxoscp.paxos.PaxosMessage.Learn;
 import org.paxoscp.paxos.PaxosMessage.LearnReply;
 import org.paxoscp.paxos.Proposer;
-import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreUnavailableException;

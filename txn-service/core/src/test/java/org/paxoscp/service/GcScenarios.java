@@ -1,7 +1,5 @@
 package org.paxoscp.service;
 
-import org.paxoscp.testing.Poll;
-import org.paxoscp.paxos.ProposerId;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -9,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
@@ -31,16 +29,18 @@ import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.InProcessTransport;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
 import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;

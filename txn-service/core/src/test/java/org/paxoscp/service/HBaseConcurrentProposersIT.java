@@ -1,16 +1,14 @@
 package org.paxoscp.service;
 
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.hbase.EmbeddedHBase;
+import org.paxoscp.store.hbase.SharedHBase;
 
 /** Concurrent proposers on a real embedded HBase: one namespace per DC, judged by the checker. */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
@@ -19,15 +17,8 @@ class HBaseConcurrentProposersIT extends ConcurrentProposersContract {
   private static final AtomicInteger RUNS = new AtomicInteger();
 
   @BeforeAll
-  static void startHBase(@TempDir Path dir) {
-    hbase = EmbeddedHBase.start(dir);
-  }
-
-  @AfterAll
-  static void stopHBase() {
-    if (hbase != null) {
-      hbase.close();
-    }
+  static void startHBase() {
+    hbase = SharedHBase.get();
   }
 
   @Override

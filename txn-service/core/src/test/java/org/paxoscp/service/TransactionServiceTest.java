@@ -1,7 +1,5 @@
 package org.paxoscp.service;
 
-import org.paxoscp.testing.Poll;
-import org.paxoscp.paxos.ProposerId;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -35,17 +33,19 @@ import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.store.CountingKvStore;
 import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.InProcessTransport;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
 import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;

@@ -26,12 +26,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.paxoscp.paxos.Ballot;
 import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.Latency;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
 import org.paxoscp.wal.LogValue;
@@ -107,6 +106,12 @@ class UdpTransportIT {
         .endpoints(dc -> dc.equals("O1") ? List.of(o1) : List.of()).build());
   }
 
+  /** A client with the cluster's WAN emulation (the decorator over its UDP transport). */
+  private WanTransport wanClient(ClusterConfig cfg, InetSocketAddress o1) {
+    return closeLater(new WanTransport(UdpTransport.builder(cfg, "V1")
+        .endpoints(dc -> dc.equals("O1") ? List.of(o1) : List.of()).build(), cfg));
+  }
+
   private static Message get(CompletableFuture<Message> f) throws Exception {
     return f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
   }
@@ -120,16 +125,6 @@ class UdpTransportIT {
       throw new AssertionError("future did not complete within " + WAIT, e);
     }
     throw new AssertionError("expected a failure, got " + f.join());
-  }
-
-  private static void until(String what, BooleanSupplier condition) {
-    long end = System.nanoTime() + WAIT.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("timed out after " + WAIT.toMillis() + " ms waiting for " + what);
-      }
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-    }
   }
 
   /** A raw socket standing in for a service that never answers. */
@@ -176,7 +171,7 @@ class UdpTransportIT {
     UdpTransport service = service(cfg, h);
     UdpTransport client = client(cfg, service.boundAddress());
     client.send("O1", new Message.Paxos(new PaxosMessage.Apply("g", 3, LogValue.NOOP)));
-    until("the APPLY to be handled", () -> h.calls.get() == 1);
+    Poll.until("the APPLY to be handled", WAIT, () -> h.calls.get() == 1);
   }
 
   @Test
@@ -241,7 +236,7 @@ class UdpTransportIT {
           strangerDc, forgedReply)) {
         raw.send(new DatagramPacket(d, d.length, service.boundAddress()));
       }
-      until("nine drops", () -> service.droppedCounts().values().stream()
+      Poll.until("nine drops", WAIT, () -> service.droppedCounts().values().stream()
           .mapToLong(Long::longValue).sum() == 9);
       assertEquals(4, service.droppedCount(Reason.BAD_MAC)); // forged, cut, garbage, reply
       assertEquals(1, service.droppedCount(Reason.TRUNCATED));
@@ -295,7 +290,7 @@ class UdpTransportIT {
   void wanEmulationDelaysByTheRoundTrip() throws Exception {
     ClusterConfig cfg = config(wan(40_000, 0, 0));
     UdpTransport service = service(cfg, new CountingHandler());
-    UdpTransport client = client(cfg, service.boundAddress());
+    WanTransport client = wanClient(cfg, service.boundAddress());
     for (int i = 0; i < 3; i++) {
       long start = System.nanoTime();
       get(client.request("O1", new Message.BeginRequest("g", i), WAIT));
@@ -310,7 +305,7 @@ class UdpTransportIT {
     ClusterConfig cfg = config(wan(0, 1.0, 0));
     CountingHandler h = new CountingHandler();
     UdpTransport service = service(cfg, h);
-    UdpTransport client = client(cfg, service.boundAddress());
+    WanTransport client = wanClient(cfg, service.boundAddress());
     assertInstanceOf(TransportTimeoutException.class, failure(
         client.request("O1", new Message.BeginRequest("g", 1), Duration.ofMillis(200))));
     assertEquals(0, h.calls.get());
@@ -321,10 +316,10 @@ class UdpTransportIT {
     ClusterConfig cfg = config(wan(0, 0, 1.0));
     CountingHandler h = new CountingHandler();
     UdpTransport service = service(cfg, h);
-    UdpTransport client = client(cfg, service.boundAddress());
+    WanTransport client = wanClient(cfg, service.boundAddress());
     assertEquals(new Message.BeginReply("g", 1, "V1"),
         get(client.request("O1", new Message.BeginRequest("g", 1), WAIT)));
-    until("the duplicate to be handled", () -> h.calls.get() == 2);
+    Poll.until("the duplicate to be handled", WAIT, () -> h.calls.get() == 2);
   }
 
   @Test
@@ -332,7 +327,7 @@ class UdpTransportIT {
     ClusterConfig cfg = config(ClusterConfig.Wan.off());
     CountingHandler h = new CountingHandler();
     UdpTransport service = service(cfg, h);
-    UdpTransport client = client(cfg, service.boundAddress());
+    WanTransport client = wanClient(cfg, service.boundAddress());
     client.setPartitioned(Set.of("O1"));
     assertInstanceOf(TransportTimeoutException.class, failure(
         client.request("O1", new Message.BeginRequest("g", 1), Duration.ofMillis(200))));
@@ -350,12 +345,12 @@ class UdpTransportIT {
     ClusterConfig cfg = config(wan(400_000, 0, 0));
     CountingHandler h = new CountingHandler();
     UdpTransport service = service(cfg, h);
-    UdpTransport client = client(cfg, service.boundAddress());
+    WanTransport client = wanClient(cfg, service.boundAddress());
     client.send("O1", new Message.Paxos(new PaxosMessage.Apply("g", 3, LogValue.NOOP)));
     long t0 = System.nanoTime();
     client.close();
     assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "close waited too long");
-    until("the APPLY sent before close to be handled", () -> h.calls.get() == 1);
+    Poll.until("the APPLY sent before close to be handled", WAIT, () -> h.calls.get() == 1);
   }
 
   @Test

@@ -9,9 +9,9 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
-import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
+import net.jqwik.api.statistics.Statistics;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
 import org.paxoscp.wal.ByteMutations;
 

@@ -1,6 +1,5 @@
 package org.paxoscp.transport;
 
-import org.paxoscp.paxos.ProposerId;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -19,6 +18,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.paxoscp.paxos.Ballot;
 import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Vote;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
 import org.paxoscp.wal.LogEntry;

@@ -7,6 +7,7 @@ import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.transport.WanTransport;
 
 /**
  * Opens the transport a service listens and sends on. The product's is {@link #UDP}; tests pass
@@ -15,11 +16,11 @@ import org.paxoscp.transport.UdpTransport;
 @FunctionalInterface
 public interface ServiceTransportFactory {
 
-  /** The product's transport: {@link UdpTransport}. */
+  /** The product's transport: {@link UdpTransport}, with the cluster's WAN emulation. */
   ServiceTransportFactory UDP = (cluster, localDc, bind, endpoints, handler, workerThreads) -> {
     UdpTransport t = UdpTransport.builder(cluster, localDc).bind(bind).endpoints(endpoints)
         .handler(handler, workerThreads).build();
-    return new Bound(t, t.boundAddress());
+    return new Bound(new WanTransport(t, cluster), t.boundAddress());
   };
 
   /** An open transport and the address it actually listens on (the port is never 0). */

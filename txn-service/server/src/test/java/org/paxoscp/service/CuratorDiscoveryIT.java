@@ -1,6 +1,5 @@
 package org.paxoscp.service;
 
-import org.paxoscp.testing.Poll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -20,6 +19,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.InProcessTransport;
 

@@ -8,9 +8,9 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.paxoscp.paxos.ProposerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.paxoscp.paxos.ProposerConfig;
 
 @Timeout(30)
 class ServiceConfigTest {

@@ -1,6 +1,5 @@
 package org.paxoscp.service;
 
-import org.paxoscp.paxos.ProposerId;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -22,6 +21,7 @@ import org.junit.jupiter.api.Timeout;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.transport.InProcessTransport;
 import org.paxoscp.transport.Message;

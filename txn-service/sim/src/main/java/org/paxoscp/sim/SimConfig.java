@@ -1,10 +1,10 @@
 package org.paxoscp.sim;
 
-import org.paxoscp.transport.Latency;
 import java.util.List;
 import java.util.Objects;
-import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.transport.Latency;
 
 /**
  * One simulated run: topology, workload and faults. Times are in microseconds of virtual time.

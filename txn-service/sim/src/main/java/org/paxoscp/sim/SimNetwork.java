@@ -1,8 +1,8 @@
 package org.paxoscp.sim;
 
-import org.paxoscp.transport.Latency;
 import java.util.List;
 import java.util.SplittableRandom;
+import org.paxoscp.transport.Latency;
 
 /**
  * The simulated WAN between locations (a location is a DC; clients live at their home DC):

@@ -17,7 +17,6 @@ import org.junit.jupiter.api.Timeout;
 import org.paxoscp.paxos.PaxosMessage.Accept;
 import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
-import org.paxoscp.paxos.PaxosMessage.PrepareReply;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;

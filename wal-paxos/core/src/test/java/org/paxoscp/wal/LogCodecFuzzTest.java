@@ -11,8 +11,8 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
-import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.constraints.Size;
+import net.jqwik.api.statistics.Statistics;
 
 /**
  * Property-based fuzzing of the log-entry decoder (jqwik; 1,000 tries per property by default,

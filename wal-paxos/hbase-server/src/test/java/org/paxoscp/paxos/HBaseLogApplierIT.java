@@ -1,15 +1,13 @@
 package org.paxoscp.paxos;
 
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.hbase.EmbeddedHBase;
 import org.paxoscp.store.hbase.HBaseKvStore;
+import org.paxoscp.store.hbase.SharedHBase;
 
 /** Reads at a read position over {@link HBaseKvStore} on a real embedded HBase. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -18,15 +16,8 @@ class HBaseLogApplierIT extends LogApplierContract {
   private static final AtomicInteger DCS = new AtomicInteger();
 
   @BeforeAll
-  static void startHBase(@TempDir Path dir) {
-    hbase = EmbeddedHBase.start(dir);
-  }
-
-  @AfterAll
-  static void stopHBase() {
-    if (hbase != null) {
-      hbase.close();
-    }
+  static void startHBase() {
+    hbase = SharedHBase.get();
   }
 
   /** Every test gets a DC (namespace and tables) of its own. */

@@ -1,12 +1,9 @@
 package org.paxoscp.store.hbase;
 
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStoreContract;
 
@@ -17,15 +14,8 @@ class HBaseKvStoreIT extends KvStoreContract {
   private static final AtomicInteger DCS = new AtomicInteger();
 
   @BeforeAll
-  static void startHBase(@TempDir Path dir) {
-    hbase = EmbeddedHBase.start(dir);
-  }
-
-  @AfterAll
-  static void stopHBase() {
-    if (hbase != null) {
-      hbase.close();
-    }
+  static void startHBase() {
+    hbase = SharedHBase.get();
   }
 
   /** Every test gets a DC (namespace and tables) of its own. */
