@@ -242,13 +242,22 @@ public final class TxnClient implements AutoCloseable {
       return;
     }
     commits.close();
+    if (storeExecutor != null) {
+      // Let store work already handed over (the last commit's APPLY at the home DC) finish.
+      storeExecutor.shutdown();
+      try {
+        storeExecutor.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     if (direct != null) {
       direct.close();
     }
-    shutdown(timers);
     if (storeExecutor != null) {
       shutdown(storeExecutor);
     }
+    shutdown(timers);
     for (AutoCloseable c : owned) {
       try {
         c.close();

@@ -135,6 +135,15 @@ class TxnClientConcurrencyTest {
       results.add(new CommitResult(CommitResult.Status.COMMITTED, "g", rec.txnId(),
           rec.commitPosition(), 0, false, ""));
     }
+    long highest = history.records().stream().mapToLong(rec -> rec.commitPosition()).max()
+        .orElseThrow();
+    // The APPLY of each decided position is one-way: wait until it has reached a DC.
+    for (long p = r + 1; p <= highest; p++) {
+      long position = p;
+      Poll.until("a DC knows position " + position, Duration.ofSeconds(10),
+          () -> cluster.logs("g", position).values().stream()
+              .anyMatch(log -> log.containsKey(position)));
+    }
     var logs = cluster.logs("g", r + CLIENTS + 1);
     long combinedPositions = logs.get("A").values().stream()
         .filter(v -> v.entries().size() > 1).count();

@@ -5,10 +5,9 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,7 +38,7 @@ public final class WanTransport implements Transport {
   private final Transport inner;
   private final WanEmulator emulator;
   private final Set<String> dcNames;
-  private final ScheduledExecutorService timers;
+  private final ScheduledThreadPoolExecutor timers;
   private final Set<CompletableFuture<Message>> outstanding = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -48,11 +47,13 @@ public final class WanTransport implements Transport {
     this.inner = Objects.requireNonNull(inner);
     this.emulator = new WanEmulator(cluster.wan(), inner.localDc());
     this.dcNames = Set.copyOf(cluster.dcNames());
-    this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
+    this.timers = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "wan-" + inner.localDc());
       t.setDaemon(true);
       return t;
     });
+    // Every request has a deadline timer, cancelled when its reply comes: drop those at once.
+    timers.setRemoveOnCancelPolicy(true);
   }
 
   /** The wrapped transport. */

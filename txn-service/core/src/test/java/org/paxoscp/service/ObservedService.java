@@ -1,8 +1,7 @@
-package org.paxoscp.client;
+package org.paxoscp.service;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.paxoscp.service.TransactionService;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.RequestHandler;
 
@@ -10,15 +9,15 @@ import org.paxoscp.transport.RequestHandler;
  * One DC's real {@link TransactionService}, observed: counts the requests it serves, for tests
  * that check what the client sent, and can fall silent as if its process hung.
  */
-final class ObservedService implements RequestHandler {
+public final class ObservedService implements RequestHandler {
   private final TransactionService service;
-  final AtomicInteger beginRequests = new AtomicInteger();
-  final AtomicInteger readRequests = new AtomicInteger();
-  final AtomicInteger paxosRequests = new AtomicInteger();
+  public final AtomicInteger beginRequests = new AtomicInteger();
+  public final AtomicInteger readRequests = new AtomicInteger();
+  public final AtomicInteger paxosRequests = new AtomicInteger();
   /** While set, the service answers nothing (its requests time out), as if its process hung. */
-  volatile boolean silent;
+  public volatile boolean silent;
 
-  ObservedService(TransactionService service) {
+  public ObservedService(TransactionService service) {
     this.service = service;
   }
 
