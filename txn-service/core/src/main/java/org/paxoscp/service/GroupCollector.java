@@ -1,6 +1,5 @@
 package org.paxoscp.service;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,19 +7,19 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
 import org.paxoscp.transport.Message;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.TransportTimeoutException;
+import org.paxoscp.wal.LogValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,8 +50,10 @@ import org.slf4j.LoggerFactory;
  * rebuilt (installing a snapshot from a peer is not implemented). {@code maxLagPositions} 0 waits
  * for ever.
  *
- * <p>Thread-safe. {@link #onApplied} never blocks; rounds run on this object's one named thread,
- * at most one per group at a time.
+ * <p>Thread-safe. {@link #onApplied} never blocks and a round never waits for a message: it asks
+ * its peers, and its store work runs on the {@link Scheduler}'s workers once they answered or
+ * their deadline passed; at most one round per group runs at a time. The simulator runs this
+ * class unchanged in virtual time.
  */
 public final class GroupCollector implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GroupCollector.class);
@@ -98,7 +99,9 @@ public final class GroupCollector implements AutoCloseable {
   private final LogCollector collector;
   private final Transport transport;
   private final Settings settings;
-  private final ExecutorService worker;
+  private final Scheduler scheduler;
+  /** Receives each collected position's chosen value (the simulator keeps them), or null. */
+  private final BiConsumer<Long, LogValue> archive;
   private final Set<String> running = ConcurrentHashMap.newKeySet();
   private final AtomicLong collected = new AtomicLong();
   /** Per group: the applied watermark at which this object last started a round. */
@@ -110,9 +113,19 @@ public final class GroupCollector implements AutoCloseable {
    * @param dcs every DC of the cluster
    * @param store this DC's store
    * @param transport speaks for {@code dc}
+   * @param scheduler runs the rounds' store work and deadlines; owned by the caller
    */
   public GroupCollector(String dc, List<String> dcs, KvStore store, Transport transport,
-      Settings settings) {
+      Settings settings, Scheduler scheduler) {
+    this(dc, dcs, store, transport, settings, scheduler, null);
+  }
+
+  /**
+   * As above; {@code archive}, if not null, receives the chosen value of every position this
+   * collector removes (the simulator's checker judges the whole log).
+   */
+  public GroupCollector(String dc, List<String> dcs, KvStore store, Transport transport,
+      Settings settings, Scheduler scheduler, BiConsumer<Long, LogValue> archive) {
     this.dc = Objects.requireNonNull(dc);
     if (!dcs.contains(dc)) {
       throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
@@ -122,8 +135,8 @@ public final class GroupCollector implements AutoCloseable {
     this.collector = new LogCollector(store);
     this.transport = Objects.requireNonNull(transport);
     this.settings = Objects.requireNonNull(settings);
-    this.worker = Executors.newSingleThreadExecutor(new ThreadFactoryBuilder()
-        .setNameFormat("gc-" + dc + "-%d").setDaemon(true).build());
+    this.scheduler = Objects.requireNonNull(scheduler);
+    this.archive = archive;
   }
 
   public Settings settings() {
@@ -159,48 +172,56 @@ public final class GroupCollector implements AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Round> f = new CompletableFuture<>();
-    try {
-      worker.execute(() -> {
-        try {
-          f.complete(round(group));
-        } catch (RuntimeException e) {
-          LOG.warn("DC {}: GC round of group {} failed: {}", dc, group, e.toString());
-          f.completeExceptionally(e);
-        } finally {
-          running.remove(group);
-        }
-      });
-    } catch (RejectedExecutionException e) {
-      running.remove(group);
-      f.complete(null);
-    }
+    f.whenComplete((r, t) -> running.remove(group));
+    scheduler.execute(() -> {
+      try {
+        startRound(group, f);
+      } catch (RuntimeException e) {
+        fail(group, f, e);
+      }
+    });
     return f;
   }
 
-  private Round round(String group) {
-    long min = applier.appliedWatermark(group);
+  /** Asks every peer for its applied watermark; the round goes on when all answered or timed out. */
+  private void startRound(String group, CompletableFuture<Round> f) {
+    long own = applier.appliedWatermark(group);
     List<CompletableFuture<Message>> replies = new ArrayList<>();
     for (String peer : peers) {
+      CompletableFuture<Message> reply;
       try {
-        replies.add(transport.request(peer, new BeginRequest(group, 0), settings.peerTimeout()));
+        reply = transport.request(peer, new BeginRequest(group, 0), settings.peerTimeout());
       } catch (RuntimeException e) {
-        replies.add(CompletableFuture.failedFuture(e));
+        reply = CompletableFuture.failedFuture(e);
       }
+      // A transport that never completes a request must not stall the round.
+      replies.add(scheduler.within(reply, settings.peerTimeout().plusMillis(100),
+          () -> new TransportTimeoutException("no answer from " + peer)));
     }
+    CompletableFuture.allOf(replies.stream()
+            .map(r -> r.handle((m, t) -> null)).toArray(CompletableFuture[]::new))
+        .whenComplete((ignored, t) -> scheduler.execute(() -> {
+          try {
+            f.complete(finishRound(group, own, replies));
+          } catch (RuntimeException e) {
+            fail(group, f, e);
+          }
+        }));
+  }
+
+  private void fail(String group, CompletableFuture<Round> f, RuntimeException e) {
+    LOG.warn("DC {}: GC round of group {} failed: {}", dc, group, e.toString());
+    f.completeExceptionally(e);
+  }
+
+  private Round finishRound(String group, long own, List<CompletableFuture<Message>> replies) {
+    if (closed.get()) {
+      return null;
+    }
+    long min = own;
     List<String> silent = new ArrayList<>();
     for (int i = 0; i < replies.size(); i++) {
-      Message m;
-      try {
-        m = replies.get(i).get(settings.peerTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return new Round(-1, collector.gcWatermark(group), 0);
-      } catch (Exception e) {
-        LOG.debug("DC {}: GC of group {}: no answer from DC {}: {}", dc, group, peers.get(i),
-            e.toString());
-        silent.add(peers.get(i));
-        continue;
-      }
+      Message m = replies.get(i).isCompletedExceptionally() ? null : replies.get(i).join();
       if (m instanceof BeginReply b && group.equals(b.group())) {
         min = Math.min(min, b.position());
         collector.recordSeenApplied(group, peers.get(i), b.position());
@@ -221,24 +242,15 @@ public final class GroupCollector implements AutoCloseable {
     }
     long watermark = collector.advance(group,
         LogCollector.candidate(min, settings.retentionPositions()));
-    LogCollector.Collected c = collector.collect(group, settings.maxPositionsPerRound(), null);
+    LogCollector.Collected c = collector.collect(group, settings.maxPositionsPerRound(),
+        archive);
     collected.addAndGet(c.positions());
     return new Round(min, watermark, c.positions());
   }
 
-  /** Stops the thread (bounded wait). Idempotent. */
+  /** Later rounds do nothing; a round already running ends without collecting. Idempotent. */
   @Override
   public void close() {
-    if (!closed.compareAndSet(false, true)) {
-      return;
-    }
-    worker.shutdownNow();
-    try {
-      if (!worker.awaitTermination(5, TimeUnit.SECONDS)) {
-        LOG.warn("GC thread of DC {} did not stop within 5 s", dc);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    closed.set(true);
   }
 }

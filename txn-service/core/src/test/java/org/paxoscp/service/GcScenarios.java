@@ -89,7 +89,8 @@ public abstract class GcScenarios {
       catchUps.put(dc, c);
       // Rounds are started by the test (collectNow), not by applied positions.
       GroupCollector gc = new GroupCollector(dc, DCS, stores.get(dc), net.transport(dc),
-          new GroupCollector.Settings(RETENTION, 1_000_000, 1000, REQUEST_TIMEOUT, 1_000));
+          new GroupCollector.Settings(RETENTION, 1_000_000, 1000, REQUEST_TIMEOUT, 1_000),
+          Scheduler.of(timers));
       collectors.put(dc, gc);
       TransactionService s = new TransactionService(dc, DCS, stores.get(dc), c,
           new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), Scheduler.of(timers), gc);
@@ -210,7 +211,8 @@ public abstract class GcScenarios {
     try {
       for (String dc : List.of("A", "B")) {
         bounded.add(new GroupCollector(dc, DCS, stores.get(dc), net.transport(dc),
-            new GroupCollector.Settings(RETENTION, 1_000_000, 1000, REQUEST_TIMEOUT, 10)));
+            new GroupCollector.Settings(RETENTION, 1_000_000, 1000, REQUEST_TIMEOUT, 10),
+            Scheduler.of(timers)));
       }
       // A round while every DC answers: A and B record that C applied 8.
       for (GroupCollector g : bounded) {

@@ -124,7 +124,7 @@ public final class ServiceRunner implements AutoCloseable {
       GroupCollector collector = null;
       if (config.gcSettings().isPresent()) {
         collector = new GroupCollector(dc, cluster.dcNames(), store, bound.transport(),
-            config.gcSettings().get());
+            config.gcSettings().get(), scheduler);
         opened.push(collector);
       }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,

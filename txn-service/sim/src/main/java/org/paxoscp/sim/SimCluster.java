@@ -11,10 +11,12 @@ import java.util.function.Consumer;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.service.CatchUp;
+import org.paxoscp.service.GroupCollector;
 import org.paxoscp.service.TransactionService;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.transport.Message;
+import org.paxoscp.wal.LogValue;
 
 /**
  * The simulated DCs: each an {@link InMemoryKvStore} served by one or more instances of the
@@ -37,6 +39,8 @@ final class SimCluster {
   private final SortedMap<String, Long> messagesByType = new TreeMap<>();
   private final CatchUp.Settings catchUpSettings;
   private final TransactionService.Limits limits;
+  /** The collectors' settings, or null when the run has no GC. */
+  private final GroupCollector.Settings gcSettings;
   private long maxPosition;
   private long restarts;
   private long tooOldRequests;
@@ -52,6 +56,8 @@ final class SimCluster {
     final Acceptor acceptor;
     final LogApplier applier;
     final List<Instance> live = new ArrayList<>();
+    /** The chosen values this DC's collectors removed, kept for the checker. */
+    final SortedMap<Long, LogValue> collected = new TreeMap<>();
 
     Dc(int index, String name, boolean watermarkBlind) {
       this.index = index;
@@ -67,6 +73,8 @@ final class SimCluster {
     final Dc dc;
     final SimTransport transport;
     final CatchUp catchUp;
+    /** The shipped log collector, or null when the run has no GC. */
+    final GroupCollector collector;
     final TransactionService service;
 
     Instance(Dc dc) {
@@ -74,13 +82,16 @@ final class SimCluster {
       this.transport = new SimTransport(SimCluster.this, dc.index, true);
       this.catchUp = new CatchUp(dc.name, cfg.dcs(), dc.serviceStore, transport, catchUpSettings,
           scheduler);
+      // The collector writes the watermark to the real store, whatever view the service reads.
+      this.collector = gcSettings == null ? null : new GroupCollector(dc.name, cfg.dcs(),
+          dc.store, transport, gcSettings, scheduler, dc.collected::put);
       this.service = new TransactionService(dc.name, cfg.dcs(), dc.serviceStore, catchUp, limits,
-          scheduler);
+          scheduler, collector);
     }
   }
 
   SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
-      boolean watermarkBlind) {
+      SimGc gc) {
     this.cfg = cfg;
     this.events = events;
     this.network = network;
@@ -89,8 +100,11 @@ final class SimCluster {
     Duration phase = Duration.ofNanos(cfg.proposer().phaseTimeoutMicros() * 1000);
     this.catchUpSettings = new CatchUp.Settings(phase, phase.multipliedBy(4), 256);
     this.limits = new TransactionService.Limits(1024, 1 << 20, phase.multipliedBy(4));
+    // Waiting for a silent DC for ever (max lag 0), as the simulator checks every DC's log.
+    this.gcSettings = gc == null ? null : new GroupCollector.Settings(gc.retention(),
+        gc.everyPositions(), Integer.MAX_VALUE, phase, 0);
     for (int i = 0; i < cfg.dcs().size(); i++) {
-      Dc dc = new Dc(i, cfg.dcs().get(i), watermarkBlind);
+      Dc dc = new Dc(i, cfg.dcs().get(i), gc != null && gc.plantedReadBelowWatermark());
       dcs.add(dc);
       start(dc);
     }
@@ -143,6 +157,9 @@ final class SimCluster {
     i.dc.live.remove(i);
     i.transport.close();
     i.catchUp.close();
+    if (i.collector != null) {
+      i.collector.close();
+    }
   }
 
   /** Kills a random instance of a random DC and starts a fresh one after {@code downMicros}. */
@@ -221,6 +238,12 @@ final class SimCluster {
 
   long tooOldRequests() {
     return tooOldRequests;
+  }
+
+  /** Positions the collectors removed from WAL tables, summed over DCs. */
+  long collectedPositions() {
+    return everyInstance.stream().filter(i -> i.collector != null)
+        .mapToLong(i -> i.collector.collectedPositions()).sum();
   }
 
   /** Conflicting chosen values the services were told (a broken agreement), by DC. */

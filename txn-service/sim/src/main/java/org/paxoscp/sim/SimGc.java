@@ -14,10 +14,10 @@ package org.paxoscp.sim;
  * @param plantedReadBelowWatermark a planted bug for the checker's test: reads ignore the
  *     watermark and are served from collected versions; never set outside that test
  */
-public record SimGc(long retention, long intervalMicros, boolean plantedReadBelowWatermark) {
+public record SimGc(long retention, int everyPositions, boolean plantedReadBelowWatermark) {
   public SimGc {
-    if (retention < 1 || intervalMicros < 1) {
-      throw new IllegalArgumentException("retention and interval must be >= 1");
+    if (retention < 1 || everyPositions < 1) {
+      throw new IllegalArgumentException("retention and everyPositions must be >= 1");
     }
   }
 }

@@ -70,9 +70,6 @@ public final class Simulator {
   private Consumer<String> trace;
   /** Log and version GC (section 7), or null when off. */
   private SimGc gc;
-  /** Per DC: the chosen values its collector removed, kept for the checker. */
-  private final List<SortedMap<Long, LogValue>> collectedLogs = new ArrayList<>();
-  private long collectedPositions;
   private int tooOldReads;
 
   public Simulator(SimConfig cfg) {
@@ -88,9 +85,6 @@ public final class Simulator {
         cfg.faults());
     this.zipf = cfg.zipfian() ? new Zipf(cfg.attributes(), 0.99) : null;
     this.phaseTimeout = Duration.ofNanos(cfg.proposer().phaseTimeoutMicros() * 1000);
-    for (int i = 0; i < cfg.dcs().size(); i++) {
-      collectedLogs.add(new TreeMap<>());
-    }
   }
 
   /** Prints every message and reply to {@code sink} (for replaying a failing seed). */
@@ -107,7 +101,7 @@ public final class Simulator {
 
   /** Positions removed from WAL tables, summed over DCs (0 without GC). */
   public long collectedPositions() {
-    return collectedPositions;
+    return cluster == null ? 0 : cluster.collectedPositions();
   }
 
   /** Reads refused with TOO_OLD (each aborts its transaction retryably). */
@@ -130,8 +124,7 @@ public final class Simulator {
 
   /** Runs the workload, the recovery phase and the checker. */
   public SimResult run() {
-    cluster = new SimCluster(cfg, events, network, random.split(),
-        gc != null && gc.plantedReadBelowWatermark());
+    cluster = new SimCluster(cfg, events, network, random.split(), gc);
     if (trace != null) {
       cluster.trace(trace);
     }
@@ -156,9 +149,6 @@ public final class Simulator {
     }
     if (cfg.faults().restarts()) {
       scheduleRestart();
-    }
-    if (gc != null) {
-      scheduleGc();
     }
     boolean finished = events.run(MAX_VIRTUAL_MICROS, MAX_EVENTS);
     if (finished) {
@@ -195,7 +185,7 @@ public final class Simulator {
 
   /** The chosen value of a position at a DC, from its WAL or from what its collector removed. */
   private Optional<LogValue> known(SimCluster.Dc dc, long position) {
-    LogValue archived = collectedLogs.get(dc.index).get(position);
+    LogValue archived = dc.collected.get(position);
     if (archived != null) {
       return Optional.of(archived);
     }
@@ -276,39 +266,6 @@ public final class Simulator {
       cluster.restartOne(10_000 + random.nextLong(490_000));
       scheduleRestart();
     });
-  }
-
-  private void scheduleGc() {
-    events.after(gc.intervalMicros(), () -> {
-      collectRound();
-      if (clientsActive > 0) {
-        scheduleGc();
-      }
-    });
-  }
-
-  /**
-   * One round at every DC that can hear from every other DC: the watermark waits for all DCs.
-   * Reading the applied watermarks directly gives their current values, never older ones, so
-   * this is at least as aggressive as asking over the network.
-   */
-  private void collectRound() {
-    for (SimCluster.Dc dc : cluster.dcs()) {
-      boolean all = !network.isDown(dc.index);
-      for (SimCluster.Dc other : cluster.dcs()) {
-        all &= !network.isDown(other.index) && network.connected(dc.index, other.index);
-      }
-      if (!all) {
-        continue;
-      }
-      long minApplied = cluster.dcs().stream().mapToLong(d -> d.applier.applyKnown(GROUP))
-          .min().orElse(0);
-      LogCollector collector = new LogCollector(dc.store);
-      collector.advance(GROUP, LogCollector.candidate(minApplied, gc.retention()));
-      SortedMap<Long, LogValue> archive = collectedLogs.get(dc.index);
-      LogCollector.Collected c = collector.collect(GROUP, Integer.MAX_VALUE, archive::put);
-      collectedPositions += c.positions();
-    }
   }
 
   // ---- clients ----------------------------------------------------------------------------
