@@ -1,7 +1,7 @@
 package org.paxoscp.cli;
 
-import picocli.CommandLine.Command;
 import picocli.CommandLine;
+import picocli.CommandLine.Command;
 
 /** The {@code paxoscp} command line. */
 @Command(

@@ -149,7 +149,8 @@ public final class TxnClient implements AutoCloseable {
     ensureOpen();
     validateGroup(group);
     long min = session.getOrDefault(group, 0L);
-    Message.BeginReply reply = failover.request(group, "", min, new Message.BeginRequest(group, min),
+    Message.BeginReply reply = failover.request(group, "", min,
+        new Message.BeginRequest(group, min),
         m -> m instanceof Message.BeginReply r && r.group().equals(group) && r.position() >= min
             ? r : null);
     noteSession(group, reply.position());

@@ -61,7 +61,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. {@link #catchUpTo} never blocks and nothing here waits for a message: each
  * step runs on the {@link Scheduler}'s workers and the next one is chained on the replies, so the
- * same code runs on threads and in the simulator's virtual time. Stateless with respect to safety: everything it learns is in the store.
+ * same code runs on threads and in the simulator's virtual time. Stateless with respect to
+ * safety: everything it learns is in the store.
  */
 public final class CatchUp implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CatchUp.class);

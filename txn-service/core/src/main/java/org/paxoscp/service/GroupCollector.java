@@ -13,9 +13,9 @@ import java.util.function.BiConsumer;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportTimeoutException;
@@ -183,7 +183,7 @@ public final class GroupCollector implements AutoCloseable {
     return f;
   }
 
-  /** Asks every peer for its applied watermark; the round goes on when all answered or timed out. */
+  /** Asks every peer for its applied watermark; goes on when all answered or timed out. */
   private void startRound(String group, CompletableFuture<Round> f) {
     long own = applier.appliedWatermark(group);
     List<CompletableFuture<Message>> replies = new ArrayList<>();

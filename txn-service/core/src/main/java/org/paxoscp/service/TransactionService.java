@@ -11,25 +11,25 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.PaxosMessage.Accept;
 import org.paxoscp.paxos.PaxosMessage.Apply;
 import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.PaxosMessage.Learn;
 import org.paxoscp.paxos.PaxosMessage.LearnReply;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
-import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
 import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.Scheduler;
 import org.slf4j.Logger;
@@ -45,9 +45,9 @@ import org.slf4j.LoggerFactory;
  * and log applier's check-and-write operations, so any number of instances may serve one DC;
  * nothing held in memory here matters for safety (only counters and the catch-up runs).
  *
- * <p><b>Errors.</b> {@link #handle} never throws and its future never fails. Invalid input is answered with
- * {@link ErrorCode#BAD_REQUEST} after validation and before any store access, so a rejected
- * request changes nothing. A store that does not answer gives {@link ErrorCode#STORE_UNAVAILABLE}
+ * <p><b>Errors.</b> {@link #handle} never throws and its future never fails. Invalid input is
+ * answered with {@link ErrorCode#BAD_REQUEST} after validation and before any store access, so a
+ * rejected request changes nothing. A store that does not answer gives {@link ErrorCode#STORE_UNAVAILABLE}
  * (naming the DC and the operation); positions that cannot be learned in time give
  * {@link ErrorCode#CATCH_UP_FAILED}; a request for a position at or below the group's GC
  * watermark (a PREPARE, ACCEPT, grant or learn of a collected position, a read at a collected read

@@ -34,13 +34,13 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.InProcessTransport;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
 import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
@@ -85,7 +85,8 @@ public abstract class GcScenarios {
     stores = newStores(DCS);
     for (String dc : DCS) {
       CatchUp c = new CatchUp(dc, DCS, stores.get(dc), net.transport(dc),
-          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 256), Scheduler.of(timers));
+          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 256),
+          Scheduler.of(timers));
       catchUps.put(dc, c);
       // Rounds are started by the test (collectNow), not by applied positions.
       GroupCollector gc = new GroupCollector(dc, DCS, stores.get(dc), net.transport(dc),
@@ -96,7 +97,8 @@ public abstract class GcScenarios {
           new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), Scheduler.of(timers), gc);
       services.put(dc, s);
       net.register(dc, s);
-      clients.put(dc, new ProposerDriver(net.transport(dc), DCS, Scheduler.of(timers), REQUEST_TIMEOUT));
+      clients.put(dc,
+          new ProposerDriver(net.transport(dc), DCS, Scheduler.of(timers), REQUEST_TIMEOUT));
     }
   }
 

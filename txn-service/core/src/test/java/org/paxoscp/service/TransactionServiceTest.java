@@ -39,13 +39,13 @@ import org.paxoscp.store.CountingKvStore;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.InProcessTransport;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
 import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
@@ -85,13 +85,15 @@ class TransactionServiceTest {
       raw.put(dc, store);
       stores.put(dc, new CountingKvStore(store));
       CatchUp c = new CatchUp(dc, DCS, stores.get(dc), net.transport(dc),
-          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 64), Scheduler.of(timers));
+          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 64),
+          Scheduler.of(timers));
       catchUps.put(dc, c);
       TransactionService s = new TransactionService(dc, DCS, stores.get(dc), c,
           new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), Scheduler.of(timers));
       services.put(dc, s);
       net.register(dc, s);
-      clients.put(dc, new ProposerDriver(net.transport(dc), DCS, Scheduler.of(timers), REQUEST_TIMEOUT));
+      clients.put(dc,
+          new ProposerDriver(net.transport(dc), DCS, Scheduler.of(timers), REQUEST_TIMEOUT));
     }
   }
 

@@ -16,9 +16,9 @@ import org.paxoscp.paxos.PaxosMessage.GrantReply;
 import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
 import org.paxoscp.paxos.PaxosMessage.PrepareReply;
+import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Cell;
 import org.paxoscp.store.KvStore.Table;
-import org.paxoscp.store.KvStore;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogValue;
 

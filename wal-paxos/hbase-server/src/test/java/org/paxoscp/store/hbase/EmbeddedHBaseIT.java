@@ -11,8 +11,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Table;
 
 /** Embedded HBase life cycle: several instances in one JVM, and a restart keeping the data. */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)

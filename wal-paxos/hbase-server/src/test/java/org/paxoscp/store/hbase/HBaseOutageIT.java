@@ -19,8 +19,8 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.StoreUnavailableException;
 
 /**

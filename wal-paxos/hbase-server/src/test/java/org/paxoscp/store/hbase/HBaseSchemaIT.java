@@ -27,8 +27,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.testing.Poll;
 
 /**

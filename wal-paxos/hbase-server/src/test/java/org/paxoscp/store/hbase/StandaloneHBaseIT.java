@@ -17,8 +17,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.hbase.StandaloneHBase.State;
 import org.paxoscp.store.hbase.StandaloneHBase.Status;
 
