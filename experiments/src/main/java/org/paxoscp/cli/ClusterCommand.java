@@ -109,6 +109,8 @@ public final class ClusterCommand implements Callable<Integer> {
       err.println("cluster: " + oneLine(e));
       return 1;
     }
+    // Printed before running() turns true, so a caller that waits for it sees the whole text.
+    printConnectionInfo(out, cluster.config(), config);
     foreground = new Foreground("paxoscp-cluster", () -> {
       out.println("cluster: stopping ...");
       out.flush();
@@ -118,7 +120,6 @@ public final class ClusterCommand implements Callable<Integer> {
           : "cluster: stopped");
       out.flush();
     });
-    printConnectionInfo(out, cluster.config(), config);
     foreground.await();
     return 0;
   }
