@@ -252,7 +252,15 @@ public final class CatchUp implements AutoCloseable {
       return;
     }
     long position = applied + 1;
-    learn(group, position).whenComplete((value, t) -> scheduler.execute(() -> {
+    CompletableFuture<LogValue> learned;
+    try {
+      learned = learn(group, position);
+    } catch (RuntimeException e) {
+      // This DC's store failed (or the position was collected) before any message went out.
+      fail(group, run, e);
+      return;
+    }
+    learned.whenComplete((value, t) -> scheduler.execute(() -> {
       try {
         if (t != null) {
           throw t instanceof CompletionException && t.getCause() instanceof RuntimeException r

@@ -92,10 +92,14 @@ public final class InProcessCluster implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     catchUps.forEach(CatchUp::close);
     network.close();
     timers.shutdownNow();
-    timers.awaitTermination(5, TimeUnit.SECONDS);
+    try {
+      timers.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }
