@@ -1,0 +1,719 @@
+package org.paxoscp.nemesis;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.paxoscp.check.CheckResult;
+import org.paxoscp.check.SerializabilityChecker;
+import org.paxoscp.check.TxnRecord;
+import org.paxoscp.history.HistoryFiles;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.service.ServiceConfig;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.hbase.HBaseKvStore;
+import org.paxoscp.store.hbase.HBaseStoreConfig;
+import org.paxoscp.store.hbase.StandaloneHBase;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.wal.LogValue;
+
+/**
+ * One nemesis run on real processes: a standalone HBase server (one namespace per DC), one
+ * Transaction Service process per DC (two for the first DC), each behind a {@link FaultProxy},
+ * the {@link NemesisWorkload} in this process, and a seeded schedule of faults. At the end
+ * everything is healed, every DC catches up, histories and logs are exported, and the run is
+ * checked. See {@link NemesisCommand} for the command line.
+ *
+ * <p>{@link #close()} stops every process and thread the run started; it is idempotent and runs
+ * from a shutdown hook too (Ctrl-C).
+ */
+public final class NemesisRun implements AutoCloseable {
+
+  /** The kinds of fault the nemesis injects. */
+  public enum Fault {
+    KILL_RESTART("kill -9 + restart of a service"),
+    PAUSE("SIGSTOP/SIGCONT of a service"),
+    PARTITION("one DC partitioned"),
+    MAJORITY_DOWN("two DCs down at once"),
+    NET_BURST("loss/dup/delay burst"),
+    HBASE_RESTART("HBase restart"),
+    CLIENT_CRASH("client crash mid-commit");
+
+    final String label;
+
+    Fault(String label) {
+      this.label = label;
+    }
+  }
+
+  /**
+   * The run's settings.
+   *
+   * @param dcs DC names (at least 3 for the majority-down fault to make sense)
+   * @param duration how long the workload runs under faults
+   * @param seed seeds the fault schedule, the workload and the proxies
+   * @param dir work directory (HBase data, configurations, process logs)
+   * @param export where histories and logs are exported
+   * @param requestTimeout the protocol's request timeout
+   * @param faults the kinds to inject
+   */
+  public record Options(List<String> dcs, Duration duration, long seed, Path dir, Path export,
+      Duration requestTimeout, Set<Fault> faults, int attrGroups, int bankGroups) {
+    public Options {
+      dcs = List.copyOf(dcs);
+      faults = Set.copyOf(faults);
+    }
+  }
+
+  /** What a run found. */
+  public record Report(Map<Fault, Integer> faults, Map<NemesisWorkload.Outcome, Long> outcomes,
+      Map<String, Long> byShape, Map<String, Integer> historyOutcomes, List<String> violations,
+      long positions) {
+    public boolean ok() {
+      return violations.isEmpty();
+    }
+  }
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+
+  private final Options options;
+  private final PrintWriter out;
+  private final long startNanos = System.nanoTime();
+  private final NetRules rules = new NetRules();
+  private final List<FaultProxy> proxies = new ArrayList<>();
+  private final List<ServiceProcess> services = new ArrayList<>();
+  private final Map<String, KvStore> stores = new LinkedHashMap<>();
+  private final Map<Fault, AtomicInteger> injected = new EnumMap<>(Fault.class);
+  private Path hbaseDir;
+  private int zkPort;
+  private boolean hbaseStarted;
+  private NemesisWorkload workload;
+  private ClusterConfig cluster;
+  private boolean closed;
+  private final Thread hook = new Thread(this::close, "nemesis-shutdown");
+
+  public NemesisRun(Options options, PrintWriter out) {
+    this.options = options;
+    this.out = out;
+    for (Fault f : Fault.values()) {
+      injected.put(f, new AtomicInteger());
+    }
+  }
+
+  /** Runs everything; returns the report (also printed). */
+  public Report run() throws IOException {
+    Runtime.getRuntime().addShutdownHook(hook);
+    Path dir = options.dir().toAbsolutePath().normalize();
+    Files.createDirectories(dir);
+    Path export = options.export().toAbsolutePath().normalize();
+    if (Files.exists(export.resolve("wal")) || Files.exists(export.resolve("history"))) {
+      throw new IllegalArgumentException("export directory " + export
+          + " already holds a run; choose an empty one");
+    }
+    log("seed %d, DCs %s, %d s of faults, work dir %s, export %s", options.seed(),
+        options.dcs(), options.duration().toSeconds(), dir, export);
+
+    hbaseDir = dir.resolve("hbase");
+    zkPort = freeTcpPort();
+    log("starting HBase (ZooKeeper port %d) ...", zkPort);
+    StandaloneHBase.Status hs = StandaloneHBase.start(hbaseDir, zkPort, Duration.ofSeconds(180));
+    hbaseStarted = true;
+    log("HBase pid %d", hs.pid().orElse(-1));
+
+    Map<String, String> props = clusterProperties();
+    cluster = ClusterConfig.fromProperties(props);
+    for (ServiceProcess s : services) {
+      log("starting service %s ...", s.name());
+      s.start(START_TIMEOUT);
+      log("service %s pid %d", s.name(), s.pid());
+    }
+    for (String dc : options.dcs()) {
+      stores.put(dc, HBaseKvStore.open(HBaseStoreConfig.fromProperties(dc,
+          cluster.dc(dc).hbase())));
+    }
+
+    workload = new NemesisWorkload(cluster, export.resolve("history"), options.attrGroups(),
+        options.bankGroups(), options.seed());
+    workload.initialise(Duration.ofSeconds(60));
+    log("workload: %d attribute and %d closed-economy groups, one client per DC and protocol",
+        options.attrGroups(), options.bankGroups());
+    workload.start();
+
+    runFaults();
+
+    log("healing: network, frozen and dead services, HBase");
+    healAll();
+    sleep(3000);
+    workload.stop();
+    log("workload stopped: %s", workload.outcomes());
+
+    HistoryFiles.Run history = HistoryFiles.read(export);
+    long positions = 0;
+    for (String group : workload.groups()) {
+      List<TxnRecord> recs = history.recordsByGroup().getOrDefault(group, List.of());
+      long upTo = catchUp(group, provenPosition(recs));
+      positions += upTo;
+      for (String dc : options.dcs()) {
+        HistoryFiles.appendWal(export, dc, group, dcLog(dc, group, upTo));
+      }
+    }
+    log("exported histories and logs to %s", export);
+    List<String> violations = check(export);
+    violations.addAll(workload.violations());
+    Report report = new Report(counts(), workload.outcomes(), workload.byShape(),
+        historyOutcomes(export), violations, positions);
+    printSummary(report);
+    return report;
+  }
+
+  // ---- setup ---------------------------------------------------------------------------------
+
+  private Map<String, String> clusterProperties() throws IOException {
+    Map<String, String> props = new LinkedHashMap<>();
+    props.put(ClusterConfig.DCS, String.join(",", options.dcs()));
+    byte[] key = new byte[32];
+    new SecureRandom().nextBytes(key);
+    props.put(ClusterConfig.KEY, HexFormat.of().formatHex(key));
+    props.put(ClusterConfig.REQUEST_TIMEOUT_MS, Long.toString(options.requestTimeout().toMillis()));
+    Map<ServiceProcess, String> binds = new LinkedHashMap<>();
+    for (int d = 0; d < options.dcs().size(); d++) {
+      String dc = options.dcs().get(d);
+      int processes = d == 0 ? 2 : 1;
+      List<String> endpoints = new ArrayList<>();
+      for (int i = 0; i < processes; i++) {
+        String name = dc + "-" + (char) ('a' + i);
+        InetSocketAddress backend = new InetSocketAddress("127.0.0.1", freeUdpPort());
+        FaultProxy proxy = FaultProxy.start(dc, new InetSocketAddress("127.0.0.1", 0), backend,
+            rules, options.seed() * 31 + proxies.size());
+        proxies.add(proxy);
+        endpoints.add("127.0.0.1:" + proxy.address().getPort());
+        ServiceProcess s = new ServiceProcess(name, dc,
+            options.dir().toAbsolutePath().resolve("conf").resolve(name + ".properties"),
+            options.dir().toAbsolutePath().resolve("logs").resolve(name + ".log"));
+        services.add(s);
+        binds.put(s, "127.0.0.1:" + backend.getPort());
+      }
+      props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", String.join(",", endpoints));
+      props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.quorum", "127.0.0.1");
+      props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.port", Integer.toString(zkPort));
+    }
+    for (var e : binds.entrySet()) {
+      Map<String, String> sp = new LinkedHashMap<>(props);
+      sp.put(ServiceConfig.DC, e.getKey().dc());
+      sp.put(ServiceConfig.BIND, e.getValue());
+      sp.put(ServiceConfig.THREADS, "8");
+      sp.put(ServiceConfig.STORE, "hbase");
+      // Keep every log position: the checker judges complete logs.
+      sp.put(ServiceConfig.GC_RETENTION_POSITIONS, "0");
+      ServiceConfig.fromProperties(sp); // fails here, naming the key, rather than in the process
+      Path file = options.dir().toAbsolutePath().resolve("conf")
+          .resolve(e.getKey().name() + ".properties");
+      writeProperties(file, sp);
+    }
+    writeProperties(options.dir().toAbsolutePath().resolve("conf").resolve("cluster.properties"),
+        props);
+    return props;
+  }
+
+  private static void writeProperties(Path file, Map<String, String> props) throws IOException {
+    Files.createDirectories(file.getParent());
+    Properties p = new Properties();
+    props.forEach(p::setProperty);
+    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      p.store(w, "paxoscp nemesis; the key authenticates every datagram");
+    }
+  }
+
+  // ---- faults --------------------------------------------------------------------------------
+
+  private void runFaults() {
+    SplittableRandom random = new SplittableRandom(options.seed());
+    List<Fault> kinds = new ArrayList<>(options.faults());
+    Collections.sort(kinds);
+    long end = System.nanoTime() + options.duration().toNanos();
+    List<Fault> order = new ArrayList<>();
+    sleep(2000); // some fault-free commits first
+    while (System.nanoTime() < end && !kinds.isEmpty()) {
+      if (order.isEmpty()) {
+        order.addAll(kinds);
+        Collections.shuffle(order, new java.util.Random(random.nextLong()));
+      }
+      Fault f = order.remove(0);
+      long hold = 1500 + random.nextLong(2500);
+      inject(f, hold, random);
+      sleep(500 + random.nextLong(1500));
+    }
+  }
+
+  private void inject(Fault f, long holdMs, SplittableRandom random) {
+    switch (f) {
+      case KILL_RESTART -> {
+        ServiceProcess s = services.get(random.nextInt(services.size()));
+        long pid = s.pid();
+        s.kill();
+        count(f, "kill -9 %s (pid %d); restart in %d ms", s.name(), pid, holdMs);
+        sleep(holdMs);
+        restart(s);
+      }
+      case PAUSE -> {
+        ServiceProcess s = services.get(random.nextInt(services.size()));
+        s.freeze();
+        count(f, "SIGSTOP %s (pid %d) for %d ms", s.name(), s.pid(), holdMs);
+        sleep(holdMs);
+        s.thaw();
+        log("SIGCONT %s", s.name());
+      }
+      case PARTITION -> {
+        String dc = options.dcs().get(random.nextInt(options.dcs().size()));
+        rules.set(new NetRules.Rules(Set.of(dc), 0, 0, 0));
+        count(f, "partition DC %s from the others for %d ms", dc, holdMs);
+        sleep(holdMs);
+        rules.heal();
+        log("partition healed");
+      }
+      case MAJORITY_DOWN -> {
+        List<String> dcs = new ArrayList<>(options.dcs());
+        Collections.shuffle(dcs, new java.util.Random(random.nextLong()));
+        int down = options.dcs().size() - (options.dcs().size() / 2 + 1) + 1;
+        List<String> victims = dcs.subList(0, down);
+        List<ServiceProcess> killed = new ArrayList<>();
+        for (ServiceProcess s : services) {
+          if (victims.contains(s.dc())) {
+            s.kill();
+            killed.add(s);
+          }
+        }
+        count(f, "kill -9 every service of DCs %s (no majority); restart in %d ms", victims,
+            holdMs);
+        sleep(holdMs);
+        for (ServiceProcess s : killed) {
+          restart(s);
+        }
+      }
+      case NET_BURST -> {
+        double loss = 0.05 + random.nextDouble() * 0.25;
+        double dup = 0.05 + random.nextDouble() * 0.25;
+        long delay = 20 + random.nextLong(180);
+        rules.set(new NetRules.Rules(Set.of(), loss, dup, delay));
+        count(f, "network burst for %d ms: loss %.2f, duplication %.2f, delay 0-%d ms", holdMs,
+            loss, dup, delay);
+        sleep(holdMs);
+        rules.heal();
+        log("network healthy");
+      }
+      case HBASE_RESTART -> {
+        count(f, "HBase restart (clean stop, then start; every DC's store is down meanwhile)");
+        StandaloneHBase.Status st = StandaloneHBase.stop(hbaseDir, Duration.ofSeconds(60));
+        log("HBase %s", st.detail());
+        sleep(Math.min(holdMs, 2000));
+        StandaloneHBase.Status s = StandaloneHBase.start(hbaseDir, zkPort,
+            Duration.ofSeconds(180));
+        log("HBase running again: pid %d", s.pid().orElse(-1));
+      }
+      case CLIENT_CRASH -> {
+        long delay = 1 + random.nextLong(20);
+        Optional<String> what = workload.crashClientMidCommit(random, delay,
+            Duration.ofSeconds(15));
+        if (what.isPresent()) {
+          count(f, "client crash: %s", what.get());
+        } else {
+          log("client crash: no commit started within 15 s; not counted");
+        }
+      }
+      default -> throw new IllegalStateException(f.toString());
+    }
+  }
+
+  private void restart(ServiceProcess s) {
+    try {
+      s.start(START_TIMEOUT);
+      log("restarted %s (pid %d)", s.name(), s.pid());
+    } catch (IllegalStateException e) {
+      log("restart of %s failed (%s); trying once more", s.name(), e.getMessage());
+      s.start(START_TIMEOUT);
+    }
+  }
+
+  private void healAll() {
+    rules.heal();
+    if (StandaloneHBase.status(hbaseDir).state() != StandaloneHBase.State.RUNNING) {
+      StandaloneHBase.start(hbaseDir, zkPort, Duration.ofSeconds(180));
+    }
+    for (ServiceProcess s : services) {
+      if (s.frozen()) {
+        s.thaw();
+      }
+      if (!s.alive()) {
+        restart(s);
+      }
+    }
+  }
+
+  private void count(Fault f, String fmt, Object... args) {
+    injected.get(f).incrementAndGet();
+    log("FAULT %-14s " + fmt, prepend(f.name().toLowerCase(Locale.ROOT), args));
+  }
+
+  private static Object[] prepend(Object first, Object[] rest) {
+    Object[] all = new Object[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
+  }
+
+  private Map<Fault, Integer> counts() {
+    Map<Fault, Integer> m = new EnumMap<>(Fault.class);
+    injected.forEach((k, v) -> m.put(k, v.get()));
+    return m;
+  }
+
+  // ---- catch-up, export, checks --------------------------------------------------------------
+
+  /** The highest commit or read position clients were told of. */
+  static long provenPosition(List<TxnRecord> records) {
+    long p = 0;
+    for (TxnRecord r : records) {
+      p = Math.max(p, r.readPosition());
+      if (r.status() == TxnRecord.Status.COMMITTED) {
+        p = Math.max(p, r.commitPosition());
+      }
+    }
+    return p;
+  }
+
+  /**
+   * Brings every DC up to the highest position of {@code group} proved to exist (chosen at some
+   * DC, or told to a client): each DC's service is asked to begin at that position, which makes
+   * it learn what it misses from its peers. Positions that hold only votes are left alone.
+   *
+   * @return that position
+   */
+  private long catchUp(String group, long proven) {
+    long highest = proven;
+    for (KvStore s : stores.values()) {
+      highest = Math.max(highest, highestChosen(group, s));
+    }
+    if (highest == 0) {
+      return 0;
+    }
+    String self = options.dcs().get(0);
+    try (UdpTransport t = UdpTransport.builder(cluster, self).build()) {
+      for (String dc : options.dcs()) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (true) {
+          try {
+            Message reply = t.request(dc, new Message.BeginRequest(group, highest),
+                options.requestTimeout().multipliedBy(4)).join();
+            if (reply instanceof Message.BeginReply b && b.position() >= highest) {
+              break;
+            }
+            if (System.nanoTime() > deadline) {
+              throw new IllegalStateException("DC " + dc + " did not catch up to position "
+                  + highest + " of " + group + ": " + reply);
+            }
+          } catch (CompletionException e) {
+            if (System.nanoTime() > deadline) {
+              throw new IllegalStateException("DC " + dc + " did not catch up to position "
+                  + highest + " of " + group + ": " + e.getCause(), e.getCause());
+            }
+          }
+          sleep(500);
+        }
+      }
+    }
+    return highest;
+  }
+
+  private static long highestChosen(String group, KvStore store) {
+    Acceptor a = new Acceptor(store);
+    long p = new LogApplier(store).appliedWatermark(group);
+    long highest = p;
+    for (long q = p + 1, misses = 0; misses < 64; q++) {
+      if (a.chosen(group, q).isPresent()) {
+        highest = q;
+        misses = 0;
+      } else {
+        misses++;
+      }
+    }
+    return highest;
+  }
+
+  private SortedMap<Long, LogValue> dcLog(String dc, String group, long upTo) {
+    Acceptor a = new Acceptor(stores.get(dc));
+    SortedMap<Long, LogValue> log = new TreeMap<>();
+    for (long p = 1; p <= upTo; p++) {
+      Optional<LogValue> v = a.chosen(group, p);
+      if (v.isPresent()) {
+        log.put(p, v.get());
+      }
+    }
+    return log;
+  }
+
+  /**
+   * Checks the exported run: the serializability checker per group; every DC holds the same,
+   * complete log; every COMMITTED read-write transaction is in it; every closed-economy group
+   * holds its total at every DC.
+   */
+  private List<String> check(Path export) {
+    List<String> violations = new ArrayList<>();
+    HistoryFiles.Run run = HistoryFiles.read(export);
+    for (String group : workload.groups()) {
+      Map<String, SortedMap<Long, LogValue>> logs =
+          run.logsByGroup().getOrDefault(group, Map.of());
+      List<TxnRecord> records = run.recordsByGroup().getOrDefault(group, List.of());
+      violations.addAll(checkGroup(group, options.dcs(), logs, records));
+    }
+    for (String group : workload.bankGroups()) {
+      violations.addAll(checkTotals(group, run.logsByGroup().getOrDefault(group, Map.of())));
+    }
+    return violations;
+  }
+
+  /**
+   * The checks of one group that need no running process: the checker, agreement and
+   * completeness of every DC's log, and COMMITTED transactions in the log.
+   */
+  static List<String> checkGroup(String group, List<String> dcs,
+      Map<String, SortedMap<Long, LogValue>> logs, List<TxnRecord> records) {
+    List<String> violations = new ArrayList<>();
+    CheckResult r = SerializabilityChecker.check(logs, records);
+    for (var v : r.violations()) {
+      violations.add("group " + group + ": checker: " + v);
+    }
+    long highest = 0;
+    for (SortedMap<Long, LogValue> log : logs.values()) {
+      if (!log.isEmpty()) {
+        highest = Math.max(highest, log.lastKey());
+      }
+    }
+    for (String dc : dcs) {
+      SortedMap<Long, LogValue> log = logs.getOrDefault(dc, new TreeMap<>());
+      if (log.size() != highest) {
+        violations.add(String.format("group %s: DC %s holds %d of the %d positions after "
+            + "catch-up", group, dc, log.size(), highest));
+      }
+    }
+    SortedMap<Long, LogValue> reference = logs.getOrDefault(dcs.get(0), new TreeMap<>());
+    for (String dc : dcs) {
+      SortedMap<Long, LogValue> log = logs.getOrDefault(dc, new TreeMap<>());
+      for (var e : log.entrySet()) {
+        LogValue ref = reference.get(e.getKey());
+        if (ref != null && !ref.equals(e.getValue())) {
+          violations.add(String.format("group %s: DCs %s and %s disagree at position %d",
+              group, dcs.get(0), dc, e.getKey()));
+        }
+      }
+    }
+    for (TxnRecord rec : records) {
+      if (rec.status() != TxnRecord.Status.COMMITTED || rec.writes().isEmpty()) {
+        continue;
+      }
+      boolean found = false;
+      for (SortedMap<Long, LogValue> log : logs.values()) {
+        LogValue v = log.get(rec.commitPosition());
+        if (v != null && v.contains(rec.txnId())) {
+          found = true;
+          break;
+        }
+      }
+      if (!found) {
+        violations.add(String.format("group %s: COMMITTED txn %s is not at its position %d in "
+            + "any DC's log", group, rec.txnId(), rec.commitPosition()));
+      }
+    }
+    return violations;
+  }
+
+  /** Every DC's data, read through its service at the log's end, holds the group's total. */
+  private List<String> checkTotals(String group, Map<String, SortedMap<Long, LogValue>> logs) {
+    List<String> violations = new ArrayList<>();
+    long upTo = 0;
+    for (SortedMap<Long, LogValue> log : logs.values()) {
+      if (!log.isEmpty()) {
+        upTo = Math.max(upTo, log.lastKey());
+      }
+    }
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < NemesisWorkload.ACCOUNTS; i++) {
+      keys.add(NemesisWorkload.account(i));
+    }
+    try (UdpTransport t = UdpTransport.builder(cluster, options.dcs().get(0)).build()) {
+      for (String dc : options.dcs()) {
+        Message reply;
+        try {
+          reply = t.request(dc, new Message.ReadRequest(group, upTo, keys),
+              options.requestTimeout().multipliedBy(4)).join();
+        } catch (CompletionException e) {
+          violations.add("group " + group + ": DC " + dc + " did not answer the final read: "
+              + e.getCause());
+          continue;
+        }
+        if (!(reply instanceof Message.ReadReply rr)) {
+          violations.add("group " + group + ": DC " + dc + " answered the final read with "
+              + reply);
+          continue;
+        }
+        long sum = 0;
+        for (String k : keys) {
+          byte[] v = rr.values().get(k);
+          sum += v == null || v.length == 0 ? 0
+              : Long.parseLong(new String(v, StandardCharsets.UTF_8));
+        }
+        if (sum != NemesisWorkload.total()) {
+          violations.add(String.format("group %s: DC %s holds a total of %d at position %d, "
+              + "not %d", group, dc, sum, upTo, NemesisWorkload.total()));
+        } else {
+          log("group %s: DC %s holds the total %d at position %d", group, dc, sum, upTo);
+        }
+      }
+    }
+    return violations;
+  }
+
+  private static Map<String, Integer> historyOutcomes(Path export) {
+    Map<String, Integer> m = new TreeMap<>();
+    HistoryFiles.read(export).recordsByGroup().values().forEach(l -> l.forEach(r ->
+        m.merge(r.status().name() + (r.writes().isEmpty() ? " (read-only)" : ""), 1,
+            Integer::sum)));
+    return m;
+  }
+
+  // ---- output --------------------------------------------------------------------------------
+
+  private void printSummary(Report r) {
+    out.println();
+    out.println("=== nemesis summary (seed " + options.seed() + ") ===");
+    out.println("faults injected:");
+    int total = 0;
+    for (Fault f : Fault.values()) {
+      int n = r.faults().get(f);
+      total += n;
+      out.printf(Locale.ROOT, "  %-16s %-36s %4d%n", f.name().toLowerCase(Locale.ROOT),
+          f.label, n);
+    }
+    out.printf(Locale.ROOT, "  %-53s %4d%n", "total", total);
+    out.println("transactions by outcome (as the application saw them):");
+    long all = 0;
+    for (var e : r.outcomes().entrySet()) {
+      all += e.getValue();
+      out.printf(Locale.ROOT, "  %-53s %6d%n", e.getKey().name().toLowerCase(Locale.ROOT),
+          e.getValue());
+    }
+    out.printf(Locale.ROOT, "  %-53s %6d%n", "total", all);
+    out.println("by shape:");
+    r.byShape().forEach((k, v) -> out.printf(Locale.ROOT, "  %-53s %6d%n", k, v));
+    out.println("history records by outcome:");
+    r.historyOutcomes().forEach((k, v) -> out.printf(Locale.ROOT, "  %-53s %6d%n", k, v));
+    out.printf(Locale.ROOT, "log positions checked (all groups):  %d%n", r.positions());
+    out.printf(Locale.ROOT, "violations: %d%n", r.violations().size());
+    for (String v : r.violations()) {
+      out.println("  VIOLATION " + v);
+    }
+    out.println(r.ok() ? "RESULT: PASS" : "RESULT: FAIL (seed " + options.seed() + ")");
+    out.flush();
+  }
+
+  private void log(String fmt, Object... args) {
+    double t = (System.nanoTime() - startNanos) / 1e9;
+    out.printf(Locale.ROOT, "[%6.1fs] " + fmt + "%n", prepend(t, args));
+    out.flush();
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  private static int freeUdpPort() throws IOException {
+    try (DatagramSocket s = new DatagramSocket(
+        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static int freeTcpPort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  /** Stops everything the run started: clients, services, proxies, stores, HBase. Idempotent. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      // already shutting down: we run in the hook
+    }
+    if (workload != null) {
+      try {
+        workload.stop();
+      } catch (RuntimeException e) {
+        out.println("nemesis: stopping the workload: " + e);
+      }
+    }
+    for (ServiceProcess s : services) {
+      try {
+        s.stop(Duration.ofSeconds(10));
+      } catch (RuntimeException e) {
+        s.kill();
+      }
+    }
+    for (FaultProxy p : proxies) {
+      p.close();
+    }
+    for (KvStore s : stores.values()) {
+      try {
+        s.close();
+      } catch (RuntimeException e) {
+        // ignore
+      }
+    }
+    if (hbaseStarted) {
+      try {
+        StandaloneHBase.stop(hbaseDir, Duration.ofSeconds(60));
+      } catch (RuntimeException e) {
+        out.println("nemesis: stopping HBase: " + e);
+      }
+    }
+    out.flush();
+  }
+}
