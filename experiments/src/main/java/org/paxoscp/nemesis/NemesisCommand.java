@@ -66,10 +66,19 @@ public final class NemesisCommand implements Callable<Integer> {
       description = "Only these kinds: ${COMPLETION-CANDIDATES} (default: all).")
   Set<NemesisRun.Fault> faults;
 
+  @Option(names = "--hbase", defaultValue = "shared", paramLabel = "shared|per-dc",
+      description = "One HBase server for every DC, each DC in its own namespace (shared, the "
+          + "default), or one server per DC (per-dc: an HBase restart is under one DC only).")
+  String hbase;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
+    if (!hbase.equals("shared") && !hbase.equals("per-dc")) {
+      err.println("nemesis: --hbase must be shared or per-dc, was " + hbase);
+      return 2;
+    }
     if (dcs.size() < 3 || requestTimeoutMs <= 0
         || (durationSeconds != null && durationSeconds <= 0)) {
       err.println("nemesis: needs at least 3 DCs, a positive --duration and "
@@ -83,7 +92,7 @@ public final class NemesisCommand implements Callable<Integer> {
         ? EnumSet.allOf(NemesisRun.Fault.class) : EnumSet.copyOf(faults);
     NemesisRun.Options o = new NemesisRun.Options(dcs, Duration.ofSeconds(secs), s,
         dir.resolve("run-" + s), exportDir, Duration.ofMillis(requestTimeoutMs), kinds,
-        quick ? 2 : 3, quick ? 2 : 3);
+        quick ? 2 : 3, quick ? 2 : 3, hbase.equals("per-dc"));
     try (NemesisRun run = new NemesisRun(o, out)) {
       NemesisRun.Report r = run.run();
       if (!r.ok()) {

@@ -84,9 +84,14 @@ public final class NemesisRun implements AutoCloseable {
    * @param export where histories and logs are exported
    * @param requestTimeout the protocol's request timeout
    * @param faults the kinds to inject
+   * @param attrGroups how many attribute-workload groups
+   * @param bankGroups how many closed-economy groups
+   * @param hbasePerDc one HBase server per DC (an HBase restart is then under one DC) rather
+   *     than one shared by every DC, each in its own namespace
    */
   public record Options(List<String> dcs, Duration duration, long seed, Path dir, Path export,
-      Duration requestTimeout, Set<Fault> faults, int attrGroups, int bankGroups) {
+      Duration requestTimeout, Set<Fault> faults, int attrGroups, int bankGroups,
+      boolean hbasePerDc) {
     public Options {
       dcs = List.copyOf(dcs);
       faults = Set.copyOf(faults);
@@ -112,9 +117,11 @@ public final class NemesisRun implements AutoCloseable {
   private final List<ServiceProcess> services = new ArrayList<>();
   private final Map<String, KvStore> stores = new LinkedHashMap<>();
   private final Map<Fault, AtomicInteger> injected = new EnumMap<>(Fault.class);
-  private Path hbaseDir;
-  private int zkPort;
-  private boolean hbaseStarted;
+  /** The HBase server of each DC: its data directory (one for all DCs when shared). */
+  private final Map<String, Path> hbaseDirs = new LinkedHashMap<>();
+  /** The ZooKeeper port of each HBase server, by data directory. */
+  private final Map<Path, Integer> zkPorts = new LinkedHashMap<>();
+  private final List<Path> hbaseStarted = new ArrayList<>();
   private NemesisWorkload workload;
   private ClusterConfig cluster;
   private boolean closed;
@@ -141,12 +148,18 @@ public final class NemesisRun implements AutoCloseable {
     log("seed %d, DCs %s, %d s of faults, work dir %s, export %s", options.seed(),
         options.dcs(), options.duration().toSeconds(), dir, export);
 
-    hbaseDir = dir.resolve("hbase");
-    zkPort = freeTcpPort();
-    log("starting HBase (ZooKeeper port %d) ...", zkPort);
-    StandaloneHBase.Status hs = StandaloneHBase.start(hbaseDir, zkPort, Duration.ofSeconds(180));
-    hbaseStarted = true;
-    log("HBase pid %d", hs.pid().orElse(-1));
+    for (String dc : options.dcs()) {
+      Path hd = options.hbasePerDc() ? dir.resolve("hbase-" + dc) : dir.resolve("hbase");
+      hbaseDirs.put(dc, hd);
+      if (!zkPorts.containsKey(hd)) {
+        int port = freeTcpPort();
+        zkPorts.put(hd, port);
+        log("starting HBase %s (ZooKeeper port %d) ...", hd.getFileName(), port);
+        StandaloneHBase.Status hs = StandaloneHBase.start(hd, port, Duration.ofSeconds(180));
+        hbaseStarted.add(hd);
+        log("HBase %s pid %d", hd.getFileName(), hs.pid().orElse(-1));
+      }
+    }
 
     Map<String, String> props = clusterProperties();
     cluster = ClusterConfig.fromProperties(props);
@@ -223,7 +236,7 @@ public final class NemesisRun implements AutoCloseable {
       }
       props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", String.join(",", endpoints));
       props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.quorum", "127.0.0.1");
-      props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.port", Integer.toString(zkPort));
+      props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.port", Integer.toString(zkPorts.get(hbaseDirs.get(dc))));
     }
     for (var e : binds.entrySet()) {
       Map<String, String> sp = new LinkedHashMap<>(props);
@@ -330,13 +343,22 @@ public final class NemesisRun implements AutoCloseable {
         log("network healthy");
       }
       case HBASE_RESTART -> {
-        count(f, "HBase restart (clean stop, then start; every DC's store is down meanwhile)");
-        StandaloneHBase.Status st = StandaloneHBase.stop(hbaseDir, Duration.ofSeconds(60));
-        log("HBase %s", st.detail());
+        String dc = options.dcs().get(random.nextInt(options.dcs().size()));
+        Path hd = hbaseDirs.get(dc);
+        List<String> under = new ArrayList<>();
+        hbaseDirs.forEach((d, p) -> {
+          if (p.equals(hd)) {
+            under.add(d);
+          }
+        });
+        count(f, "HBase restart under DCs %s (clean stop, then start; their stores are down "
+            + "meanwhile)", under);
+        StandaloneHBase.Status st = StandaloneHBase.stop(hd, Duration.ofSeconds(60));
+        log("HBase %s %s", hd.getFileName(), st.detail());
         sleep(Math.min(holdMs, 2000));
-        StandaloneHBase.Status s = StandaloneHBase.start(hbaseDir, zkPort,
+        StandaloneHBase.Status s = StandaloneHBase.start(hd, zkPorts.get(hd),
             Duration.ofSeconds(180));
-        log("HBase running again: pid %d", s.pid().orElse(-1));
+        log("HBase %s running again: pid %d", hd.getFileName(), s.pid().orElse(-1));
       }
       case CLIENT_CRASH -> {
         long delay = 1 + random.nextLong(20);
@@ -364,8 +386,10 @@ public final class NemesisRun implements AutoCloseable {
 
   private void healAll() {
     rules.heal();
-    if (StandaloneHBase.status(hbaseDir).state() != StandaloneHBase.State.RUNNING) {
-      StandaloneHBase.start(hbaseDir, zkPort, Duration.ofSeconds(180));
+    for (var e : zkPorts.entrySet()) {
+      if (StandaloneHBase.status(e.getKey()).state() != StandaloneHBase.State.RUNNING) {
+        StandaloneHBase.start(e.getKey(), e.getValue(), Duration.ofSeconds(180));
+      }
     }
     for (ServiceProcess s : services) {
       if (s.frozen()) {
@@ -707,11 +731,11 @@ public final class NemesisRun implements AutoCloseable {
         // ignore
       }
     }
-    if (hbaseStarted) {
+    for (Path hd : hbaseStarted) {
       try {
-        StandaloneHBase.stop(hbaseDir, Duration.ofSeconds(60));
+        StandaloneHBase.stop(hd, Duration.ofSeconds(60));
       } catch (RuntimeException e) {
-        out.println("nemesis: stopping HBase: " + e);
+        out.println("nemesis: stopping HBase " + hd + ": " + e);
       }
     }
     out.flush();
