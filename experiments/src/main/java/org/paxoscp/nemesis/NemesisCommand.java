@@ -63,8 +63,9 @@ public final class NemesisCommand implements Callable<Integer> {
   long requestTimeoutMs;
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
-      description = "Only these kinds: ${COMPLETION-CANDIDATES} (default: all).")
-  Set<NemesisRun.Fault> faults;
+      description = "Only these kinds: kill_restart, pause, partition, majority_down, "
+          + "net_burst, hbase_restart, client_crash (default: all).")
+  List<String> faults;
 
   @Option(names = "--hbase", defaultValue = "shared", paramLabel = "shared|per-dc",
       description = "One HBase server for every DC, each DC in its own namespace (shared, the "
@@ -88,8 +89,20 @@ public final class NemesisCommand implements Callable<Integer> {
     long s = seed != null ? seed : new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
     long secs = durationSeconds != null ? durationSeconds : quick ? 60 : 180;
     Path exportDir = export != null ? export : dir.resolve("export-" + s);
-    Set<NemesisRun.Fault> kinds = faults == null || faults.isEmpty()
-        ? EnumSet.allOf(NemesisRun.Fault.class) : EnumSet.copyOf(faults);
+    Set<NemesisRun.Fault> kinds = EnumSet.allOf(NemesisRun.Fault.class);
+    if (faults != null && !faults.isEmpty()) {
+      kinds = EnumSet.noneOf(NemesisRun.Fault.class);
+      for (String f : faults) {
+        try {
+          kinds.add(NemesisRun.Fault.valueOf(f.trim().toUpperCase(java.util.Locale.ROOT)));
+        } catch (IllegalArgumentException e) {
+          err.println("nemesis: --faults: unknown kind " + f + "; known: "
+              + java.util.Arrays.toString(NemesisRun.Fault.values()).toLowerCase(
+                  java.util.Locale.ROOT));
+          return 2;
+        }
+      }
+    }
     NemesisRun.Options o = new NemesisRun.Options(dcs, Duration.ofSeconds(secs), s,
         dir.resolve("run-" + s), exportDir, Duration.ofMillis(requestTimeoutMs), kinds,
         quick ? 2 : 3, quick ? 2 : 3, hbase.equals("per-dc"));

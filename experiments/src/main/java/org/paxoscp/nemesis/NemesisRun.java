@@ -361,13 +361,16 @@ public final class NemesisRun implements AutoCloseable {
         log("HBase %s running again: pid %d", hd.getFileName(), s.pid().orElse(-1));
       }
       case CLIENT_CRASH -> {
-        long delay = 1 + random.nextLong(20);
-        Optional<String> what = workload.crashClientMidCommit(random, delay,
-            Duration.ofSeconds(15));
-        if (what.isPresent()) {
-          count(f, "client crash: %s", what.get());
-        } else {
-          log("client crash: no commit started within 15 s; not counted");
+        // Up to three tries: a commit may return before the client is closed.
+        for (int attempt = 0; attempt < 3; attempt++) {
+          long delay = random.nextLong(10 >> attempt);
+          Optional<String> what = workload.crashClientMidCommit(random, delay,
+              Duration.ofSeconds(15));
+          if (what.isPresent()) {
+            count(f, "client crash: %s", what.get());
+            break;
+          }
+          log("client crash: no commit in flight when the client closed; not counted");
         }
       }
       default -> throw new IllegalStateException(f.toString());

@@ -185,15 +185,16 @@ final class NemesisWorkload {
    * Crashes the client of a worker chosen by {@code random} in the middle of its next read-write
    * commit: the client is closed {@code delayMs} after the commit began.
    *
-   * @return a description of what was crashed, once it happened, or empty if no commit started
-   *     within {@code timeout}
+   * @return a description of what was crashed, once it happened; empty if no commit started
+   *     within {@code timeout}, or if the commit had already returned when the client closed
    */
   Optional<String> crashClientMidCommit(SplittableRandom random, long delayMs,
       java.time.Duration timeout) {
     Worker w = workers.get(random.nextInt(workers.size()));
     CountDownLatch done = new CountDownLatch(1);
     AtomicReference<String> what = new AtomicReference<>();
-    w.crash.set(new Crash(delayMs, done, what));
+    AtomicBoolean inFlight = new AtomicBoolean();
+    w.crash.set(new Crash(delayMs, done, what, inFlight));
     try {
       if (!done.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
         w.crash.set(null);
@@ -203,10 +204,11 @@ final class NemesisWorkload {
       Thread.currentThread().interrupt();
       return Optional.empty();
     }
-    return Optional.of(what.get());
+    return inFlight.get() ? Optional.of(what.get()) : Optional.empty();
   }
 
-  private record Crash(long delayMs, CountDownLatch done, AtomicReference<String> what) {}
+  private record Crash(long delayMs, CountDownLatch done, AtomicReference<String> what,
+      AtomicBoolean inFlight) {}
 
   Map<Outcome, Long> outcomes() {
     Map<Outcome, Long> m = new EnumMap<>(Outcome.class);
@@ -344,10 +346,14 @@ final class NemesisWorkload {
       Crash c = crash.getAndSet(null);
       Thread killer = null;
       TxnClient victim = client.get();
+      AtomicBoolean committing = new AtomicBoolean(true);
       if (c != null) {
         killer = new Thread(() -> {
           sleep(c.delayMs());
-          victim.close();
+          synchronized (committing) {
+            c.inFlight().set(committing.get());
+            victim.close();
+          }
         }, "nemesis-client-crash");
         killer.start();
       }
@@ -364,14 +370,18 @@ final class NemesisWorkload {
       } catch (IllegalStateException e) {
         o = Outcome.UNKNOWN; // closed by the crash before the commit got going: never recorded
       }
+      synchronized (committing) {
+        committing.set(false);
+      }
       if (c != null) {
         try {
           killer.join();
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
-        c.what().set(String.format("client %s/%s closed %d ms into the commit of %s: %s", dc,
-            protocol, c.delayMs(), t.txnId(), o));
+        c.what().set(String.format("client %s/%s closed %d ms into the commit of %s%s: %s", dc,
+            protocol, c.delayMs(), t.txnId(), c.inFlight().get() ? "" : " (it had returned)",
+            o));
         client.set(newClient(dc, protocol));
         c.done().countDown();
       }
