@@ -171,7 +171,7 @@ public final class FaultProxy implements AutoCloseable {
     Upstream u = upstreams.get(from);
     if (u == null) {
       DatagramChannel ch = DatagramChannel.open(StandardProtocolFamily.INET);
-      ch.bind(new InetSocketAddress(backend.getAddress(), 0));
+      ch.bind(new InetSocketAddress(address().getAddress(), 0));
       ch.configureBlocking(false);
       u = new Upstream(from, ch);
       upstreams.put(from, u);

@@ -72,6 +72,11 @@ public final class NemesisCommand implements Callable<Integer> {
           + "default), or one server per DC (per-dc: an HBase restart is under one DC only).")
   String hbase;
 
+  @Option(names = "--netns", description = "Run each DC's services in a network namespace of "
+      + "their own, linked to the nemesis by veth links and a bridge; a partition takes the DC's "
+      + "link down (needs root and `ip netns`).")
+  boolean netnsMode;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
@@ -105,7 +110,8 @@ public final class NemesisCommand implements Callable<Integer> {
     }
     NemesisRun.Options o = new NemesisRun.Options(dcs, Duration.ofSeconds(secs), s,
         dir.resolve("run-" + s), exportDir, Duration.ofMillis(requestTimeoutMs), kinds,
-        quick ? 2 : 3, quick ? 2 : 3, hbase.equals("per-dc"));
+        quick ? 2 : 3, quick ? 2 : 3, hbase.equals("per-dc"),
+        netnsMode);
     try (NemesisRun run = new NemesisRun(o, out)) {
       NemesisRun.Report r = run.run();
       if (!r.ok()) {

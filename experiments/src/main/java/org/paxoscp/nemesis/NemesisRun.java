@@ -88,10 +88,12 @@ public final class NemesisRun implements AutoCloseable {
    * @param bankGroups how many closed-economy groups
    * @param hbasePerDc one HBase server per DC (an HBase restart is then under one DC) rather
    *     than one shared by every DC, each in its own namespace
+   * @param netns run each DC's services in a network namespace of their own ({@link
+   *     NetNamespaces}); a partition is then a link taken down
    */
   public record Options(List<String> dcs, Duration duration, long seed, Path dir, Path export,
       Duration requestTimeout, Set<Fault> faults, int attrGroups, int bankGroups,
-      boolean hbasePerDc) {
+      boolean hbasePerDc, boolean netns) {
     public Options {
       dcs = List.copyOf(dcs);
       faults = Set.copyOf(faults);
@@ -122,6 +124,10 @@ public final class NemesisRun implements AutoCloseable {
   /** The ZooKeeper port of each HBase server, by data directory. */
   private final Map<Path, Integer> zkPorts = new LinkedHashMap<>();
   private final List<Path> hbaseStarted = new ArrayList<>();
+  private NetNamespaces netns;
+  private TcpForwarder rootForwarder;
+  private final List<ServiceProcess> nsForwarders = new ArrayList<>();
+  private List<Integer> forwardedPorts = List.of();
   private NemesisWorkload workload;
   private ClusterConfig cluster;
   private boolean closed;
@@ -148,6 +154,17 @@ public final class NemesisRun implements AutoCloseable {
     log("seed %d, DCs %s, %d s of faults, work dir %s, export %s", options.seed(),
         options.dcs(), options.duration().toSeconds(), dir, export);
 
+    if (options.netns()) {
+      String why = NetNamespaces.unavailableReason();
+      if (why != null) {
+        throw new IllegalArgumentException(why);
+      }
+      netns = new NetNamespaces(options.dcs());
+      netns.create();
+      log("network namespaces: DCs %s at %s, the nemesis and its proxies at %s",
+          options.dcs(), options.dcs().stream().map(netns::address).toList(),
+          netns.rootAddress());
+    }
     for (String dc : options.dcs()) {
       Path hd = options.hbasePerDc() ? dir.resolve("hbase-" + dc) : dir.resolve("hbase");
       hbaseDirs.put(dc, hd);
@@ -161,6 +178,9 @@ public final class NemesisRun implements AutoCloseable {
       }
     }
 
+    if (netns != null) {
+      startHBaseForwarders();
+    }
     Map<String, String> props = clusterProperties();
     cluster = ClusterConfig.fromProperties(props);
     for (ServiceProcess s : services) {
@@ -217,22 +237,27 @@ public final class NemesisRun implements AutoCloseable {
     props.put(ClusterConfig.KEY, HexFormat.of().formatHex(key));
     props.put(ClusterConfig.REQUEST_TIMEOUT_MS, Long.toString(options.requestTimeout().toMillis()));
     Map<ServiceProcess, String> binds = new LinkedHashMap<>();
+    String proxyHost = netns != null ? netns.rootAddress() : "127.0.0.1";
     for (int d = 0; d < options.dcs().size(); d++) {
       String dc = options.dcs().get(d);
       int processes = d == 0 ? 2 : 1;
       List<String> endpoints = new ArrayList<>();
       for (int i = 0; i < processes; i++) {
         String name = dc + "-" + (char) ('a' + i);
-        InetSocketAddress backend = new InetSocketAddress("127.0.0.1", freeUdpPort());
-        FaultProxy proxy = FaultProxy.start(dc, new InetSocketAddress("127.0.0.1", 0), backend,
+        // In a namespace of its own the DC has every port to itself.
+        InetSocketAddress backend = netns != null
+            ? new InetSocketAddress(netns.address(dc), 7000 + i)
+            : new InetSocketAddress("127.0.0.1", freeUdpPort());
+        FaultProxy proxy = FaultProxy.start(dc, new InetSocketAddress(proxyHost, 0), backend,
             rules, options.seed() * 31 + proxies.size());
         proxies.add(proxy);
-        endpoints.add("127.0.0.1:" + proxy.address().getPort());
+        endpoints.add(proxyHost + ":" + proxy.address().getPort());
         ServiceProcess s = new ServiceProcess(name, dc,
             options.dir().toAbsolutePath().resolve("conf").resolve(name + ".properties"),
-            options.dir().toAbsolutePath().resolve("logs").resolve(name + ".log"));
+            options.dir().toAbsolutePath().resolve("logs").resolve(name + ".log"),
+            netns != null ? netns.exec(dc) : List.of());
         services.add(s);
-        binds.put(s, "127.0.0.1:" + backend.getPort());
+        binds.put(s, backend.getHostString() + ":" + backend.getPort());
       }
       props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", String.join(",", endpoints));
       props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.quorum", "127.0.0.1");
@@ -306,10 +331,17 @@ public final class NemesisRun implements AutoCloseable {
       }
       case PARTITION -> {
         String dc = options.dcs().get(random.nextInt(options.dcs().size()));
-        rules.set(new NetRules.Rules(Set.of(dc), 0, 0, 0));
-        count(f, "partition DC %s from the others for %d ms", dc, holdMs);
-        sleep(holdMs);
-        rules.heal();
+        if (netns != null) {
+          netns.cut(dc);
+          count(f, "partition DC %s: its link is down for %d ms", dc, holdMs);
+          sleep(holdMs);
+          netns.healAll();
+        } else {
+          rules.set(new NetRules.Rules(Set.of(dc), 0, 0, 0));
+          count(f, "partition DC %s from the others for %d ms", dc, holdMs);
+          sleep(holdMs);
+          rules.heal();
+        }
         log("partition healed");
       }
       case MAJORITY_DOWN -> {
@@ -359,6 +391,9 @@ public final class NemesisRun implements AutoCloseable {
         StandaloneHBase.Status s = StandaloneHBase.start(hd, zkPorts.get(hd),
             Duration.ofSeconds(180));
         log("HBase %s running again: pid %d", hd.getFileName(), s.pid().orElse(-1));
+        if (netns != null) {
+          startHBaseForwarders();
+        }
       }
       case CLIENT_CRASH -> {
         // Up to three tries: a commit may return before the client is closed.
@@ -389,9 +424,15 @@ public final class NemesisRun implements AutoCloseable {
 
   private void healAll() {
     rules.heal();
+    if (netns != null) {
+      netns.healAll();
+    }
     for (var e : zkPorts.entrySet()) {
       if (StandaloneHBase.status(e.getKey()).state() != StandaloneHBase.State.RUNNING) {
         StandaloneHBase.start(e.getKey(), e.getValue(), Duration.ofSeconds(180));
+        if (netns != null) {
+          startHBaseForwarders();
+        }
       }
     }
     for (ServiceProcess s : services) {
@@ -402,6 +443,69 @@ public final class NemesisRun implements AutoCloseable {
         restart(s);
       }
     }
+  }
+
+  /**
+   * The network-namespace mode: HBase binds and advertises 127.0.0.1 in the root namespace, so
+   * its ZooKeeper, master and region server ports are forwarded from 127.0.0.1 in every DC's
+   * namespace across the DC's link to the bridge address, and from there to 127.0.0.1. (Re)starts
+   * the forwarders when the ports are new (a restarted server may have had to pick others).
+   */
+  private void startHBaseForwarders() {
+    List<Integer> ports = new ArrayList<>();
+    for (Path hd : zkPorts.keySet()) {
+      org.apache.hadoop.conf.Configuration c = new org.apache.hadoop.conf.Configuration(false);
+      c.addResource(new org.apache.hadoop.fs.Path(hd.resolve("conf").resolve("hbase-site.xml")
+          .toUri()));
+      for (String k : List.of("hbase.zookeeper.property.clientPort", "hbase.master.port",
+          "hbase.regionserver.port")) {
+        int p = c.getInt(k, 0);
+        if (p <= 0) {
+          throw new IllegalStateException(k + " of " + hd + " is not fixed; cannot forward it");
+        }
+        ports.add(p);
+      }
+    }
+    if (ports.equals(forwardedPorts)) {
+      return;
+    }
+    stopHBaseForwarders();
+    List<TcpForwarder.Rule> root = new ArrayList<>();
+    List<String> inNs = new ArrayList<>();
+    for (int p : ports) {
+      root.add(new TcpForwarder.Rule(new InetSocketAddress(netns.rootAddress(), p),
+          new InetSocketAddress("127.0.0.1", p)));
+      inNs.add("127.0.0.1:" + p + "=" + netns.rootAddress() + ":" + p);
+    }
+    try {
+      rootForwarder = TcpForwarder.start(root);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot forward HBase's ports on " + netns.rootAddress(), e);
+    }
+    for (String dc : options.dcs()) {
+      List<String> program = new ArrayList<>();
+      program.add(TcpForwarder.class.getName());
+      program.addAll(inNs);
+      ServiceProcess fw = new ServiceProcess("hbase-forwarder-" + dc, dc, netns.exec(dc),
+          program, "forwarding", options.dir().toAbsolutePath().resolve("logs")
+              .resolve("hbase-forwarder-" + dc + ".log"));
+      fw.start(START_TIMEOUT);
+      nsForwarders.add(fw);
+    }
+    forwardedPorts = ports;
+    log("HBase ports %s forwarded into every DC's namespace", ports);
+  }
+
+  private void stopHBaseForwarders() {
+    for (ServiceProcess fw : nsForwarders) {
+      fw.kill();
+    }
+    nsForwarders.clear();
+    if (rootForwarder != null) {
+      rootForwarder.close();
+      rootForwarder = null;
+    }
+    forwardedPorts = List.of();
   }
 
   private void count(Fault f, String fmt, Object... args) {
@@ -726,6 +830,10 @@ public final class NemesisRun implements AutoCloseable {
     }
     for (FaultProxy p : proxies) {
       p.close();
+    }
+    stopHBaseForwarders();
+    if (netns != null) {
+      netns.close();
     }
     for (KvStore s : stores.values()) {
       try {

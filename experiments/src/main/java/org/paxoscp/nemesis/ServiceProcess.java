@@ -35,15 +35,36 @@ public final class ServiceProcess {
 
   private final String name;
   private final String dc;
-  private final Path config;
+  private final List<String> prefix;
+  private final List<String> program;
+  private final String ready;
   private final Path log;
   private Process process;
   private boolean stopped;
 
-  ServiceProcess(String name, String dc, Path config, Path log) {
+  /**
+   * A service process of DC {@code dc} run with {@code config}, its output in {@code log}.
+   *
+   * @param prefix what to run it under (e.g. {@code ip netns exec NS}); empty for nothing
+   */
+  ServiceProcess(String name, String dc, Path config, Path log, List<String> prefix) {
+    this(name, dc, prefix, List.of("org.paxoscp.cli.Main", "service", "--config",
+        config.toString()), "serving on udp", log);
+  }
+
+  /**
+   * Any main class of the classpath as a process.
+   *
+   * @param program the main class and its arguments
+   * @param ready the text the process prints once it is ready
+   */
+  ServiceProcess(String name, String dc, List<String> prefix, List<String> program,
+      String ready, Path log) {
     this.name = name;
     this.dc = dc;
-    this.config = config;
+    this.prefix = List.copyOf(prefix);
+    this.program = List.copyOf(program);
+    this.ready = ready;
     this.log = log;
   }
 
@@ -79,7 +100,7 @@ public final class ServiceProcess {
     if (alive()) {
       throw new IllegalStateException(name + " already runs");
     }
-    List<String> cmd = new ArrayList<>();
+    List<String> cmd = new ArrayList<>(prefix);
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(JVM_FLAGS);
     cmd.add("-Xmx256m");
@@ -91,10 +112,7 @@ public final class ServiceProcess {
     cmd.add("-Dorg.slf4j.simpleLogger.logFile=System.out");
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
-    cmd.add("org.paxoscp.cli.Main");
-    cmd.add("service");
-    cmd.add("--config");
-    cmd.add(config.toString());
+    cmd.addAll(program);
     long mark;
     try {
       Files.createDirectories(log.getParent());
@@ -115,7 +133,7 @@ public final class ServiceProcess {
         throw new IllegalStateException(name + " exited with " + process.exitValue()
             + " at start-up; see " + log);
       }
-      if (logSince(mark).contains("serving on udp")) {
+      if (logSince(mark).contains(ready)) {
         return;
       }
       sleep(100);

@@ -28,7 +28,7 @@ class NemesisIT {
     Path export = dir.resolve("export");
     NemesisRun.Options o = new NemesisRun.Options(List.of("V1", "V2", "O"),
         Duration.ofSeconds(60), 20261123L, dir.resolve("work"), export, Duration.ofMillis(1000),
-        EnumSet.allOf(NemesisRun.Fault.class), 2, 2, false);
+        EnumSet.allOf(NemesisRun.Fault.class), 2, 2, false, false);
     NemesisRun.Report r;
     try (NemesisRun run = new NemesisRun(o, out)) {
       r = run.run();
