@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * nemesis kills it with SIGKILL, freezes it with SIGSTOP and thaws it with SIGCONT, and starts it
  * again on the same configuration (same DC, same port, same store).
  *
- * <p>Not thread-safe: the nemesis drives each process from one thread.
+ * <p>The nemesis drives each process from one thread; only {@link #stop} may come from another
+ * (the shutdown hook), and after it the process never starts again.
  */
 public final class ServiceProcess {
   /** The same flags as the {@code paxoscp} launcher (HBase's client on JDK 17). */
@@ -39,8 +40,10 @@ public final class ServiceProcess {
   private final List<String> program;
   private final String ready;
   private final Path log;
-  private Process process;
-  private boolean stopped;
+  private volatile Process process;
+  private volatile boolean stopped;
+  /** Set by {@link #stop}: the process is never started again (a run being torn down). */
+  private boolean retired;
 
   /**
    * A service process of DC {@code dc} run with {@code config}, its output in {@code log}.
@@ -122,7 +125,12 @@ public final class ServiceProcess {
       ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
           .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-      process = pb.start();
+      synchronized (this) {
+        if (retired) {
+          throw new IllegalStateException(name + " is retired: the run is stopping");
+        }
+        process = pb.start();
+      }
       stopped = false;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + name, e);
@@ -203,7 +211,11 @@ public final class ServiceProcess {
    * {@code grace}.
    */
   public void stop(Duration grace) {
-    Process p = process;
+    Process p;
+    synchronized (this) {
+      retired = true;
+      p = process;
+    }
     if (p == null || !p.isAlive()) {
       return;
     }
