@@ -204,7 +204,22 @@ public final class NemesisRun implements AutoCloseable {
 
     log("healing: network, frozen and dead services, HBase");
     healAll();
-    sleep(3000);
+    // Liveness: once everything is healed, commits must resume.
+    List<String> liveness = new ArrayList<>();
+    long before = workload.outcomes().get(NemesisWorkload.Outcome.COMMITTED);
+    long healed = System.nanoTime();
+    while (workload.outcomes().get(NemesisWorkload.Outcome.COMMITTED) < before + 20
+        && System.nanoTime() - healed < Duration.ofSeconds(60).toNanos()) {
+      sleep(200);
+    }
+    long resumed = workload.outcomes().get(NemesisWorkload.Outcome.COMMITTED) - before;
+    if (resumed < 20) {
+      liveness.add(String.format("liveness: only %d commits in the 60 s after healing", resumed));
+    } else {
+      log("commits resumed after healing: 20 within %.1f s",
+          (System.nanoTime() - healed) / 1e9);
+    }
+    sleep(2000);
     workload.stop();
     log("workload stopped: %s", workload.outcomes());
 
@@ -221,6 +236,7 @@ public final class NemesisRun implements AutoCloseable {
     log("exported histories and logs to %s", export);
     List<String> violations = check(export);
     violations.addAll(workload.violations());
+    violations.addAll(liveness);
     Report report = new Report(counts(), workload.outcomes(), workload.byShape(),
         historyOutcomes(export), violations, positions);
     printSummary(report);
