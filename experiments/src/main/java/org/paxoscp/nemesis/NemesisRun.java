@@ -119,6 +119,8 @@ public final class NemesisRun implements AutoCloseable {
   private final List<ServiceProcess> services = new ArrayList<>();
   private final Map<String, KvStore> stores = new LinkedHashMap<>();
   private final Map<Fault, AtomicInteger> injected = new EnumMap<>(Fault.class);
+  /** Liveness violations: commits that did not resume once a fault was healed. */
+  private final List<String> liveness = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The HBase server of each DC: its data directory (one for all DCs when shared). */
   private final Map<String, Path> hbaseDirs = new LinkedHashMap<>();
   /** The ZooKeeper port of each HBase server, by data directory. */
@@ -205,7 +207,6 @@ public final class NemesisRun implements AutoCloseable {
     log("healing: network, frozen and dead services, HBase");
     healAll();
     // Liveness: once everything is healed, commits must resume.
-    List<String> liveness = new ArrayList<>();
     long before = workload.outcomes().get(NemesisWorkload.Outcome.COMMITTED);
     long healed = System.nanoTime();
     while (workload.outcomes().get(NemesisWorkload.Outcome.COMMITTED) < before + 20
@@ -374,10 +375,14 @@ public final class NemesisRun implements AutoCloseable {
         }
         count(f, "kill -9 every service of DCs %s (no majority); restart in %d ms", victims,
             holdMs);
+        long atKill = committed();
         sleep(holdMs);
+        long duringOutage = committed() - atKill;
         for (ServiceProcess s : killed) {
           restart(s);
         }
+        awaitAvailability(String.format("every service of DCs %s was killed (%d commits "
+            + "returned while they were down)", victims, duringOutage));
       }
       case NET_BURST -> {
         double loss = 0.05 + random.nextDouble() * 0.25;
@@ -410,6 +415,7 @@ public final class NemesisRun implements AutoCloseable {
         if (netns != null) {
           startHBaseForwarders();
         }
+        awaitAvailability("HBase " + hd.getFileName() + " restarted");
       }
       case CLIENT_CRASH -> {
         // Up to three tries: a commit may return before the client is closed.
@@ -426,6 +432,26 @@ public final class NemesisRun implements AutoCloseable {
       }
       default -> throw new IllegalStateException(f.toString());
     }
+  }
+
+  private long committed() {
+    return workload.outcomes().get(NemesisWorkload.Outcome.COMMITTED);
+  }
+
+  /** Waits until a transaction commits again; a liveness violation after 60 s. */
+  private void awaitAvailability(String after) {
+    long before = committed();
+    long t0 = System.nanoTime();
+    while (committed() == before) {
+      if (System.nanoTime() - t0 > Duration.ofSeconds(60).toNanos()) {
+        liveness.add("liveness: no commit within 60 s after " + after + " and the restart");
+        log("NO commit within 60 s after the restart");
+        return;
+      }
+      sleep(50);
+    }
+    log("availability regained: a commit %.1f s after the restart; %s", (System.nanoTime() - t0)
+        / 1e9, after);
   }
 
   private void restart(ServiceProcess s) {
