@@ -66,6 +66,7 @@ final class NemesisWorkload {
   private final List<HistoryRecorder> recorders = new CopyOnWriteArrayList<>();
   private final AtomicBoolean running = new AtomicBoolean();
   private final AtomicInteger clientSerial = new AtomicInteger();
+  private final AtomicLong readWriteCommits = new AtomicLong();
 
   NemesisWorkload(ClusterConfig config, Path historyDir, int attrGroups, int bankGroups,
       long seed) {
@@ -210,6 +211,11 @@ final class NemesisWorkload {
   private record Crash(long delayMs, CountDownLatch done, AtomicReference<String> what,
       AtomicBoolean inFlight) {}
 
+  /** Read-write transactions committed so far (each needed a majority of DCs). */
+  long readWriteCommits() {
+    return readWriteCommits.get();
+  }
+
   Map<Outcome, Long> outcomes() {
     Map<Outcome, Long> m = new EnumMap<>(Outcome.class);
     outcomes.forEach((k, v) -> m.put(k, v.get()));
@@ -267,6 +273,9 @@ final class NemesisWorkload {
         }
         if (o != null) {
           outcomes.get(o).incrementAndGet();
+          if (o == Outcome.COMMITTED && !shape.equals("audit")) {
+            readWriteCommits.incrementAndGet();
+          }
           byShape.computeIfAbsent(shape + " " + o, k -> new AtomicLong()).incrementAndGet();
         }
         if (o == Outcome.UNAVAILABLE) {
