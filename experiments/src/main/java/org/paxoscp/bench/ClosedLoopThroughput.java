@@ -22,16 +22,17 @@ import org.paxoscp.check.CheckResult;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.client.CommitProtocol;
-import org.paxoscp.client.HistoryRecorder;
-import org.paxoscp.history.HistoryFiles;
 import org.paxoscp.client.CommitResult;
+import org.paxoscp.client.HistoryRecorder;
 import org.paxoscp.client.OutcomeUnknownException;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
+import org.paxoscp.history.HistoryFiles;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.transport.WanTransport;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
 
@@ -120,8 +121,8 @@ public final class ClosedLoopThroughput {
         String name = "c" + c;
         int clientIndex = c;
         futures.add(pool.submit(() -> {
-          CountingTransport transport = new CountingTransport(
-              UdpTransport.builder(cluster.config(), home).build());
+          CountingTransport transport = new CountingTransport(new WanTransport(
+              UdpTransport.builder(cluster.config(), home).build(), cluster.config()));
           TxnClient.Builder b = TxnClient.builder(cluster.config(), home, protocol)
               .transport(transport);
           if (direct) {

@@ -10,6 +10,7 @@ import org.paxoscp.client.TransactionException;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.transport.WanTransport;
 
 /**
  * Uncontended commit latency of one client: sequential transactions (begin, two blind puts,
@@ -46,8 +47,8 @@ public final class FastPathLatency {
     Histogram commit = new Histogram(3);
     int fast = 0;
     int failed = 0;
-    CountingTransport transport = new CountingTransport(
-        UdpTransport.builder(cluster.config(), home).build());
+    CountingTransport transport = new CountingTransport(new WanTransport(
+        UdpTransport.builder(cluster.config(), home).build(), cluster.config()));
     TxnClient.Builder b = TxnClient.builder(cluster.config(), home, CommitProtocol.CP)
         .transport(transport);
     if (direct) {

@@ -2,7 +2,7 @@ package org.paxoscp.bench;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.paxoscp.sim.Latency;
+import org.paxoscp.transport.Latency;
 
 /**
  * The round-trip time from a DC to its nearest majority: a proposer in DC {@code home} needs

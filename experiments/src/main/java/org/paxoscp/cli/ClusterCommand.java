@@ -61,7 +61,9 @@ public final class ClusterCommand implements Callable<Integer> {
   List<String> rtt = new ArrayList<>();
 
   @Option(names = "--request-timeout-ms", defaultValue = "2000",
-      description = "The protocol's phase and request timeout (default: ${DEFAULT-VALUE}).")
+      description = "Sets the cluster's timeouts together: the client request timeout and the "
+          + "proposer phase timeout to this, the services' learn timeout to this, learner "
+          + "timeout to 4x, catch-up wait to 2x (default: ${DEFAULT-VALUE}).")
   long requestTimeoutMs;
 
   @Option(names = "--threads", defaultValue = "16",

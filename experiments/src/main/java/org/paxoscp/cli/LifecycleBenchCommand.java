@@ -90,9 +90,9 @@ public final class LifecycleBenchCommand implements Callable<Integer> {
     Path dataDir = Files.createTempDirectory("paxoscp-lifecycle-");
     List<Row> rows = new ArrayList<>();
     Map<String, String> gc = Map.of(
-        ServiceConfig.GC_RETENTION_POSITIONS, Integer.toString(retention),
-        ServiceConfig.GC_EVERY_POSITIONS, Integer.toString(every),
-        ServiceConfig.GC_BATCH_POSITIONS, Integer.toString(Math.max(every * 4, 100)));
+        ServiceConfig.GC_RETENTION_POSITIONS.name(), Integer.toString(retention),
+        ServiceConfig.GC_EVERY_POSITIONS.name(), Integer.toString(every),
+        ServiceConfig.GC_BATCH_POSITIONS.name(), Integer.toString(Math.max(every * 4, 100)));
     o.printf(Locale.ROOT, "bench-lifecycle: %d DCs, one group of %d keys, GC retention %d "
         + "positions (round every %d), up to %d positions%n", DCS.size(), keys, retention, every,
         positions);

@@ -13,7 +13,8 @@ import picocli.CommandLine.Command;
     subcommands = {DemoCommand.class, ClusterCommand.class, ShellCommand.class,
         ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,
-        LifecycleBenchCommand.class, org.paxoscp.nemesis.NemesisCommand.class,
+        LifecycleBenchCommand.class, ConfigReferenceCommand.class,
+        org.paxoscp.nemesis.NemesisCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

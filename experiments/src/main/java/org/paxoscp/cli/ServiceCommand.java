@@ -74,7 +74,7 @@ public final class ServiceCommand implements Callable<Integer> {
     });
     out.printf("service: DC %s serving on udp %s:%d (store %s%s); Ctrl-C stops it%n",
         config.dc(), a.getHostString(), a.getPort(), config.effectiveValues().get(
-            ServiceConfig.STORE), config.cluster().discoveryZk().map(
+            ServiceConfig.STORE.name()), config.cluster().discoveryZk().map(
                 zk -> ", discovery " + zk).orElse(""));
     out.flush();
     foreground.await();

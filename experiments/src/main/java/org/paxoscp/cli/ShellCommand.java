@@ -116,7 +116,7 @@ public final class ShellCommand implements Callable<Integer> {
         throw new IllegalArgumentException("no such file " + configFile);
       }
       cluster = ClusterConfig.fromProperties(LocalCluster.readProperties(configFile),
-          ServiceConfig.PREFIX);
+          ServiceConfig.KEYS);
       home = dc == null ? cluster.dcNames().get(0) : dc;
       if (!cluster.dcNames().contains(home)) {
         throw new IllegalArgumentException("--dc " + home + " is not a DC of the cluster "

@@ -18,13 +18,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.paxoscp.paxos.Acceptor;
-import org.paxoscp.paxos.DirectProposerRunner;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.Outcome;
-import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.Proposer;
-import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.service.InProcessDcs;
 import org.paxoscp.store.CountingKvStore;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.hbase.EmbeddedHBase;
@@ -35,13 +35,13 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code paxoscp store-cost}: what one commit costs in store operations and time on an embedded
- * HBase with one table set per DC, with acceptors called in-process (no network): the fast path
+ * HBase with one table set per DC, with the DCs' services called in-process (no network): the fast path
  * (one client, every commit granted by the leader) and a contended path (several threads on few
  * keys). A measurement, not a test: numbers depend on the machine.
  */
 @Command(name = "store-cost", mixinStandardHelpOptions = true,
     description = "Measures store operations and store vs protocol time per committed "
-        + "transaction on an embedded HBase (in-process acceptors, no network).")
+        + "transaction on an embedded HBase (in-process services, no network).")
 public final class StoreCostCommand implements Callable<Integer> {
   private static final String GROUP = "cost";
 
@@ -90,7 +90,7 @@ public final class StoreCostCommand implements Callable<Integer> {
     }
     List<Acceptor> acceptors = stores.stream().map(Acceptor::new).toList();
     List<LogApplier> appliers = stores.stream().map(s -> new LogApplier((KvStore) s)).toList();
-    DirectProposerRunner runner = new DirectProposerRunner(acceptors);
+    InProcessDcs runner = new InProcessDcs(dcs, stores);
     ProposerConfig cfg = ProposerConfig.defaults(p, dcs);
     AtomicLong ids = new AtomicLong(1);
     LongAdder committed = new LongAdder();
@@ -156,6 +156,7 @@ public final class StoreCostCommand implements Callable<Integer> {
         ops.rowReads() / c, ops.reads() / c, commitNanos.sum() / 1e6 / (committed.sum()
             + aborted.sum()), ops.nanos() / 1e6 / (committed.sum() + aborted.sum()),
         100.0 * ops.nanos() / Math.max(1, commitNanos.sum()));
+    runner.close();
     for (CountingKvStore s : stores) {
       s.close();
     }

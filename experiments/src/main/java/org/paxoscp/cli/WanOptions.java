@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import org.paxoscp.sim.Latency;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Latency;
 
 /** The WAN emulation the local-cluster commands ({@code demo}, {@code cluster}) set up. */
 final class WanOptions {

@@ -28,6 +28,7 @@ import org.paxoscp.client.TxnClient;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.LogCollector;
+import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.service.ServiceRunner;
 import org.paxoscp.service.ServiceTransportFactory;
@@ -146,12 +147,17 @@ public final class LocalCluster implements AutoCloseable {
         zkConnect = zk.connectString();
       }
       Map<String, String> props = new LinkedHashMap<>();
-      props.put(ClusterConfig.DCS, String.join(",", options.dcs()));
+      props.put(ClusterConfig.DCS.name(), String.join(",", options.dcs()));
       byte[] key = new byte[32];
       new SecureRandom().nextBytes(key);
-      props.put(ClusterConfig.KEY, HexFormat.of().formatHex(key));
-      props.put(ClusterConfig.DISCOVERY_ZK, zkConnect);
-      props.put(ClusterConfig.REQUEST_TIMEOUT_MS, Long.toString(options.requestTimeout().toMillis()));
+      props.put(ClusterConfig.KEY.name(), HexFormat.of().formatHex(key));
+      props.put(ClusterConfig.DISCOVERY_ZK.name(), zkConnect);
+      // One knob for the local cluster: every protocol and request timeout derives from it.
+      long timeoutMs = options.requestTimeout().toMillis();
+      props.put(ClusterConfig.REQUEST_TIMEOUT.name(), Long.toString(timeoutMs));
+      props.put(ProposerConfig.PHASE_TIMEOUT.name(), Long.toString(timeoutMs));
+      props.put(ClusterConfig.DISCOVERY_CONNECT_TIMEOUT.name(),
+          Long.toString(Math.max(5_000, 5 * timeoutMs)));
       for (String dc : options.dcs()) {
         props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", "127.0.0.1:" + freeUdpPort());
         if (hbase != null) {
@@ -163,8 +169,12 @@ public final class LocalCluster implements AutoCloseable {
       ClusterConfig base = ClusterConfig.fromProperties(props);
       ClusterConfig config = base.with(base.dcs(), options.wan());
       Map<String, String> serviceProps = new LinkedHashMap<>(config.toProperties());
-      serviceProps.put(ServiceConfig.THREADS, Integer.toString(options.serviceThreads()));
-      serviceProps.put(ServiceConfig.STORE, options.store().toString());
+      serviceProps.put(ServiceConfig.THREADS.name(), Integer.toString(options.serviceThreads()));
+      serviceProps.put(ServiceConfig.STORE.name(), options.store().toString());
+      serviceProps.put(ServiceConfig.LEARN_TIMEOUT.name(), Long.toString(timeoutMs));
+      serviceProps.put(ServiceConfig.LEARNER_TIMEOUT.name(), Long.toString(4 * timeoutMs));
+      serviceProps.put(ServiceConfig.CATCHUP_WAIT.name(), Long.toString(2 * timeoutMs));
+      serviceProps.put(ServiceConfig.GC_PEER_TIMEOUT.name(), Long.toString(timeoutMs));
       serviceProps.putAll(serviceSettings);
       cluster = new LocalCluster(options, hbase, zk, config, serviceProps);
       for (String dc : options.dcs()) {
@@ -214,7 +224,7 @@ public final class LocalCluster implements AutoCloseable {
       throw new IllegalStateException("the service of DC " + dc + " is already running");
     }
     Map<String, String> props = new LinkedHashMap<>(serviceProps);
-    props.put(ServiceConfig.DC, dc);
+    props.put(ServiceConfig.DC.name(), dc);
     ServiceConfig sc = ServiceConfig.fromProperties(props);
     services.put(dc, ServiceRunner.start(sc, ServiceTransportFactory.UDP, stores.get(dc)));
   }

@@ -249,11 +249,11 @@ public final class NemesisRun implements AutoCloseable {
 
   private Map<String, String> clusterProperties() throws IOException {
     Map<String, String> props = new LinkedHashMap<>();
-    props.put(ClusterConfig.DCS, String.join(",", options.dcs()));
+    props.put(ClusterConfig.DCS.name(), String.join(",", options.dcs()));
     byte[] key = new byte[32];
     new SecureRandom().nextBytes(key);
-    props.put(ClusterConfig.KEY, HexFormat.of().formatHex(key));
-    props.put(ClusterConfig.REQUEST_TIMEOUT_MS, Long.toString(options.requestTimeout().toMillis()));
+    props.put(ClusterConfig.KEY.name(), HexFormat.of().formatHex(key));
+    props.put(ClusterConfig.REQUEST_TIMEOUT.name(), Long.toString(options.requestTimeout().toMillis()));
     Map<ServiceProcess, String> binds = new LinkedHashMap<>();
     String proxyHost = netns != null ? netns.rootAddress() : "127.0.0.1";
     for (int d = 0; d < options.dcs().size(); d++) {
@@ -283,12 +283,12 @@ public final class NemesisRun implements AutoCloseable {
     }
     for (var e : binds.entrySet()) {
       Map<String, String> sp = new LinkedHashMap<>(props);
-      sp.put(ServiceConfig.DC, e.getKey().dc());
-      sp.put(ServiceConfig.BIND, e.getValue());
-      sp.put(ServiceConfig.THREADS, "8");
-      sp.put(ServiceConfig.STORE, "hbase");
+      sp.put(ServiceConfig.DC.name(), e.getKey().dc());
+      sp.put(ServiceConfig.BIND.name(), e.getValue());
+      sp.put(ServiceConfig.THREADS.name(), "8");
+      sp.put(ServiceConfig.STORE.name(), "hbase");
       // Keep every log position: the checker judges complete logs.
-      sp.put(ServiceConfig.GC_RETENTION_POSITIONS, "0");
+      sp.put(ServiceConfig.GC_RETENTION_POSITIONS.name(), "0");
       ServiceConfig.fromProperties(sp); // fails here, naming the key, rather than in the process
       Path file = options.dir().toAbsolutePath().resolve("conf")
           .resolve(e.getKey().name() + ".properties");

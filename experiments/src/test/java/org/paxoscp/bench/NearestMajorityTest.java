@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.paxoscp.sim.Latency;
+import org.paxoscp.transport.Latency;
 
 class NearestMajorityTest {
   private final Latency paper = Latency.paperRegions();

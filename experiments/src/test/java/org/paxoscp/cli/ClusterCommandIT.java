@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.cli.CommandRun.Result;
+import org.paxoscp.testing.Poll;
 
 /**
  * {@code cluster} (memory stores, no WAN) runs until stopped, and a shell connects with the
@@ -27,8 +28,8 @@ class ClusterCommandIT {
     ClusterCommand command = new ClusterCommand();
     CommandRun run = CommandRun.background(command, "--store", "memory", "--no-wan",
         "--dcs", "V1,V2,V3", "--dir", dir.toString(), "--request-timeout-ms", "1000");
-    CommandRun.await(Duration.ofSeconds(60), () -> command.running() || run.exit().isDone(),
-        "the cluster to start");
+    Poll.until("the cluster to start", Duration.ofSeconds(60),
+        () -> command.running() || run.exit().isDone());
     try {
       assertTrue(command.running(), run.err());
       Path config = dir.resolve("cluster.properties");
@@ -74,8 +75,8 @@ class ClusterCommandIT {
             "paxoscp.service.threads", "2")));
     ServiceCommand command = new ServiceCommand();
     CommandRun run = CommandRun.background(command, "--config", file.toString());
-    CommandRun.await(Duration.ofSeconds(30),
-        () -> run.out().contains("serving") || run.exit().isDone(), "the service to start");
+    Poll.until("the service to start", Duration.ofSeconds(30),
+        () -> run.out().contains("serving") || run.exit().isDone());
     try {
       assertTrue(run.out().startsWith("service: DC V1 serving on udp 127.0.0.1:"), run.out()
           + run.err());

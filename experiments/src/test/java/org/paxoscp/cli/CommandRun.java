@@ -11,13 +11,10 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 
@@ -68,17 +65,6 @@ final class CommandRun {
 
   String err() {
     return err.toString();
-  }
-
-  /** Polls {@code condition} every 20 ms until it holds; fails after {@code timeout}. */
-  static void await(Duration timeout, BooleanSupplier condition, String what) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
-      }
-      LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
-    }
   }
 
   /** A UDP port on loopback that was free a moment ago. */

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
-import org.paxoscp.sim.Latency;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Latency;
 
 /**
  * {@code paxoscp ycsb} against a local three-DC cluster on embedded HBase and UDP: YCSB's own

@@ -1,7 +1,6 @@
 package org.paxoscp.local;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -21,9 +20,7 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -48,8 +45,8 @@ import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.Ballot;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.PaxosMessage;
-import org.paxoscp.sim.Latency;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Latency;
 import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;

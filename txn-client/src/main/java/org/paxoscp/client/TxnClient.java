@@ -8,47 +8,32 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 import java.util.random.RandomGenerator;
 import org.paxoscp.paxos.LogApplier;
-import org.paxoscp.paxos.Outcome;
-import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.Proposer;
-import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.ProposerConfig;
-import org.paxoscp.paxos.TooOldException;
+import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.WalLayout;
-import org.paxoscp.store.KvStore;
-import org.paxoscp.service.CatchUp;
 import org.paxoscp.service.CuratorDiscovery;
-import org.paxoscp.service.TransactionService;
-import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.store.KvStore;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.Message;
-import org.paxoscp.transport.MessageTooLargeException;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.UdpTransport;
-import org.paxoscp.transport.TransportClosedException;
-import org.paxoscp.transport.TransportTimeoutException;
-import org.paxoscp.transport.UnknownDcException;
+import org.paxoscp.transport.WanTransport;
 import org.paxoscp.wal.LogEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,22 +68,18 @@ public final class TxnClient implements AutoCloseable {
   private final HistoryRecorder history;
   /** This client's name in recorded histories. */
   private final String clientId;
-  private final List<String> failoverOrder;
-  private final Transport transport;
-  private final LogApplier directApplier;
-  private final ProposerConfig proposerConfig;
-  private final ProposerDriver driver;
   private final ScheduledExecutorService timers;
   private final ExecutorService storeExecutor;
-  /** The direct path's catch-up at the home DC, or null. */
-  private final CatchUp directCatchUp;
+  /** The direct home-DC store path, or null. */
+  private final DirectPath direct;
+  private final Failover failover;
+  private final CommitDriver commits;
   private final int maxAttempts;
   private final Duration backoffBase;
   private final Duration backoffMax;
   private final RandomGenerator random;
   private final IdSource ids = new IdSource();
   private final ConcurrentHashMap<String, Long> session = new ConcurrentHashMap<>();
-  private final Set<CompletableFuture<Outcome>> inFlight = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   /** What the client opened itself (transport, discovery) and closes with it; may be empty. */
   private final List<AutoCloseable> owned;
@@ -109,44 +90,30 @@ public final class TxnClient implements AutoCloseable {
     this.protocol = b.protocol;
     this.history = b.history;
     this.clientId = homeDc + "-" + ProposerId.random();
-    List<String> order = new ArrayList<>();
-    order.add(homeDc);
-    for (String dc : cluster.dcNames()) {
-      if (!dc.equals(homeDc)) {
-        order.add(dc);
-      }
-    }
-    this.failoverOrder = List.copyOf(order);
     this.maxAttempts = b.maxAttempts;
     this.backoffBase = b.backoffBase;
     this.backoffMax = b.backoffMax;
     this.random = b.random;
     this.owned = b.owned;
     this.timers = new ScheduledThreadPoolExecutor(1, named("paxoscp-client-timers-" + homeDc));
+    Transport transport = b.transport;
     if (b.directStore != null) {
       this.storeExecutor = Executors.newCachedThreadPool(named("paxoscp-client-store-" + homeDc));
-      this.directApplier = new LogApplier(b.directStore);
-      // The home DC's own service logic, in this process, on the home store.
-      Scheduler scheduler = Scheduler.of(timers, storeExecutor);
-      this.directCatchUp = new CatchUp(homeDc, cluster.dcNames(), b.directStore, b.transport,
-          CatchUp.Settings.defaults(cluster.requestTimeout()), scheduler);
-      TransactionService home = new TransactionService(homeDc, cluster.dcNames(), b.directStore,
-          directCatchUp, new TransactionService.Limits(1, cluster.maxDatagramBytes(),
-              cluster.requestTimeout()), scheduler);
-      this.transport = new DirectStoreTransport(b.transport, homeDc, home, storeExecutor);
+      this.direct = new DirectPath(cluster, homeDc, b.directStore, b.transport, timers,
+          storeExecutor);
+      transport = direct.transport();
     } else {
       this.storeExecutor = null;
-      this.directCatchUp = null;
-      this.directApplier = null;
-      this.transport = b.transport;
+      this.direct = null;
     }
-    ProposerConfig pc = ProposerConfig.defaults(
-            protocol == CommitProtocol.CP ? Protocol.CP : Protocol.BASIC, cluster.dcNames())
-        .withPhaseTimeoutMicros(TimeUnit.NANOSECONDS.toMicros(cluster.requestTimeout().toNanos()))
+    this.failover = new Failover(cluster, homeDc, transport);
+    ProposerConfig pc = cluster.proposer(
+            protocol == CommitProtocol.CP ? Protocol.CP : Protocol.BASIC)
         .withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
-    this.proposerConfig = b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc;
-    this.driver = new ProposerDriver(transport, cluster.dcNames(), Scheduler.of(timers),
-        cluster.requestTimeout());
+    this.commits = new CommitDriver(homeDc,
+        b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc,
+        new ProposerDriver(transport, cluster.dcNames(), Scheduler.of(timers),
+            cluster.phaseTimeout()), random);
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
             + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
         cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),
@@ -182,7 +149,8 @@ public final class TxnClient implements AutoCloseable {
     ensureOpen();
     validateGroup(group);
     long min = session.getOrDefault(group, 0L);
-    Message.BeginReply reply = failover(group, "", min, new Message.BeginRequest(group, min),
+    Message.BeginReply reply = failover.request(group, "", min,
+        new Message.BeginRequest(group, min),
         m -> m instanceof Message.BeginReply r && r.group().equals(group) && r.position() >= min
             ? r : null);
     noteSession(group, reply.position());
@@ -274,16 +242,23 @@ public final class TxnClient implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    for (CompletableFuture<Outcome> f : inFlight) {
-      f.completeExceptionally(new CancellationException("client closed"));
+    commits.close();
+    if (storeExecutor != null) {
+      // Let store work already handed over (the last commit's APPLY at the home DC) finish.
+      storeExecutor.shutdown();
+      try {
+        storeExecutor.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
-    if (directCatchUp != null) {
-      directCatchUp.close();
+    if (direct != null) {
+      direct.close();
     }
-    shutdown(timers);
     if (storeExecutor != null) {
       shutdown(storeExecutor);
     }
+    shutdown(timers);
     for (AutoCloseable c : owned) {
       try {
         c.close();
@@ -341,22 +316,14 @@ public final class TxnClient implements AutoCloseable {
    */
   LogApplier.VersionedRead read(String group, String txnId, long position, String key) {
     ensureOpen();
-    if (directApplier != null) {
-      try {
-        if (directApplier.appliedWatermark(group) >= position
-            || directApplier.applyKnown(group) >= position) {
-          return directApplier.readVersioned(group, key, position);
-        }
-      } catch (TooOldException e) {
-        // As a service answers TOO_OLD: the read position was collected; retry with a new one.
-        throw new TransactionAbortedException(new CommitResult(CommitResult.Status.ABORTED,
-            group, txnId, position, 0, false, e.getMessage()), homeDc);
-      } catch (StoreUnavailableException e) {
-        LOG.debug("direct read of {} failed, reading through a service: {}", group,
-            e.getMessage());
+    if (direct != null) {
+      Optional<LogApplier.VersionedRead> v = direct.read(group, txnId, position, key);
+      if (v.isPresent()) {
+        return v.get();
       }
     }
-    return failover(group, txnId, position, new Message.ReadRequest(group, position, List.of(key)),
+    return failover.request(group, txnId, position,
+        new Message.ReadRequest(group, position, List.of(key)),
         m -> m instanceof Message.ReadReply r && r.group().equals(group)
             && r.position() == position
             ? new LogApplier.VersionedRead(
@@ -367,64 +334,9 @@ public final class TxnClient implements AutoCloseable {
   /** Runs the commit protocol for {@code entry} and blocks for its outcome. */
   CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
     ensureOpen();
-    SplittableRandom proposerRandom;
-    synchronized (random) {
-      proposerRandom = new SplittableRandom(random.nextLong());
-    }
-    Proposer proposer = new Proposer(proposerConfig, group, proposerId, entry,
-        entry.readPosition() + 1, leader, proposerRandom);
-    Outcome outcome;
-    try {
-      CompletableFuture<Outcome> f = driver.run(proposer);
-      inFlight.add(f);
-      try {
-        if (closed.get()) {
-          f.completeExceptionally(new CancellationException("client closed"));
-        }
-        outcome = f.get();
-      } finally {
-        inFlight.remove(f);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw unknown(group, entry, proposer, "interrupted while committing", e);
-    } catch (ExecutionException e) {
-      throw unknown(group, entry, proposer, "the commit protocol failed: " + e.getCause(), e);
-    } catch (CancellationException | RejectedExecutionException e) {
-      throw unknown(group, entry, proposer, "client closed while committing", e);
-    }
-    CommitResult result = new CommitResult(switch (outcome.status()) {
-      case COMMITTED -> CommitResult.Status.COMMITTED;
-      case ABORTED -> CommitResult.Status.ABORTED;
-      case UNKNOWN -> CommitResult.Status.UNKNOWN;
-      case LEARNED -> throw new IllegalStateException("a proposer with an entry learned: "
-          + outcome);
-    }, group, entry.txnId(), outcome.position(), outcome.promotions(), outcome.combined(),
-        outcome.reason() == null ? "" : outcome.reason());
-    switch (result.status()) {
-      case COMMITTED -> {
-        noteSession(group, result.position());
-        return result;
-      }
-      case ABORTED -> {
-        if (outcome.chosen() == null && !outcome.contended()) {
-          // The proposer gave up for lack of a quorum (DCs silent) before any ACCEPT carried the
-          // entry at its last position, every earlier one being decided without it: not in the
-          // log. Giving up against competing proposers is an abort (retryable) instead.
-          throw new UnavailableException("commit of " + entry.txnId() + " found no majority: "
-              + result.reason(), group, result.position(), homeDc);
-        }
-        throw new TransactionAbortedException(result, homeDc);
-      }
-      default -> throw new OutcomeUnknownException(result, homeDc, null);
-    }
-  }
-
-  private OutcomeUnknownException unknown(String group, LogEntry entry, Proposer proposer,
-      String why, Throwable cause) {
-    CommitResult r = new CommitResult(CommitResult.Status.UNKNOWN, group, entry.txnId(),
-        proposer.position(), proposer.promotions(), false, why);
-    return new OutcomeUnknownException(r, homeDc, cause);
+    CommitResult r = commits.commit(group, entry, proposerId, leader);
+    noteSession(group, r.position());
+    return r;
   }
 
   // ---- internals ----------------------------------------------------------------------------
@@ -458,61 +370,6 @@ public final class TxnClient implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       throw new InvalidArgumentException(e.getMessage());
     }
-  }
-
-  /**
-   * Sends {@code request} to the DCs in fail-over order until one gives an acceptable reply
-   * ({@code accept} returns non-null). A timeout, an unknown DC, an unavailable store, a failed
-   * catch-up or an unacceptable reply moves on to the next DC.
-   */
-  private <R> R failover(String group, String txnId, long position, Message request,
-      Function<Message, R> accept) {
-    List<Throwable> failures = new ArrayList<>();
-    String lastDc = homeDc;
-    for (String dc : failoverOrder) {
-      lastDc = dc;
-      Message reply;
-      try {
-        reply = transport.request(dc, request, cluster.requestTimeout()).join();
-      } catch (CompletionException | TransportTimeoutException | UnknownDcException
-               | TransportClosedException | MessageTooLargeException e) {
-        Throwable cause = e instanceof CompletionException && e.getCause() != null
-            ? e.getCause() : e;
-        if (cause instanceof TransportClosedException) {
-          throw new IllegalStateException("the client's transport is closed", cause);
-        }
-        if (cause instanceof MessageTooLargeException) {
-          throw new InvalidArgumentException("request does not fit in a datagram: "
-              + cause.getMessage());
-        }
-        failures.add(cause);
-        continue;
-      }
-      if (reply instanceof Message.ErrorReply err) {
-        switch (err.code()) {
-          case STORE_UNAVAILABLE, CATCH_UP_FAILED -> {
-            failures.add(new IllegalStateException(dc + ": " + err.code() + " " + err.detail()));
-            continue;
-          }
-          case TOO_OLD -> throw new TransactionAbortedException(new CommitResult(
-              CommitResult.Status.ABORTED, group, txnId, position, 0, false,
-              "position " + position + " is below the group's GC watermark: " + err.detail()),
-              dc);
-          case BAD_REQUEST, TOO_LARGE -> throw new InvalidArgumentException(
-              "DC " + dc + " rejected the request: " + err.code() + " " + err.detail());
-          default -> throw new IllegalStateException("unhandled error code " + err.code());
-        }
-      }
-      R r = accept.apply(reply);
-      if (r != null) {
-        return r;
-      }
-      failures.add(new IllegalStateException(dc + ": unexpected reply " + reply));
-    }
-    UnavailableException u = new UnavailableException("no DC of " + failoverOrder
-        + " served " + request.getClass().getSimpleName(), group, position, lastDc);
-    failures.forEach(u::addSuppressed);
-    throw u;
   }
 
   private static ThreadFactory named(String name) {
@@ -649,14 +506,15 @@ public final class TxnClient implements AutoCloseable {
         Endpoints endpoints = Endpoints.fromConfig(cluster);
         if (cluster.discoveryZk().isPresent()) {
           CuratorDiscovery discovery = CuratorDiscovery.start(cluster.discoveryZk().get(),
-              cluster.discoveryPath(), cluster.requestTimeout().multipliedBy(5));
+              cluster.discoveryPath(), cluster.discoveryConnectTimeout());
           opened.add(discovery);
           endpoints = discovery.endpoints(cluster.dcNames());
           opened.add(endpoints);
         }
-        UdpTransport udp = UdpTransport.builder(cluster, homeDc).endpoints(endpoints).build();
-        opened.add(0, udp);
-        transport = udp;
+        WanTransport wan = new WanTransport(
+            UdpTransport.builder(cluster, homeDc).endpoints(endpoints).build(), cluster);
+        opened.add(0, wan);
+        transport = wan;
         owned = List.copyOf(opened);
       } catch (RuntimeException e) {
         for (AutoCloseable c : opened) {

@@ -1,71 +1,38 @@
 package org.paxoscp.client;
 
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SortedMap;
-import java.util.TreeMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import org.paxoscp.paxos.Acceptor;
-import org.paxoscp.service.CatchUp;
-import org.paxoscp.service.TransactionService;
+import org.paxoscp.service.InProcessCluster;
+import org.paxoscp.service.ObservedService;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.InProcessTransport;
-import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogValue;
 
-/**
- * Three DCs A, B, C in process, each the real {@link TransactionService} (with its catch-up)
- * over an {@link InMemoryKvStore}, observed by an {@link ObservedService}.
- */
+/** The test kit's {@link InProcessCluster} of three real services, with clients of it. */
 final class TestCluster implements AutoCloseable {
-  static final List<String> DCS = List.of("A", "B", "C");
+  static final List<String> DCS = InProcessCluster.DCS;
 
+  private final InProcessCluster cluster;
   final ClusterConfig config;
-  final InProcessTransport.Network network = new InProcessTransport.Network();
-  final Map<String, InMemoryKvStore> stores = new LinkedHashMap<>();
-  final Map<String, ObservedService> services = new LinkedHashMap<>();
-  private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(2, r -> {
-    Thread t = new Thread(r, "test-cluster-services");
-    t.setDaemon(true);
-    return t;
-  });
+  final InProcessTransport.Network network;
+  final Map<String, InMemoryKvStore> stores;
+  final Map<String, ObservedService> services;
   private final List<AutoCloseable> closeables = new ArrayList<>();
-  private final List<CatchUp> catchUps = new ArrayList<>();
 
   TestCluster(Duration requestTimeout) {
     this(requestTimeout, 60_000);
   }
 
   TestCluster(Duration requestTimeout, int maxDatagramBytes) {
-    List<ClusterConfig.Dc> dcs = new ArrayList<>();
-    int port = 7000;
-    for (String dc : DCS) {
-      dcs.add(new ClusterConfig.Dc(dc, List.of(InetSocketAddress.createUnresolved("localhost",
-          port++)), Map.of()));
-    }
-    config = new ClusterConfig(dcs, new byte[16], Optional.empty(), "/paxoscp", maxDatagramBytes,
-        requestTimeout, ClusterConfig.Wan.off());
-    for (String dc : DCS) {
-      InMemoryKvStore store = new InMemoryKvStore();
-      stores.put(dc, store);
-      Scheduler scheduler = Scheduler.of(timers);
-      CatchUp catchUp = new CatchUp(dc, DCS, store, network.transport(dc),
-          CatchUp.Settings.defaults(requestTimeout), scheduler);
-      catchUps.add(catchUp);
-      ObservedService s = new ObservedService(new TransactionService(dc, DCS, store, catchUp,
-          new TransactionService.Limits(1024, maxDatagramBytes, requestTimeout.multipliedBy(20)),
-          scheduler));
-      services.put(dc, s);
-      network.register(dc, s);
-    }
+    this.cluster = new InProcessCluster(requestTimeout, maxDatagramBytes);
+    this.config = cluster.config;
+    this.network = cluster.network;
+    this.stores = cluster.stores;
+    this.services = cluster.services;
   }
 
   /** A client builder over the in-process transport of {@code home}. */
@@ -80,27 +47,15 @@ final class TestCluster implements AutoCloseable {
   }
 
   void setDown(String dc, boolean down) {
-    network.setDown(dc, down);
+    cluster.setDown(dc, down);
   }
 
-  /** The chosen values DC {@code dc} knows for {@code group}, positions 1..{@code upTo}. */
   SortedMap<Long, LogValue> log(String dc, String group, long upTo) {
-    Acceptor a = new Acceptor(stores.get(dc));
-    SortedMap<Long, LogValue> log = new TreeMap<>();
-    for (long p = 1; p <= upTo; p++) {
-      long pos = p;
-      a.chosen(group, p).ifPresent(v -> log.put(pos, v));
-    }
-    return log;
+    return cluster.log(dc, group, upTo);
   }
 
-  /** Every DC's log of {@code group}, up to the highest position any DC knows of (scan limit). */
   Map<String, SortedMap<Long, LogValue>> logs(String group, long upTo) {
-    Map<String, SortedMap<Long, LogValue>> out = new LinkedHashMap<>();
-    for (String dc : DCS) {
-      out.put(dc, log(dc, group, upTo));
-    }
-    return out;
+    return cluster.logs(group, upTo);
   }
 
   @Override
@@ -108,9 +63,6 @@ final class TestCluster implements AutoCloseable {
     for (int i = closeables.size() - 1; i >= 0; i--) {
       closeables.get(i).close();
     }
-    catchUps.forEach(CatchUp::close);
-    network.close();
-    timers.shutdownNow();
-    timers.awaitTermination(5, TimeUnit.SECONDS);
+    cluster.close();
   }
 }

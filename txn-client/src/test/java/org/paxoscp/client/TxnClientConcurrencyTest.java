@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.check.CheckResult;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.testing.Poll;
 
 /** Concurrent transactions from several clients, judged by outcome rules and the checker. */
 @Timeout(120)
@@ -133,6 +134,15 @@ class TxnClientConcurrencyTest {
     for (var rec : history.records()) {
       results.add(new CommitResult(CommitResult.Status.COMMITTED, "g", rec.txnId(),
           rec.commitPosition(), 0, false, ""));
+    }
+    long highest = history.records().stream().mapToLong(rec -> rec.commitPosition()).max()
+        .orElseThrow();
+    // The APPLY of each decided position is one-way: wait until it has reached a DC.
+    for (long p = r + 1; p <= highest; p++) {
+      long position = p;
+      Poll.until("a DC knows position " + position, Duration.ofSeconds(10),
+          () -> cluster.logs("g", position).values().stream()
+              .anyMatch(log -> log.containsKey(position)));
     }
     var logs = cluster.logs("g", r + CLIENTS + 1);
     long combinedPositions = logs.get("A").values().stream()

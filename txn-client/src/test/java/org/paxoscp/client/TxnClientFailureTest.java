@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.paxoscp.check.CheckResult;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.Message;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogValue;

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.Message;
 import org.paxoscp.wal.LogValue;
 

@@ -1,0 +1,117 @@
+package org.paxoscp.client;
+
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.random.RandomGenerator;
+import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.wal.LogEntry;
+
+/**
+ * A client's commit: runs a {@link Proposer} for an entry through the {@link ProposerDriver},
+ * blocks for its outcome and turns it into a {@link CommitResult} or the typed exception.
+ * Commits still running when the client closes end as unknown outcomes.
+ */
+final class CommitDriver {
+  private final String homeDc;
+  private final ProposerConfig config;
+  private final ProposerDriver driver;
+  private final RandomGenerator random;
+  private final Set<CompletableFuture<Outcome>> inFlight = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  /** {@code random} seeds each proposer's back-off; guarded by its own monitor. */
+  CommitDriver(String homeDc, ProposerConfig config, ProposerDriver driver,
+      RandomGenerator random) {
+    this.homeDc = homeDc;
+    this.config = config;
+    this.driver = driver;
+    this.random = random;
+  }
+
+  /**
+   * Runs the commit protocol for {@code entry} at {@code entry.readPosition() + 1} and blocks
+   * for its outcome.
+   *
+   * @return the result of a committed entry
+   * @throws TransactionAbortedException certainly not in the log
+   * @throws UnavailableException no majority answered before the entry was sent for acceptance
+   * @throws OutcomeUnknownException it may or may not be in the log
+   */
+  CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
+    SplittableRandom proposerRandom;
+    synchronized (random) {
+      proposerRandom = new SplittableRandom(random.nextLong());
+    }
+    Proposer proposer = new Proposer(config, group, proposerId, entry, entry.readPosition() + 1,
+        leader, proposerRandom);
+    Outcome outcome;
+    try {
+      CompletableFuture<Outcome> f = driver.run(proposer);
+      inFlight.add(f);
+      try {
+        if (closed) {
+          f.completeExceptionally(new CancellationException("client closed"));
+        }
+        outcome = f.get();
+      } finally {
+        inFlight.remove(f);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw unknown(group, entry, proposer, "interrupted while committing", e);
+    } catch (ExecutionException e) {
+      throw unknown(group, entry, proposer, "the commit protocol failed: " + e.getCause(), e);
+    } catch (CancellationException | RejectedExecutionException e) {
+      throw unknown(group, entry, proposer, "client closed while committing", e);
+    }
+    CommitResult result = new CommitResult(switch (outcome.status()) {
+      case COMMITTED -> CommitResult.Status.COMMITTED;
+      case ABORTED -> CommitResult.Status.ABORTED;
+      case UNKNOWN -> CommitResult.Status.UNKNOWN;
+      case LEARNED -> throw new IllegalStateException("a proposer with an entry learned: "
+          + outcome);
+    }, group, entry.txnId(), outcome.position(), outcome.promotions(), outcome.combined(),
+        outcome.reason() == null ? "" : outcome.reason());
+    switch (result.status()) {
+      case COMMITTED -> {
+        return result;
+      }
+      case ABORTED -> {
+        if (outcome.chosen() == null && !outcome.contended()) {
+          // The proposer gave up for lack of a quorum (DCs silent) before any ACCEPT carried the
+          // entry at its last position, every earlier one being decided without it: not in the
+          // log. Giving up against competing proposers is an abort (retryable) instead.
+          throw new UnavailableException("commit of " + entry.txnId() + " found no majority: "
+              + result.reason(), group, result.position(), homeDc);
+        }
+        throw new TransactionAbortedException(result, homeDc);
+      }
+      default -> throw new OutcomeUnknownException(result, homeDc, null);
+    }
+  }
+
+  /** Ends every running commit as an unknown outcome; later commits end so at once. */
+  void close() {
+    closed = true;
+    for (CompletableFuture<Outcome> f : inFlight) {
+      f.completeExceptionally(new CancellationException("client closed"));
+    }
+  }
+
+  private OutcomeUnknownException unknown(String group, LogEntry entry, Proposer proposer,
+      String why, Throwable cause) {
+    CommitResult r = new CommitResult(CommitResult.Status.UNKNOWN, group, entry.txnId(),
+        proposer.position(), proposer.promotions(), false, why);
+    return new OutcomeUnknownException(r, homeDc, cause);
+  }
+}

@@ -1,0 +1,368 @@
+package org.paxoscp.service;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.paxos.PaxosMessage.Learn;
+import org.paxoscp.paxos.PaxosMessage.LearnReply;
+import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
+import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.TransportException;
+import org.paxoscp.wal.LogValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Learning and catch-up of one DC (ARCHITECTURE section 5.4): brings the DC's applied watermark of
+ * a group up to a target position by learning every missing position in order. To learn position
+ * p it first asks every peer DC's service for p's chosen value ({@code Learn(p)}) and takes the
+ * first one that knows it; if none does, it runs a learner {@link Proposer} for p, which
+ * re-proposes the highest-ballot vote it finds or decides a no-op when no DC has voted. The value
+ * is then recorded in this DC's WAL ({@link Acceptor#apply}) and applied to the data table.
+ *
+ * <p><b>Positions are never invented.</b> A learner decides a no-op at an empty position, so it
+ * must only run for positions known to exist: the caller passes a target that a request proved
+ * (a client's commit position in {@code BeginRequest}, a read position someone was given, an
+ * APPLY for a later position). This class never looks beyond the target it was given.
+ *
+ * <p><b>Bounds.</b> One catch-up runs per group at a time; concurrent requests for the same group
+ * join it (its target becomes the highest requested). A run learns at most
+ * {@link Settings#maxPositionsPerRun} positions; waiters still behind then fail with
+ * {@link CatchUpFailedException} and a later request continues. Each peer request and each
+ * learner instance has its own deadline.
+ *
+ * <p><b>Learner ballots.</b> Every learner instance takes a fresh {@link ProposerId} of 128 bits
+ * from the {@link Scheduler#random} source (a {@link SecureRandom} outside the simulator), as
+ * client proposers do (see {@link ProposerId} for why its
+ * uniqueness is a safety rule).
+ *
+ * <p>Thread-safe. {@link #catchUpTo} never blocks and nothing here waits for a message: each
+ * step runs on the {@link Scheduler}'s workers and the next one is chained on the replies, so the
+ * same code runs on threads and in the simulator's virtual time. Stateless with respect to
+ * safety: everything it learns is in the store.
+ */
+public final class CatchUp implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(CatchUp.class);
+
+  /**
+   * @param learnTimeout how long a {@code Learn} request to a peer, and each phase of a learner
+   *     instance, waits for replies
+   * @param learnerTimeout how long one learner instance may take before the run fails
+   * @param maxPositionsPerRun the most positions one run learns before it stops
+   */
+  public record Settings(Duration learnTimeout, Duration learnerTimeout, int maxPositionsPerRun) {
+    public Settings {
+      Objects.requireNonNull(learnTimeout);
+      Objects.requireNonNull(learnerTimeout);
+      if (learnTimeout.isNegative() || learnTimeout.isZero() || learnerTimeout.isNegative()
+          || learnerTimeout.isZero()) {
+        throw new IllegalArgumentException("catch-up timeouts must be positive");
+      }
+      if (maxPositionsPerRun < 1) {
+        throw new IllegalArgumentException("maxPositionsPerRun must be >= 1");
+      }
+    }
+
+    /** Learn requests wait one request timeout, a learner four, runs learn up to 256 positions. */
+    public static Settings defaults(Duration requestTimeout) {
+      return new Settings(requestTimeout, requestTimeout.multipliedBy(4), 256);
+    }
+  }
+
+  private final String localDc;
+  private final List<String> dcs;
+  private final Acceptor acceptor;
+  private final LogApplier applier;
+  private final Transport transport;
+  private final Settings settings;
+  private final ProposerConfig learnerConfig;
+  private final ProposerDriver driver;
+  private final Scheduler scheduler;
+  private final ConcurrentHashMap<String, GroupRun> runs = new ConcurrentHashMap<>();
+  private final AtomicLong conflicts = new AtomicLong();
+  private final AtomicLong learnedFromPeers = new AtomicLong();
+  private final AtomicLong learnedByInstance = new AtomicLong();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * @param localDc this DC's name; must be in {@code dcs}
+   * @param dcs the cluster's DCs in proposer index order ({@code ClusterConfig.dcNames()})
+   * @param store this DC's store
+   * @param transport speaks for {@code localDc}; used for peer requests and learner instances
+   * @param scheduler runs the store work (on its workers) and the deadlines; owned by the caller
+   */
+  public CatchUp(String localDc, List<String> dcs, KvStore store, Transport transport,
+      Settings settings, Scheduler scheduler) {
+    this.localDc = Objects.requireNonNull(localDc);
+    this.dcs = List.copyOf(dcs);
+    if (!this.dcs.contains(localDc)) {
+      throw new IllegalArgumentException("DC " + localDc + " is not in " + dcs);
+    }
+    this.acceptor = new Acceptor(store);
+    this.applier = new LogApplier(store);
+    this.transport = Objects.requireNonNull(transport);
+    this.settings = Objects.requireNonNull(settings);
+    this.scheduler = Objects.requireNonNull(scheduler);
+    this.learnerConfig = ProposerConfig.defaults(Protocol.BASIC, this.dcs)
+        .withPhaseTimeoutMicros(Math.max(1, settings.learnTimeout().toNanos() / 1000));
+    this.driver = new ProposerDriver(transport, this.dcs, scheduler, settings.learnTimeout());
+  }
+
+  /**
+   * Brings the applied watermark of {@code group} to at least {@code target}, which the caller
+   * must know to exist (see the class comment). Never blocks.
+   *
+   * @return completes with the applied watermark (at least {@code target}) once reached; fails
+   *     with {@link CatchUpFailedException} when a position cannot be learned or the run's bound
+   *     is reached, or with {@link StoreUnavailableException} when this DC's store fails
+   */
+  public CompletableFuture<Long> catchUpTo(String group, long target) {
+    CompletableFuture<Long> f = new CompletableFuture<>();
+    if (closed.get()) {
+      f.completeExceptionally(new CatchUpFailedException("catch-up of DC " + localDc + " closed"));
+      return f;
+    }
+    GroupRun run = runs.computeIfAbsent(group, g -> new GroupRun());
+    boolean start;
+    synchronized (run) {
+      run.target = Math.max(run.target, target);
+      run.waiters.add(new Waiter(target, f));
+      start = !run.running;
+      run.running = true;
+      if (start) {
+        run.learned = 0;
+      }
+    }
+    if (start) {
+      scheduler.execute(() -> step(group, run));
+    }
+    return f;
+  }
+
+  /**
+   * Records {@code value} as the chosen value of {@code position} in this DC's WAL (idempotent)
+   * and applies every known position to the data table. A different value already recorded
+   * there means agreement was broken somewhere: it is logged as an error, counted in
+   * {@link #conflicts()}, and the first value is kept. Blocks on the store.
+   *
+   * @return the acceptor's result
+   * @throws StoreUnavailableException when this DC's store fails
+   */
+  public Acceptor.ApplyResult record(String group, long position, LogValue value) {
+    Acceptor.ApplyResult r = acceptor.apply(new Apply(group, position, value));
+    if (r == Acceptor.ApplyResult.CONFLICT) {
+      conflicts.incrementAndGet();
+      LOG.error("SAFETY VIOLATION: DC {} was told two different chosen values for group {} "
+          + "position {}: kept {}, refused {}", localDc, group, position,
+          acceptor.chosen(group, position).map(Object::toString).orElse("?"), value);
+    }
+    applier.applyKnown(group);
+    return r;
+  }
+
+  /** How many times {@link #record} met a different value already chosen (should stay 0). */
+  public long conflicts() {
+    return conflicts.get();
+  }
+
+  /** Positions learned from a peer's chosen cell. */
+  public long learnedFromPeers() {
+    return learnedFromPeers.get();
+  }
+
+  /** Positions learned by running a learner instance. */
+  public long learnedByInstance() {
+    return learnedByInstance.get();
+  }
+
+  /** Pending catch-ups fail; later ones fail at once. Idempotent. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (GroupRun run : runs.values()) {
+      stop(run, new CatchUpFailedException("catch-up of DC " + localDc + " closed"));
+    }
+  }
+
+  // ---- one group's run -------------------------------------------------------------------
+
+  private record Waiter(long target, CompletableFuture<Long> future) {}
+
+  /** The catch-up state of one group; guarded by its own monitor. */
+  private static final class GroupRun {
+    long target;
+    boolean running;
+    /** Positions learned by the current run. */
+    int learned;
+    final List<Waiter> waiters = new ArrayList<>();
+  }
+
+  /**
+   * One step of a group's run, on a worker: applies what is known, completes the waiters it
+   * reached, and learns the next missing position; the next step follows when that completes.
+   */
+  private void step(String group, GroupRun run) {
+    long applied;
+    try {
+      applied = applier.applyKnown(group);
+      synchronized (run) {
+        completeReached(run, applied);
+        if (applied >= run.target) {
+          run.running = false;
+          run.target = 0;
+          return;
+        }
+        if (run.learned >= settings.maxPositionsPerRun()) {
+          throw new CatchUpFailedException("DC " + localDc + " learned " + run.learned
+              + " positions of group " + group + " in one run and is still at " + applied
+              + "; a later request continues");
+        }
+        run.learned++;
+      }
+      if (closed.get()) {
+        throw new CatchUpFailedException("catch-up of DC " + localDc + " closed");
+      }
+    } catch (RuntimeException e) {
+      fail(group, run, e);
+      return;
+    }
+    long position = applied + 1;
+    learn(group, position).whenComplete((value, t) -> scheduler.execute(() -> {
+      try {
+        if (t != null) {
+          throw t instanceof CompletionException && t.getCause() instanceof RuntimeException r
+              ? r : t instanceof RuntimeException r2 ? r2 : new CatchUpFailedException(
+                  "DC " + localDc + ": learning position " + position + " failed: " + t, t);
+        }
+        record(group, position, value);
+      } catch (RuntimeException e) {
+        fail(group, run, e);
+        return;
+      }
+      step(group, run);
+    }));
+  }
+
+  private void fail(String group, GroupRun run, RuntimeException failure) {
+    LOG.warn("catch-up of group {} at DC {} stopped: {}", group, localDc, failure.toString());
+    stop(run, failure);
+  }
+
+  private static void completeReached(GroupRun run, long applied) {
+    for (Iterator<Waiter> it = run.waiters.iterator(); it.hasNext(); ) {
+      Waiter w = it.next();
+      if (w.target() <= applied) {
+        w.future().complete(applied);
+        it.remove();
+      }
+    }
+  }
+
+  private static void stop(GroupRun run, RuntimeException failure) {
+    List<Waiter> failed;
+    synchronized (run) {
+      failed = new ArrayList<>(run.waiters);
+      run.waiters.clear();
+      run.running = false;
+      run.target = 0;
+    }
+    for (Waiter w : failed) {
+      w.future().completeExceptionally(failure);
+    }
+  }
+
+  /** Learns {@code position}: from this DC's WAL, else from a peer, else by a learner. */
+  private CompletableFuture<LogValue> learn(String group, long position) {
+    Optional<LogValue> known = acceptor.chosen(group, position);
+    if (known.isPresent()) {
+      return CompletableFuture.completedFuture(known.get());
+    }
+    return askPeers(group, position).thenCompose(value -> {
+      if (value != null) {
+        learnedFromPeers.incrementAndGet();
+        return CompletableFuture.completedFuture(value);
+      }
+      return runLearner(group, position).thenApply(v -> {
+        learnedByInstance.incrementAndGet();
+        return v;
+      });
+    });
+  }
+
+  /** The first chosen value a peer reports for the position, or null if none knows it in time. */
+  private CompletableFuture<LogValue> askPeers(String group, long position) {
+    List<String> peers = dcs.stream().filter(d -> !d.equals(localDc)).toList();
+    CompletableFuture<LogValue> first = new CompletableFuture<>();
+    if (peers.isEmpty()) {
+      first.complete(null);
+      return first;
+    }
+    AtomicInteger pending = new AtomicInteger(peers.size());
+    Message learn = new Message.Paxos(new Learn(group, position));
+    for (String peer : peers) {
+      CompletableFuture<Message> reply;
+      try {
+        reply = transport.request(peer, learn, settings.learnTimeout());
+      } catch (TransportException e) {
+        reply = CompletableFuture.failedFuture(e);
+      }
+      reply.whenComplete((r, t) -> {
+        if (r instanceof Message.Paxos p && p.message() instanceof LearnReply lr
+            && lr.chosen() != null && lr.position() == position && group.equals(lr.group())) {
+          first.complete(lr.chosen());
+        } else if (pending.decrementAndGet() == 0) {
+          first.complete(null);
+        }
+      });
+    }
+    // Each request has its own deadline; this one only guards against a transport that never
+    // completes a request.
+    return scheduler.within(first, settings.learnTimeout().plusMillis(100),
+        () -> new CatchUpFailedException("DC " + localDc + ": Learn(" + position
+            + ") got no answer in " + settings.learnTimeout().plusMillis(100).toMillis() + " ms"));
+  }
+
+  /** Runs a learner instance for the position; its APPLY reaches every DC, this one included. */
+  private CompletableFuture<LogValue> runLearner(String group, long position) {
+    ProposerId proposerId = ProposerId.random(scheduler.random());
+    LOG.info("DC {}: no peer knows group {} position {}; running a learner instance", localDc,
+        group, position);
+    Proposer learner = Proposer.learner(learnerConfig, group, proposerId, position,
+        new SplittableRandom(scheduler.random().nextLong()));
+    return scheduler.within(driver.run(learner), settings.learnerTimeout(),
+        () -> new CatchUpFailedException("DC " + localDc + ": the learner for position "
+            + position + " took longer than " + settings.learnerTimeout().toMillis() + " ms"))
+        .thenApply(o -> {
+          if (o == null || o.status() != Outcome.Status.LEARNED || o.chosen() == null) {
+            throw new CatchUpFailedException("DC " + localDc + " could not learn group " + group
+                + " position " + position + (o == null ? "" : ": " + o.reason()));
+          }
+          return o.chosen();
+        });
+  }
+}

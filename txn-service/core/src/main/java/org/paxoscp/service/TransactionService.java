@@ -1,0 +1,412 @@
+package org.paxoscp.service;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.paxos.PaxosMessage.Accept;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.paxos.PaxosMessage.GrantRequest;
+import org.paxoscp.paxos.PaxosMessage.Learn;
+import org.paxoscp.paxos.PaxosMessage.LearnReply;
+import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.TooOldException;
+import org.paxoscp.paxos.WalLayout;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.Message.BeginReply;
+import org.paxoscp.transport.Message.BeginRequest;
+import org.paxoscp.transport.Message.ErrorCode;
+import org.paxoscp.transport.Message.ErrorReply;
+import org.paxoscp.transport.Message.ReadReply;
+import org.paxoscp.transport.Message.ReadRequest;
+import org.paxoscp.transport.RequestHandler;
+import org.paxoscp.transport.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Transaction Service logic of one DC (ARCHITECTURE sections 4-5) over that DC's
+ * {@link KvStore}: the acceptor for PREPARE, ACCEPT, APPLY, grant and learn requests, the read
+ * position for {@code BeginRequest}, and reads at a read position, catching up (section 5.4)
+ * whenever a request proves that positions this DC has not applied exist.
+ *
+ * <p><b>Stateless.</b> All protocol state is in the store, changed only through the acceptor's
+ * and log applier's check-and-write operations, so any number of instances may serve one DC;
+ * nothing held in memory here matters for safety (only counters and the catch-up runs).
+ *
+ * <p><b>Errors.</b> {@link #handle} never throws and its future never fails. Invalid input is
+ * answered with {@link ErrorCode#BAD_REQUEST} after validation and before any store access, so a
+ * rejected request changes nothing. A store that does not answer gives {@link ErrorCode#STORE_UNAVAILABLE}
+ * (naming the DC and the operation); positions that cannot be learned in time give
+ * {@link ErrorCode#CATCH_UP_FAILED}; a request for a position at or below the group's GC
+ * watermark (a PREPARE, ACCEPT, grant or learn of a collected position, a read at a collected read
+ * position) gives {@link ErrorCode#TOO_OLD} (section 7); a read reply too big for one datagram gives
+ * {@link ErrorCode#TOO_LARGE}. One-way messages (APPLY, a pushed {@code LearnReply}) get no reply
+ * even when they fail; they are logged.
+ *
+ * <p>Thread-safe. {@link #handle} does store work on the calling thread and never waits for a
+ * message: a begin or read request that needs catch-up completes later, on the
+ * {@link Scheduler}'s workers, or fails after {@link Limits#catchUpWait}. So the same code serves
+ * UDP on worker threads and the simulator in virtual time.
+ */
+public final class TransactionService implements RequestHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(TransactionService.class);
+  /** Per-entry allowance for framing in the reply size estimate. */
+  private static final int ENTRY_OVERHEAD = 16;
+  /** Allowance for the envelope, group and position in the reply size estimate. */
+  private static final int REPLY_OVERHEAD = 128;
+
+  /**
+   * Request limits.
+   *
+   * @param maxReadKeys the most keys one {@code ReadRequest} may name
+   * @param maxReplyBytes the largest reply that fits in one datagram (the cluster's datagram
+   *     limit); a read reply estimated above it is refused with TOO_LARGE
+   * @param catchUpWait how long a begin or read request waits for catch-up before answering
+   *     CATCH_UP_FAILED (the catch-up itself goes on)
+   */
+  public record Limits(int maxReadKeys, int maxReplyBytes, Duration catchUpWait) {
+    public Limits {
+      Objects.requireNonNull(catchUpWait);
+      if (maxReadKeys < 1) {
+        throw new IllegalArgumentException("maxReadKeys must be >= 1");
+      }
+      if (maxReplyBytes < 512) {
+        throw new IllegalArgumentException("maxReplyBytes must be >= 512");
+      }
+      if (catchUpWait.isNegative() || catchUpWait.isZero()) {
+        throw new IllegalArgumentException("catchUpWait must be positive");
+      }
+    }
+  }
+
+  private final String dc;
+  private final List<String> dcs;
+  private final Acceptor acceptor;
+  private final LogApplier applier;
+  private final CatchUp catchUp;
+  private final Limits limits;
+  private final Scheduler scheduler;
+  /** Log and version GC (section 7), or null when this service does not collect. */
+  private final GroupCollector collector;
+
+  /**
+   * @param dc this DC's name
+   * @param dcs the cluster's DCs in proposer index order (for the fast-path leader rule)
+   * @param store this DC's store; the same one {@code catchUp} was built on
+   * @param catchUp this DC's catch-up; owned by the caller
+   * @param scheduler the deadlines of requests that wait for catch-up, and the workers that
+   *     finish them (the same scheduler {@code catchUp} runs on is the natural choice)
+   */
+  public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
+      Limits limits, Scheduler scheduler) {
+    this(dc, dcs, store, catchUp, limits, scheduler, null);
+  }
+
+  /**
+   * As above, and also advances the GC watermark and collects (section 7) through
+   * {@code collector}, which the caller owns; null: this service does not collect (requests at
+   * collected positions are still refused with TOO_OLD).
+   */
+  public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
+      Limits limits, Scheduler scheduler, GroupCollector collector) {
+    this.collector = collector;
+    this.dc = Objects.requireNonNull(dc);
+    this.dcs = List.copyOf(dcs);
+    if (!this.dcs.contains(dc)) {
+      throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
+    }
+    this.acceptor = new Acceptor(store);
+    this.applier = new LogApplier(store);
+    this.catchUp = Objects.requireNonNull(catchUp);
+    this.limits = Objects.requireNonNull(limits);
+    this.scheduler = Objects.requireNonNull(scheduler);
+  }
+
+  /** This service's DC. */
+  public String dc() {
+    return dc;
+  }
+
+  /**
+   * How many APPLYs or learned values met a different value already chosen at the same position:
+   * a broken agreement (safety violation), logged as an error when it happens. Should be 0.
+   */
+  public long conflicts() {
+    return catchUp.conflicts();
+  }
+
+  /**
+   * Never fails; see the class comment for the replies. Requests that need no catch-up complete
+   * on the calling thread; begin and read requests behind a gap complete when catch-up reaches
+   * the position or {@link Limits#catchUpWait} passes, without holding the calling thread.
+   */
+  @Override
+  public CompletableFuture<Message> handle(String fromDc, Message request) {
+    CompletableFuture<Message> reply;
+    try {
+      reply = dispatch(request);
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(errorFor(request, e));
+    }
+    return reply.exceptionally(t -> errorFor(request,
+        t instanceof CompletionException && t.getCause() != null ? t.getCause() : t));
+  }
+
+  private CompletableFuture<Message> dispatch(Message request) {
+    if (request == null) {
+      throw new Rejected("no request");
+    }
+    validateGroup(request.group() == null ? "" : request.group());
+    if (request instanceof Message.Paxos p) {
+      return CompletableFuture.completedFuture(handlePaxos(p.message()));
+    } else if (request instanceof BeginRequest b) {
+      return begin(b);
+    } else if (request instanceof ReadRequest r) {
+      return read(r);
+    }
+    throw new Rejected(request.getClass().getSimpleName() + " is not a request");
+  }
+
+  /** The reply to a request that failed with {@code t}; null for one-way messages. */
+  private Message errorFor(Message request, Throwable t) {
+    String group = request == null || request.group() == null ? "" : request.group();
+    long position = request == null ? -1 : request.position();
+    if (t instanceof Rejected || t instanceof IllegalArgumentException) {
+      // Invalid input, found before any store access (also inside the acceptor).
+      return new ErrorReply(group, position, ErrorCode.BAD_REQUEST, t.getMessage());
+    }
+    if (oneWay(request)) {
+      if (!(t instanceof TooOldException)) {
+        LOG.warn("DC {} failed one-way {}: {}", dc, describe(request), t.toString());
+      }
+      return null;
+    }
+    if (t instanceof TooOldException) {
+      // Section 7: the position was collected here; never a fresh instance or a stale read.
+      return new ErrorReply(group, position, ErrorCode.TOO_OLD, "DC " + dc + ": " + t.getMessage());
+    } else if (t instanceof Failed f) {
+      return new ErrorReply(group, position, f.code, f.getMessage());
+    } else if (t instanceof StoreUnavailableException) {
+      String detail = "store of DC " + dc + " unavailable during " + describe(request) + ": "
+          + t.getMessage();
+      LOG.warn(detail);
+      return new ErrorReply(group, position, ErrorCode.STORE_UNAVAILABLE, detail);
+    }
+    // Not the requester's fault: unreadable store content or a broken invariant here.
+    String detail = "DC " + dc + " failed " + describe(request) + ": " + t;
+    LOG.error(detail, t);
+    return new ErrorReply(group, position, ErrorCode.STORE_UNAVAILABLE, detail);
+  }
+
+  // ---- Paxos -------------------------------------------------------------------------------
+
+  private Message handlePaxos(PaxosMessage m) {
+    if (m.position() < 1) {
+      throw new Rejected("log positions start at 1, got " + m.position());
+    }
+    if (m instanceof Prepare p) {
+      if (p.ballot() == null || p.ballot().isFast()) {
+        throw new Rejected("PREPARE needs a ballot above the fast-path ballot");
+      }
+      return new Message.Paxos(acceptor.prepare(p));
+    } else if (m instanceof Accept a) {
+      if (a.ballot() == null) {
+        throw new Rejected("ACCEPT without a ballot");
+      }
+      return new Message.Paxos(acceptor.accept(a));
+    } else if (m instanceof GrantRequest g) {
+      if (g.requester() == null || g.requester().isEmpty()) {
+        throw new Rejected("grant request without a requester");
+      }
+      return new Message.Paxos(acceptor.grant(g));
+    } else if (m instanceof Learn l) {
+      return new Message.Paxos(new LearnReply(l.group(), l.position(),
+          acceptor.chosen(l.group(), l.position()).orElse(null)));
+    } else if (m instanceof Apply a) {
+      applied(a.group(), a.position(), a);
+      return null;
+    } else if (m instanceof LearnReply r) {
+      if (r.chosen() != null) {
+        applied(r.group(), r.position(), new Apply(r.group(), r.position(), r.chosen()));
+      }
+      return null;
+    }
+    throw new Rejected(m.getClass().getSimpleName() + " is a reply, not a request");
+  }
+
+  /**
+   * Records a decided value (Algorithm 1, lines 20-21), applies what is known, and, when the
+   * position lies beyond a gap, starts catching up the gap in the background: the APPLY proves
+   * that every position up to it exists (section 5.4).
+   */
+  private void applied(String group, long position, Apply a) {
+    catchUp.record(group, position, a.value());
+    long watermark = applier.appliedWatermark(group);
+    if (collector != null) {
+      collector.onApplied(group, watermark);
+    }
+    if (watermark < position) {
+      catchUp.catchUpTo(group, position).whenComplete((w, t) -> {
+        if (t != null) {
+          LOG.warn("DC {}: catch-up of group {} below APPLY({}) failed: {}", dc, group, position,
+              t.toString());
+        }
+      });
+    }
+  }
+
+  // ---- begin and read -----------------------------------------------------------------------
+
+  /** Section 4 step 1: the read position, at least the client's last commit position. */
+  private CompletableFuture<Message> begin(BeginRequest b) {
+    if (b.position() < 0) {
+      throw new Rejected("minimum read position must be >= 0, got " + b.position());
+    }
+    return ensureApplied(b.group(), b.position()).thenApply(watermark -> {
+      if (applier.tooOld(b.group(), watermark)) {
+        // Cannot happen while the watermark stays below every DC's applied one; refuse rather
+        // than hand out a read position whose versions may be gone.
+        throw new TooOldException(b.group(), watermark, watermark);
+      }
+      return new BeginReply(b.group(), watermark, leaderAfter(b.group(), watermark));
+    });
+  }
+
+  /** The fast-path leader for {@code watermark + 1}, by the one rule (section 5.3), or "". */
+  private String leaderAfter(String group, long watermark) {
+    if (watermark == 0) {
+      return "";
+    }
+    return acceptor.chosen(group, watermark).map(v -> {
+      OptionalInt i = Proposer.leaderAfter(dcs, v);
+      return i.isPresent() ? dcs.get(i.getAsInt()) : "";
+    }).orElse("");
+  }
+
+  /** Section 4 step 2: the values of the keys at the read position. */
+  private CompletableFuture<Message> read(ReadRequest r) {
+    if (r.position() < 0) {
+      throw new Rejected("read position must be >= 0, got " + r.position());
+    }
+    if (r.keys().size() > limits.maxReadKeys()) {
+      throw new Rejected("a read may name at most " + limits.maxReadKeys() + " keys, got "
+          + r.keys().size());
+    }
+    for (String k : r.keys()) {
+      try {
+        WalLayout.validateKey(k);
+      } catch (IllegalArgumentException e) {
+        throw new Rejected(e.getMessage());
+      }
+    }
+    return ensureApplied(r.group(), r.position()).thenApply(w -> readAt(r));
+  }
+
+  private Message readAt(ReadRequest r) {
+    Map<String, byte[]> values = new LinkedHashMap<>();
+    Map<String, Long> versions = new LinkedHashMap<>();
+    long size = REPLY_OVERHEAD + r.group().length() * 4L;
+    for (String k : r.keys()) {
+      LogApplier.VersionedRead v = applier.readVersioned(r.group(), k, r.position());
+      int keyBytes = k.getBytes(StandardCharsets.UTF_8).length;
+      versions.put(k, v.version());
+      size += ENTRY_OVERHEAD + keyBytes;
+      if (v.value().isPresent()) {
+        values.put(k, v.value().get());
+        size += ENTRY_OVERHEAD + keyBytes + v.value().get().length;
+      }
+    }
+    if (size > limits.maxReplyBytes()) {
+      throw new Failed(ErrorCode.TOO_LARGE, "the values of " + r.keys().size() + " keys take about "
+          + size + " bytes; one reply holds " + limits.maxReplyBytes() + ": read fewer keys");
+    }
+    return new ReadReply(r.group(), r.position(), values, versions);
+  }
+
+  /**
+   * Applies what is known and, if the watermark is still below {@code target} (a position the
+   * requester proved to exist), catches up to it; gives up waiting after
+   * {@link Limits#catchUpWait} (the catch-up itself goes on).
+   *
+   * @return completes with the applied watermark, at least {@code target}
+   */
+  private CompletableFuture<Long> ensureApplied(String group, long target) {
+    long watermark = applier.applyKnown(group);
+    if (watermark >= target) {
+      return CompletableFuture.completedFuture(watermark);
+    }
+    CompletableFuture<Long> caughtUp = scheduler.within(catchUp.catchUpTo(group, target),
+        limits.catchUpWait(), () -> new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc
+            + " is at position " + watermark + " of group " + group + " and did not reach "
+            + target + " within " + limits.catchUpWait().toMillis()
+            + " ms; still catching up"));
+    // Continue on a worker: catch-up may complete on a timer or an I/O thread.
+    return caughtUp.handleAsync((w, t) -> {
+      if (t == null) {
+        return w;
+      }
+      Throwable cause = t instanceof CompletionException && t.getCause() != null
+          ? t.getCause() : t;
+      if (cause instanceof StoreUnavailableException s || cause instanceof Failed) {
+        throw (RuntimeException) cause;
+      }
+      throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " could not catch up group "
+          + group + " to " + target + ": " + cause.getMessage());
+    }, scheduler.executor());
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  private static void validateGroup(String group) {
+    try {
+      WalLayout.validateGroup(group);
+    } catch (IllegalArgumentException e) {
+      throw new Rejected(e.getMessage());
+    }
+  }
+
+  private static boolean oneWay(Message m) {
+    return m instanceof Message.Paxos p
+        && (p.message() instanceof Apply || p.message() instanceof LearnReply);
+  }
+
+  private static String describe(Message m) {
+    if (m instanceof Message.Paxos p) {
+      return p.message().getClass().getSimpleName() + "(" + p.group() + ", " + p.position() + ")";
+    }
+    return m == null ? "null" : m.getClass().getSimpleName() + "(" + m.group() + ", "
+        + m.position() + ")";
+  }
+
+  /** Invalid input: answered with BAD_REQUEST before any store access. */
+  private static final class Rejected extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Rejected(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /** A valid request that could not be served. */
+  private static final class Failed extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient ErrorCode code;
+
+    Failed(ErrorCode code, String message) {
+      super(message, null, false, false);
+      this.code = code;
+    }
+  }
+}

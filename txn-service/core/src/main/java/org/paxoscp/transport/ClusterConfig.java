@@ -1,0 +1,421 @@
+package org.paxoscp.transport;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import org.paxoscp.config.ConfigKey;
+import org.paxoscp.config.ConfigKeys;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.Protocol;
+
+/**
+ * A cluster's topology and shared settings, the same for every service and client of the cluster:
+ * the DCs (in a fixed order, which is the proposers' DC index order), each DC's service endpoints
+ * and HBase settings, the per-cluster authentication key, optional ZooKeeper discovery, the
+ * datagram size limit, the request timeout, and the WAN emulation (off unless enabled).
+ *
+ * <p>Read from {@code key=value} properties by {@link #fromProperties}; every key is a
+ * {@link ConfigKey} listed in {@link #KEYS}, and the cluster file also carries the proposer
+ * settings of {@link ProposerConfig#KEYS}. Unknown {@code paxoscp.*} keys are rejected. Immutable.
+ */
+public final class ClusterConfig {
+  public static final ConfigKey<List<String>> DCS = ConfigKey.custom("paxoscp.dcs",
+      "DC names", null, "(required)", "comma-separated DC names, in order", ClusterConfig::names);
+  public static final ConfigKey<byte[]> KEY = ConfigKey.custom("paxoscp.key", "hex", null,
+      "(required)", "per-cluster authentication key, at least 16 bytes (32 hex digits)",
+      ClusterConfig::hexKey);
+  /** {@code paxoscp.dc.<DC>.}: the prefix of one DC's keys. */
+  public static final String DC_PREFIX = "paxoscp.dc.";
+  public static final ConfigKey<List<InetSocketAddress>> DC_ENDPOINTS = ConfigKey.custom(
+      DC_PREFIX + "<DC>.endpoints", "host:port list", List.of(), "(none)",
+      "static host:port list of the services of DC <DC>", v -> parseEndpoints("endpoints", v));
+  public static final ConfigKey<String> DC_HBASE = ConfigKey.optionalString(
+      DC_PREFIX + "<DC>.hbase.<key>", "the HBase store setting paxoscp.hbase.<key> for DC "
+          + "<DC> (e.g. paxoscp.dc.V1.hbase.zk.port)");
+  public static final ConfigKey<String> DISCOVERY_ZK = ConfigKey.optionalString(
+      "paxoscp.discovery.zk", "ZooKeeper connect string for Curator service discovery");
+  public static final ConfigKey<String> DISCOVERY_PATH = ConfigKey.string(
+      "paxoscp.discovery.path", "/paxoscp", "ZooKeeper base path for service discovery");
+  public static final ConfigKey<Duration> DISCOVERY_CONNECT_TIMEOUT = ConfigKey.millis(
+      "paxoscp.discovery.connect.timeout.ms", 10_000, 1, Integer.MAX_VALUE,
+      "how long a service or client waits for ZooKeeper when it starts");
+  /** UDP payloads over IPv4 are at most 65,507 bytes. */
+  public static final int MAX_UDP_PAYLOAD = 65_507;
+  public static final ConfigKey<Integer> MAX_DATAGRAM_BYTES = ConfigKey.integer(
+      "paxoscp.max.datagram.bytes", 60_000, 1024, MAX_UDP_PAYLOAD,
+      "largest datagram sent or accepted");
+  public static final ConfigKey<Duration> REQUEST_TIMEOUT = ConfigKey.millis(
+      "paxoscp.request.timeout.ms", 2_000, 1, Integer.MAX_VALUE,
+      "how long a client's begin or read request waits for one DC before it fails over to the "
+          + "next (a service may spend up to paxoscp.service.catchup.wait.ms catching up first)");
+  public static final ConfigKey<Boolean> WAN_ENABLED = ConfigKey.bool("paxoscp.wan.enabled",
+      false, "emulate WAN delays between DCs");
+  /** {@code paxoscp.wan.rtt.<A>.<B>}: round-trip time in ms between DCs A and B. */
+  public static final String WAN_RTT_PREFIX = "paxoscp.wan.rtt.";
+  public static final ConfigKey<Duration> WAN_RTT = ConfigKey.fractionalMillis(
+      WAN_RTT_PREFIX + "<A>.<B>", 0, "round-trip ms between DCs A and B")
+      .withDefaultText("the paper's V/O/C regions");
+  public static final ConfigKey<Duration> WAN_LOCAL_RTT = ConfigKey.fractionalMillis(
+      "paxoscp.wan.local.rtt.ms", 0, "round-trip ms between a client and its home DC");
+  public static final ConfigKey<Double> WAN_JITTER = ConfigKey.decimal("paxoscp.wan.jitter",
+      0.1, 0, 1, "delay jitter as a fraction of the one-way delay");
+  public static final ConfigKey<Double> WAN_LOSS = ConfigKey.decimal("paxoscp.wan.loss", 0, 0,
+      1, "probability a datagram between DCs is dropped");
+  public static final ConfigKey<Double> WAN_DUPLICATE = ConfigKey.decimal(
+      "paxoscp.wan.duplicate", 0, 0, 1, "probability a datagram between DCs is sent twice");
+  public static final ConfigKey<Set<String>> WAN_PARTITIONED = ConfigKey.custom(
+      "paxoscp.wan.partitioned", "DC names", Set.of(), "(none)",
+      "comma-separated DCs cut off from every other DC", v -> Set.copyOf(names(v)));
+
+  /** Every cluster key; the README's configuration reference is generated from it. */
+  public static final ConfigKeys KEYS = new ConfigKeys("Cluster (every service and client)",
+      DCS, KEY, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
+      MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT, WAN_JITTER,
+      WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
+
+  /** One DC: its name, static service endpoints (may be empty with discovery) and HBase keys. */
+  public record Dc(String name, List<InetSocketAddress> endpoints, Map<String, String> hbase) {
+    public Dc {
+      endpoints = List.copyOf(endpoints);
+      hbase = Collections.unmodifiableMap(new TreeMap<>(hbase));
+    }
+  }
+
+  /**
+   * The WAN emulation settings.
+   *
+   * @param enabled when false the transport adds nothing to real network behaviour
+   * @param latency round-trip times between DCs (the paper's regions unless overridden)
+   * @param localRttMicros round trip between a client and its home DC's services
+   */
+  public record Wan(boolean enabled, Latency latency, long localRttMicros, double jitter,
+      double loss, double duplicate, Set<String> partitioned) {
+    public Wan {
+      partitioned = Set.copyOf(partitioned);
+      if (jitter < 0 || jitter > 1 || loss < 0 || loss > 1 || duplicate < 0 || duplicate > 1) {
+        throw new IllegalArgumentException("WAN jitter, loss and duplicate must be in [0, 1]");
+      }
+      if (localRttMicros < 0) {
+        throw new IllegalArgumentException("WAN local RTT must be >= 0");
+      }
+    }
+
+    public static Wan off() {
+      return new Wan(false, Latency.paperRegions(), 0, 0.1, 0, 0, Set.of());
+    }
+
+    /** One-way delay between two DCs in microseconds; 0 when emulation is off. */
+    public long oneWayMicros(String a, String b) {
+      if (!enabled) {
+        return 0;
+      }
+      return (a.equals(b) ? localRttMicros : latency.rttMicros(a, b)) / 2;
+    }
+  }
+
+  private final List<Dc> dcs;
+  private final byte[] key;
+  private final Optional<String> discoveryZk;
+  private final String discoveryPath;
+  private final int maxDatagramBytes;
+  private final Duration requestTimeout;
+  private final Duration discoveryConnectTimeout;
+  private final Wan wan;
+  /** The proposer settings of {@link ProposerConfig#KEYS} as given (defaults for the others). */
+  private final Map<String, String> proposerProperties;
+
+  /**
+   * For launchers and tests: one timeout for requests and the proposer's phases, the default
+   * discovery connect timeout, defaults for the other proposer settings.
+   */
+  public ClusterConfig(List<Dc> dcs, byte[] key, Optional<String> discoveryZk,
+      String discoveryPath, int maxDatagramBytes, Duration requestTimeout, Wan wan) {
+    this(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes, requestTimeout,
+        DISCOVERY_CONNECT_TIMEOUT.defaultValue(), wan,
+        Map.of(ProposerConfig.PHASE_TIMEOUT.name(), Long.toString(requestTimeout.toMillis())));
+  }
+
+  public ClusterConfig(List<Dc> dcs, byte[] key, Optional<String> discoveryZk,
+      String discoveryPath, int maxDatagramBytes, Duration requestTimeout,
+      Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties) {
+    this.discoveryConnectTimeout = discoveryConnectTimeout;
+    this.proposerProperties = Map.copyOf(proposerProperties);
+    this.dcs = List.copyOf(dcs);
+    this.key = key.clone();
+    this.discoveryZk = discoveryZk;
+    this.discoveryPath = discoveryPath;
+    this.maxDatagramBytes = maxDatagramBytes;
+    this.requestTimeout = requestTimeout;
+    this.wan = wan;
+    if (this.dcs.isEmpty()) {
+      throw new IllegalArgumentException(DCS.name() + ": at least one DC is needed");
+    }
+    Set<String> names = new HashSet<>();
+    for (Dc d : this.dcs) {
+      if (!d.name().matches("[A-Za-z0-9_]{1,40}")) {
+        throw new IllegalArgumentException(DCS.name() + ": DC name '" + d.name()
+            + "' must be 1-40 letters, digits or underscores");
+      }
+      if (!names.add(d.name())) {
+        throw new IllegalArgumentException(DCS.name() + ": DC " + d.name() + " is listed twice");
+      }
+      if (d.endpoints().isEmpty() && discoveryZk.isEmpty()) {
+        throw new IllegalArgumentException("DC " + d.name() + " has no endpoints: set "
+            + DC_PREFIX + d.name() + ".endpoints or " + DISCOVERY_ZK.name());
+      }
+    }
+    if (this.key.length < 16) {
+      throw new IllegalArgumentException(KEY.name() + " must be at least 16 bytes (32 hex digits)");
+    }
+    // A client keeps 512 bytes of each datagram for the envelope around a log value.
+    if (maxDatagramBytes < 1024 || maxDatagramBytes > MAX_UDP_PAYLOAD) {
+      throw new IllegalArgumentException(MAX_DATAGRAM_BYTES.name() + " must be in [1024, "
+          + MAX_UDP_PAYLOAD + "], was " + maxDatagramBytes);
+    }
+    if (requestTimeout.isNegative() || requestTimeout.isZero()) {
+      throw new IllegalArgumentException(REQUEST_TIMEOUT.name() + " must be positive");
+    }
+    if (wan.enabled()) {
+      wan.latency().validate(names);
+    }
+    for (String p : wan.partitioned()) {
+      if (!names.contains(p)) {
+        throw new IllegalArgumentException(WAN_PARTITIONED.name() + ": unknown DC " + p);
+      }
+    }
+  }
+
+  /**
+   * Parses a cluster configuration. Keys outside {@code paxoscp.} are ignored; unknown
+   * {@code paxoscp.} keys are rejected unless they belong to {@code others} (a service's file
+   * holds its own keys too, see {@code ServiceConfig}).
+   *
+   * @throws IllegalArgumentException naming the key, for a missing, unknown or invalid value
+   */
+  public static ClusterConfig fromProperties(Map<String, String> props, ConfigKeys... others) {
+    KEYS.rejectUnknown(props, "paxoscp.", concat(others, ProposerConfig.KEYS));
+    List<String> names = DCS.from(props);
+    Latency latency = Latency.paperRegions();
+    Map<String, Map<String, String>> hbase = new LinkedHashMap<>();
+    Map<String, List<InetSocketAddress>> endpoints = new LinkedHashMap<>();
+    for (String n : names) {
+      hbase.put(n, new TreeMap<>());
+      endpoints.put(n, List.of());
+    }
+    for (var e : new TreeMap<>(props).entrySet()) {
+      String k = e.getKey();
+      String v = e.getValue().trim();
+      if (k.startsWith(DC_PREFIX)) {
+        String rest = k.substring(DC_PREFIX.length());
+        int dot = rest.indexOf('.');
+        String dc = dot < 0 ? rest : rest.substring(0, dot);
+        String sub = dot < 0 ? "" : rest.substring(dot + 1);
+        if (!names.contains(dc)) {
+          throw new IllegalArgumentException(k + ": DC " + dc + " is not in " + DCS.name());
+        }
+        if (sub.equals("endpoints")) {
+          endpoints.put(dc, parseEndpoints(k, v));
+        } else {
+          hbase.get(dc).put("paxoscp." + sub, v);
+        }
+      } else if (k.startsWith(WAN_RTT_PREFIX)) {
+        String[] pair = k.substring(WAN_RTT_PREFIX.length()).split("\\.");
+        if (pair.length != 2 || !names.contains(pair[0]) || !names.contains(pair[1])) {
+          throw new IllegalArgumentException(k + ": expected " + WAN_RTT_PREFIX
+              + "<A>.<B> with A and B in " + DCS.name());
+        }
+        Duration rtt = ConfigKey.fractionalMillis(k, 0, "").parse(v);
+        latency = latency.withPair(pair[0], pair[1], rtt.toNanos() / 1000);
+      }
+    }
+    List<Dc> dcs = new ArrayList<>();
+    for (String n : names) {
+      dcs.add(new Dc(n, endpoints.get(n), hbase.get(n)));
+    }
+    Wan wan = new Wan(WAN_ENABLED.from(props), latency,
+        WAN_LOCAL_RTT.from(props).toNanos() / 1000, WAN_JITTER.from(props), WAN_LOSS.from(props),
+        WAN_DUPLICATE.from(props), WAN_PARTITIONED.from(props));
+    Map<String, String> proposer = new TreeMap<>();
+    for (var e : props.entrySet()) {
+      if (ProposerConfig.KEYS.knows(e.getKey())) {
+        proposer.put(e.getKey(), e.getValue());
+      }
+    }
+    // Validated now, so a bad proposer value fails at start-up, naming its key.
+    ProposerConfig.fromProperties(Protocol.BASIC, names, proposer);
+    return new ClusterConfig(dcs, KEY.from(props), DISCOVERY_ZK.optional(props),
+        DISCOVERY_PATH.from(props), MAX_DATAGRAM_BYTES.from(props), REQUEST_TIMEOUT.from(props),
+        DISCOVERY_CONNECT_TIMEOUT.from(props), wan, proposer);
+  }
+
+  private static ConfigKeys[] concat(ConfigKeys[] a, ConfigKeys b) {
+    ConfigKeys[] out = java.util.Arrays.copyOf(a, a.length + 1);
+    out[a.length] = b;
+    return out;
+  }
+
+  private static List<String> names(String v) {
+    List<String> names = new ArrayList<>();
+    for (String n : v.split(",")) {
+      if (!n.isBlank()) {
+        names.add(n.trim());
+      }
+    }
+    return names;
+  }
+
+  private static byte[] hexKey(String v) {
+    try {
+      return HexFormat.of().parseHex(v);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(KEY.name() + " must be hex digits: " + e.getMessage());
+    }
+  }
+
+  /**
+   * The proposer settings of this cluster for {@code protocol}: {@link ProposerConfig#KEYS} as
+   * the cluster file gives them, defaults for the others.
+   */
+  public ProposerConfig proposer(Protocol protocol) {
+    return ProposerConfig.fromProperties(protocol, dcNames(), proposerProperties);
+  }
+
+  /** The proposer's phase timeout ({@link ProposerConfig#PHASE_TIMEOUT}). */
+  public Duration phaseTimeout() {
+    return ProposerConfig.PHASE_TIMEOUT.from(proposerProperties);
+  }
+
+  /** How long a service or client waits for ZooKeeper when it starts. */
+  public Duration discoveryConnectTimeout() {
+    return discoveryConnectTimeout;
+  }
+
+  /** The properties that {@link #fromProperties} turns back into this configuration. */
+  public Map<String, String> toProperties() {
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put(DCS.name(), String.join(",", dcNames()));
+    p.put(KEY.name(), HexFormat.of().formatHex(key));
+    for (Dc d : dcs) {
+      if (!d.endpoints().isEmpty()) {
+        List<String> eps = new ArrayList<>();
+        for (InetSocketAddress a : d.endpoints()) {
+          eps.add(a.getHostString() + ":" + a.getPort());
+        }
+        p.put(DC_PREFIX + d.name() + ".endpoints", String.join(",", eps));
+      }
+      for (var h : d.hbase().entrySet()) {
+        p.put(DC_PREFIX + d.name() + "." + h.getKey().substring("paxoscp.".length()),
+            h.getValue());
+      }
+    }
+    discoveryZk.ifPresent(zk -> p.put(DISCOVERY_ZK.name(), zk));
+    p.put(DISCOVERY_PATH.name(), discoveryPath);
+    p.put(DISCOVERY_CONNECT_TIMEOUT.name(), Long.toString(discoveryConnectTimeout.toMillis()));
+    p.put(MAX_DATAGRAM_BYTES.name(), Integer.toString(maxDatagramBytes));
+    p.put(REQUEST_TIMEOUT.name(), Long.toString(requestTimeout.toMillis()));
+    p.putAll(new TreeMap<>(proposerProperties));
+    p.put(WAN_ENABLED.name(), Boolean.toString(wan.enabled()));
+    if (wan.enabled()) {
+      for (int i = 0; i < dcs.size(); i++) {
+        for (int j = i + 1; j < dcs.size(); j++) {
+          String a = dcs.get(i).name();
+          String b = dcs.get(j).name();
+          p.put(WAN_RTT_PREFIX + a + "." + b,
+              Double.toString(wan.latency().rttMicros(a, b) / 1000.0));
+        }
+      }
+    }
+    p.put(WAN_LOCAL_RTT.name(), Double.toString(wan.localRttMicros() / 1000.0));
+    p.put(WAN_JITTER.name(), Double.toString(wan.jitter()));
+    p.put(WAN_LOSS.name(), Double.toString(wan.loss()));
+    p.put(WAN_DUPLICATE.name(), Double.toString(wan.duplicate()));
+    if (!wan.partitioned().isEmpty()) {
+      p.put(WAN_PARTITIONED.name(), String.join(",", new java.util.TreeSet<>(wan.partitioned())));
+    }
+    return p;
+  }
+
+  public List<Dc> dcs() {
+    return dcs;
+  }
+
+  public List<String> dcNames() {
+    return dcs.stream().map(Dc::name).toList();
+  }
+
+  /** The DC named {@code name}. @throws UnknownDcException if there is none */
+  public Dc dc(String name) {
+    for (Dc d : dcs) {
+      if (d.name().equals(name)) {
+        return d;
+      }
+    }
+    throw new UnknownDcException("DC " + name + " is not in this cluster " + dcNames());
+  }
+
+  public byte[] key() {
+    return key.clone();
+  }
+
+  public Optional<String> discoveryZk() {
+    return discoveryZk;
+  }
+
+  public String discoveryPath() {
+    return discoveryPath;
+  }
+
+  public int maxDatagramBytes() {
+    return maxDatagramBytes;
+  }
+
+  public Duration requestTimeout() {
+    return requestTimeout;
+  }
+
+  public Wan wan() {
+    return wan;
+  }
+
+  /** A copy with other settings; for launchers and tests. */
+  public ClusterConfig with(List<Dc> newDcs, Wan newWan) {
+    return new ClusterConfig(newDcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
+        requestTimeout, discoveryConnectTimeout, newWan, proposerProperties);
+  }
+
+  @Override
+  public String toString() {
+    return "ClusterConfig" + dcNames() + " wan=" + (wan.enabled() ? "on" : "off")
+        + " discovery=" + discoveryZk.orElse("static");
+  }
+
+  private static List<InetSocketAddress> parseEndpoints(String key, String v) {
+    List<InetSocketAddress> out = new ArrayList<>();
+    for (String ep : v.split(",")) {
+      if (ep.isBlank()) {
+        continue;
+      }
+      int colon = ep.lastIndexOf(':');
+      try {
+        int port = Integer.parseInt(ep.substring(colon + 1).trim());
+        if (colon <= 0 || port < 1 || port > 65_535) {
+          throw new NumberFormatException();
+        }
+        out.add(InetSocketAddress.createUnresolved(ep.substring(0, colon).trim(), port));
+      } catch (NumberFormatException | StringIndexOutOfBoundsException e) {
+        throw new IllegalArgumentException(key + ": '" + ep.trim() + "' is not host:port");
+      }
+    }
+    return out;
+  }
+
+}

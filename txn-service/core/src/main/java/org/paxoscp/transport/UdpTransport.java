@@ -1,0 +1,291 @@
+package org.paxoscp.transport;
+
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.paxoscp.transport.MalformedDatagramException.Reason;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The product {@link Transport}: one authenticated UDP datagram per message ({@link WireCodec}),
+ * on a Netty event loop (ARCHITECTURE section 6). It composes three parts: socket I/O
+ * ({@link DatagramIo}), request correlation ({@link PendingRequests}) and, for a service, request
+ * dispatch to a {@link RequestHandler} on worker threads ({@link RequestDispatcher}). WAN
+ * emulation is not here: it is the {@link WanTransport} decorator, which works over any
+ * transport.
+ *
+ * <p>One class for both roles. A <em>client</em> transport (no handler) binds an ephemeral
+ * loopback port and only issues requests. A <em>service</em> transport binds its configured
+ * address and also serves incoming requests. A reply goes back to the address the request came
+ * from; a reply too large for a datagram is replaced by {@link Message.ErrorCode#TOO_LARGE}.
+ *
+ * <p>Every received datagram is verified before anything else looks at it: a forged, truncated,
+ * oversized, unknown-version or otherwise invalid datagram, or one naming a DC the cluster does
+ * not have, is dropped, counted by {@link Reason} ({@link #droppedCount}) and logged at most once
+ * per reason every 10 seconds. It never reaches the handler and never completes a request.
+ *
+ * <p>Thread-safe. Nothing blocks except {@link #close()} (bounded). Reply futures complete on the
+ * transport's I/O thread: dependent actions must not block there (use the {@code *Async}
+ * variants with an executor for that).
+ */
+public final class UdpTransport implements Transport {
+  private static final Logger LOG = LoggerFactory.getLogger(UdpTransport.class);
+  private static final long LOG_INTERVAL_SECONDS = 10;
+
+  private final String localDc;
+  private final Set<String> dcNames;
+  private final WireCodec codec;
+  private final Endpoints endpoints;
+  private final DatagramIo io;
+  private final PendingRequests pending;
+  /** Null for a client transport. */
+  private final RequestDispatcher dispatcher;
+  private final InetSocketAddress boundAddress;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final DropLog drops;
+
+  /**
+   * Starts building a transport speaking for {@code localDc} in the cluster {@code config}.
+   * Defaults: bind {@code 127.0.0.1:0}, the config's static endpoints, no handler (a client).
+   */
+  public static Builder builder(ClusterConfig config, String localDc) {
+    return new Builder(config, localDc);
+  }
+
+  /** Builds a {@link UdpTransport}. Not thread-safe; build once. */
+  public static final class Builder {
+    private final ClusterConfig config;
+    private final String localDc;
+    private InetSocketAddress bind = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+    private Endpoints endpoints;
+    private RequestHandler handler;
+    private int workerThreads;
+
+    private Builder(ClusterConfig config, String localDc) {
+      this.config = Objects.requireNonNull(config);
+      this.localDc = Objects.requireNonNull(localDc);
+      if (!config.dcNames().contains(localDc)) {
+        throw new IllegalArgumentException("DC " + localDc + " is not in the cluster "
+            + config.dcNames());
+      }
+    }
+
+    /** The local address to listen on; port 0 picks a free one (see {@link #boundAddress}). */
+    public Builder bind(InetSocketAddress address) {
+      this.bind = Objects.requireNonNull(address);
+      return this;
+    }
+
+    /** Where the DCs' services are; owned by the caller, who closes it after the transport. */
+    public Builder endpoints(Endpoints endpoints) {
+      this.endpoints = Objects.requireNonNull(endpoints);
+      return this;
+    }
+
+    /** Serve requests with {@code handler} on {@code workerThreads} threads (a service). */
+    public Builder handler(RequestHandler handler, int workerThreads) {
+      if (workerThreads < 1) {
+        throw new IllegalArgumentException("workerThreads must be >= 1, was " + workerThreads);
+      }
+      this.handler = Objects.requireNonNull(handler);
+      this.workerThreads = workerThreads;
+      return this;
+    }
+
+    /**
+     * Binds the socket and starts the I/O thread (and the workers of a service).
+     *
+     * @throws UncheckedIOException when the address cannot be bound
+     */
+    public UdpTransport build() {
+      return new UdpTransport(this);
+    }
+  }
+
+  private UdpTransport(Builder b) {
+    this.localDc = b.localDc;
+    this.dcNames = Set.copyOf(b.config.dcNames());
+    this.codec = WireCodec.forCluster(b.config);
+    this.endpoints = b.endpoints != null ? b.endpoints : Endpoints.fromConfig(b.config);
+    this.drops = new DropLog(LOG, "transport of " + localDc, LOG_INTERVAL_SECONDS,
+        TimeUnit.SECONDS);
+    this.dispatcher = b.handler == null ? null
+        : new RequestDispatcher("udp-" + localDc, b.handler, b.workerThreads);
+    try {
+      this.io = new DatagramIo("udp-" + localDc, b.bind, codec.maxDatagramBytes(),
+          this::onDatagram);
+    } catch (RuntimeException e) {
+      if (dispatcher != null) {
+        dispatcher.close();
+      }
+      throw e;
+    }
+    this.pending = new PendingRequests(io.eventLoop());
+    this.boundAddress = io.boundAddress();
+    LOG.info("transport of {} on {}: {}, max datagram {} bytes", localDc, boundAddress,
+        dispatcher == null ? "client" : "service with " + b.workerThreads + " workers",
+        codec.maxDatagramBytes());
+  }
+
+  /** The local address this transport listens on (with the actual port when 0 was asked). */
+  public InetSocketAddress boundAddress() {
+    return boundAddress;
+  }
+
+  @Override
+  public String localDc() {
+    return localDc;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Picks one of the DC's live endpoints at random. The future completes on the I/O thread;
+   * with {@link TransportClosedException} if the transport is or becomes closed first.
+   */
+  @Override
+  public CompletableFuture<Message> request(String dc, Message request, Duration timeout) {
+    Objects.requireNonNull(request);
+    if (closed.get()) {
+      return CompletableFuture.failedFuture(closedException());
+    }
+    InetSocketAddress to;
+    long id = pending.newId();
+    byte[] bytes;
+    try {
+      to = pick(dc);
+      bytes = codec.encode(new Envelope(id, localDc, false, request));
+    } catch (TransportException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<Message> f = pending.register(id, dc, timeout,
+        () -> new TransportTimeoutException("no reply from DC " + dc + " (" + to + ") to "
+            + WireCodec.Type.of(request) + " for group " + request.group() + " position "
+            + request.position() + " within " + timeout.toMillis() + " ms"),
+        this::closedException);
+    if (closed.get()) {
+      // close() may have swept the pending requests before we registered.
+      f.completeExceptionally(closedException());
+      return f;
+    }
+    io.write(bytes, to);
+    return f;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>After {@link #close()} the message is silently not sent.
+   */
+  @Override
+  public void send(String dc, Message message) {
+    InetSocketAddress to = pick(dc);
+    byte[] bytes = codec.encode(new Envelope(0, localDc, false, message));
+    if (!closed.get()) {
+      io.write(bytes, to);
+    }
+  }
+
+  /** How many received datagrams were dropped for {@code reason} since start. */
+  public long droppedCount(Reason reason) {
+    return drops.count(reason);
+  }
+
+  /** Dropped datagrams by reason since start (every reason present). */
+  public Map<Reason, Long> droppedCounts() {
+    return drops.snapshot();
+  }
+
+  /** Authentic requests dropped because every worker was busy and the queue full. */
+  public long rejectedRequestCount() {
+    return dispatcher == null ? 0 : dispatcher.rejectedCount();
+  }
+
+  /**
+   * Idempotent. Fails pending requests with {@link TransportClosedException}, stops the workers
+   * (letting running handlers finish, at most 5 s) and stops the I/O thread. Does not close the
+   * {@link Endpoints}.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    pending.failAll(this::closedException);
+    if (dispatcher != null) {
+      dispatcher.close();
+    }
+    io.close();
+  }
+
+  @Override
+  public String toString() {
+    return "UDP transport of " + localDc + " on " + boundAddress;
+  }
+
+  private TransportClosedException closedException() {
+    return new TransportClosedException("transport of " + localDc + " is closed");
+  }
+
+  private InetSocketAddress pick(String dc) {
+    if (!dcNames.contains(dc)) {
+      throw new UnknownDcException("DC " + dc + " is not in the cluster " + dcNames);
+    }
+    List<InetSocketAddress> live = endpoints.of(dc);
+    if (live.isEmpty()) {
+      throw new UnknownDcException("no live endpoint known for DC " + dc);
+    }
+    return live.get(ThreadLocalRandom.current().nextInt(live.size()));
+  }
+
+  /** On the I/O thread: verify, then match a reply or hand a request to the dispatcher. */
+  private void onDatagram(byte[] bytes, InetSocketAddress sender) {
+    Envelope env;
+    try {
+      env = codec.decode(bytes);
+      if (!dcNames.contains(env.fromDc())) {
+        throw new MalformedDatagramException(Reason.MALFORMED,
+            "sender names DC " + env.fromDc() + ", not in the cluster");
+      }
+    } catch (MalformedDatagramException e) {
+      drops.record(e, sender);
+      return;
+    }
+    if (env.reply()) {
+      if (!pending.complete(env.requestId(), env.fromDc(), env.message())) {
+        // A late reply (after the timeout), a duplicate, or one from another DC than asked.
+        LOG.debug("transport of {}: unmatched reply {} from {}", localDc, env.requestId(),
+            env.fromDc());
+      }
+    } else if (dispatcher == null) {
+      LOG.debug("transport of {} serves no requests; ignored {} from {}", localDc,
+          env.message().getClass().getSimpleName(), sender);
+    } else if (!closed.get()) {
+      dispatcher.dispatch(env, sender, (reply, to) -> reply(env, reply, to));
+    }
+  }
+
+  /** Sends a service's reply back to where the request came from. */
+  private void reply(Envelope request, Message reply, InetSocketAddress to) {
+    byte[] bytes;
+    try {
+      bytes = codec.encode(new Envelope(request.requestId(), localDc, true, reply));
+    } catch (MessageTooLargeException e) {
+      bytes = codec.encode(new Envelope(request.requestId(), localDc, true,
+          RequestDispatcher.error(reply, Message.ErrorCode.TOO_LARGE, e.getMessage())));
+    }
+    if (!closed.get()) {
+      io.write(bytes, to);
+    }
+  }
+}

@@ -1,0 +1,377 @@
+package org.paxoscp.service;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.Ballot;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.store.CountingKvStore;
+import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.testing.Poll;
+import org.paxoscp.transport.InProcessTransport;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.Message.BeginReply;
+import org.paxoscp.transport.Message.BeginRequest;
+import org.paxoscp.transport.Message.ErrorCode;
+import org.paxoscp.transport.Message.ErrorReply;
+import org.paxoscp.transport.Message.ReadReply;
+import org.paxoscp.transport.Message.ReadRequest;
+import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Mutation;
+
+/**
+ * The Transaction Service of three DCs wired by an in-process network over in-memory stores:
+ * commits run by real proposers from test clients, begin and read requests, catch-up from peers
+ * and by learner instances, validation and store outages.
+ */
+@Timeout(60)
+class TransactionServiceTest {
+  private static final String G = "users/42";
+  private static final List<String> DCS = List.of("A", "B", "C");
+  private static final Duration REQUEST_TIMEOUT = Duration.ofMillis(300);
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private InProcessTransport.Network net;
+  private ScheduledExecutorService timers;
+  private final Map<String, InMemoryKvStore> raw = new HashMap<>();
+  private final Map<String, CountingKvStore> stores = new HashMap<>();
+  private final Map<String, CatchUp> catchUps = new HashMap<>();
+  private final Map<String, TransactionService> services = new HashMap<>();
+  private final Map<String, ProposerDriver> clients = new HashMap<>();
+  private final AtomicLong ids = new AtomicLong(1000);
+  private final Map<String, Long> expectedConflicts = new HashMap<>();
+  private final ProposerConfig cfg = ProposerConfig.defaults(Protocol.CP, DCS)
+      .withPhaseTimeoutMicros(REQUEST_TIMEOUT.toNanos() / 1000);
+
+  @BeforeEach
+  void start() {
+    net = new InProcessTransport.Network();
+    timers = Executors.newScheduledThreadPool(2);
+    for (String dc : DCS) {
+      InMemoryKvStore store = new InMemoryKvStore();
+      raw.put(dc, store);
+      stores.put(dc, new CountingKvStore(store));
+      CatchUp c = new CatchUp(dc, DCS, stores.get(dc), net.transport(dc),
+          new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 64),
+          Scheduler.of(timers));
+      catchUps.put(dc, c);
+      TransactionService s = new TransactionService(dc, DCS, stores.get(dc), c,
+          new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), Scheduler.of(timers));
+      services.put(dc, s);
+      net.register(dc, s);
+      clients.put(dc,
+          new ProposerDriver(net.transport(dc), DCS, Scheduler.of(timers), REQUEST_TIMEOUT));
+    }
+  }
+
+  @AfterEach
+  void stop() {
+    for (String dc : DCS) {
+      assertEquals(expectedConflicts.getOrDefault(dc, 0L), services.get(dc).conflicts(),
+          "conflicting chosen values at " + dc);
+      catchUps.get(dc).close();
+    }
+    timers.shutdownNow();
+    net.close();
+  }
+
+  // ---- begin and read ---------------------------------------------------------------------
+
+  @Test
+  void beginGivesTheReadPositionAndTheNextLeader() throws Exception {
+    assertEquals(new BeginReply(G, 0, ""), begin("A", 0));
+
+    commit("B", 0, OptionalInt.empty(), Map.of("x", "1"));
+    awaitWatermark(DCS, 1);
+    assertEquals(new BeginReply(G, 1, "B"), begin("A", 0));
+
+    // The leader B grants the fast path; the winner's DC leads the next position.
+    Outcome o = commit("A", 1, OptionalInt.of(DCS.indexOf("B")), Map.of("x", "2"));
+    assertEquals(2, o.position());
+    awaitWatermark(DCS, 2);
+    assertEquals(new BeginReply(G, 2, "A"), begin("C", 1));
+  }
+
+  @Test
+  void readsSeeTheValuesAtTheReadPosition() throws Exception {
+    commit("A", 0, OptionalInt.empty(), Map.of("x", "1", "y", "a"));
+    commit("A", 1, OptionalInt.empty(), Map.of("x", "2"));
+    Map<String, String> deleteY = new HashMap<>();
+    deleteY.put("y", null);
+    commit("A", 2, OptionalInt.empty(), deleteY);
+    awaitWatermark(DCS, 3);
+
+    assertEquals(Map.of(), read("B", 0, "x", "y").values());
+    assertValues(Map.of("x", "1", "y", "a"), read("B", 1, "x", "y"));
+    assertValues(Map.of("x", "2", "y", "a"), read("C", 2, "x", "y", "z"));
+    assertValues(Map.of("x", "2"), read("A", 3, "x", "y"));
+  }
+
+  // ---- catch-up -----------------------------------------------------------------------------
+
+  @Test
+  void applyWithAGapCatchesUpFromPeers() throws Exception {
+    net.setDown("C", true);
+    commit("A", 0, OptionalInt.empty(), Map.of("x", "1"));
+    net.setDown("C", false);
+    assertEquals(0, watermark("C"));
+
+    // C receives the APPLY for 2 with 1 missing, and learns 1 from a peer.
+    commit("A", 1, OptionalInt.empty(), Map.of("x", "2"));
+    awaitWatermark(List.of("C"), 2);
+    assertTrue(catchUps.get("C").learnedFromPeers() >= 1);
+    assertValues(Map.of("x", "1"), read("C", 1, "x"));
+  }
+
+  @Test
+  void aLaggingDcCatchesUpOnBeginAndRead() throws Exception {
+    net.setDown("C", true);
+    commit("B", 0, OptionalInt.empty(), Map.of("x", "1"));
+    commit("B", 1, OptionalInt.empty(), Map.of("x", "2"));
+    commit("B", 2, OptionalInt.empty(), Map.of("x", "3"));
+    net.setDown("C", false);
+
+    // Without a proof that later positions exist, C invents nothing.
+    assertEquals(new BeginReply(G, 0, ""), begin("C", 0));
+    assertEquals(0, catchUps.get("C").learnedByInstance());
+
+    // A client that committed at 2 proves 2 exists.
+    assertEquals(new BeginReply(G, 2, "B"), begin("C", 2));
+    // Someone was given read position 3 (at A or B): a read there makes C catch up again.
+    assertValues(Map.of("x", "3"), read("C", 3, "x"));
+    assertEquals(3, catchUps.get("C").learnedFromPeers());
+    assertEquals(0, catchUps.get("C").learnedByInstance());
+  }
+
+  @Test
+  void concurrentCatchUpsOfOneGroupLearnEachPositionOnce() throws Exception {
+    net.setDown("C", true);
+    for (int i = 0; i < 5; i++) {
+      commit("A", i, OptionalInt.empty(), Map.of("k" + i, "v" + i));
+    }
+    net.setDown("C", false);
+
+    List<CompletableFuture<Message>> replies = new ArrayList<>();
+    var client = net.transport("C");
+    for (int i = 0; i < 20; i++) {
+      replies.add(client.request("C", new BeginRequest(G, 1 + i % 5), WAIT));
+    }
+    for (CompletableFuture<Message> r : replies) {
+      BeginReply b = assertInstanceOf(BeginReply.class, r.get(20, TimeUnit.SECONDS));
+      assertTrue(b.position() >= 1 && b.position() <= 5, b.toString());
+    }
+    assertEquals(5, begin("C", 5).position());
+    assertEquals(5, catchUps.get("C").learnedFromPeers());
+  }
+
+  @Test
+  void learnerDecidesANoopAtAProvenPositionNobodyVotedFor() throws Exception {
+    // A client claims to have committed at 1, but no DC has a vote (its APPLYs and votes lost,
+    // e.g. a crash between write and read): the learner fills position 1 with a no-op.
+    assertEquals(new BeginReply(G, 1, ""), begin("A", 1));
+    assertEquals(1, catchUps.get("A").learnedByInstance());
+    for (String dc : DCS) {
+      Poll.until("no-op recorded at " + dc, WAIT,
+          () -> LogValue.NOOP.equals(acceptor(dc).chosen(G, 1).orElse(null)));
+    }
+    awaitWatermark(DCS, 1);
+  }
+
+  @Test
+  void learnerReproposesAnAcceptedValueInsteadOfANoop() throws Exception {
+    // A and B accepted V at position 1 (so V is chosen), but no APPLY went out.
+    LogValue v = LogValue.of(entry("lost-apply", "B", 0, Map.of("x", "v")));
+    Ballot b = Ballot.first(ProposerId.of(7));
+    for (String dc : List.of("A", "B")) {
+      Message p = services.get(dc).handle("B",
+          new Message.Paxos(new PaxosMessage.Prepare(G, 1, b))).join();
+      assertTrue(((PaxosMessage.PrepareReply) ((Message.Paxos) p).message()).promised());
+      Message a = services.get(dc).handle("B",
+          new Message.Paxos(new PaxosMessage.Accept(G, 1, b, v))).join();
+      assertTrue(((PaxosMessage.AcceptReply) ((Message.Paxos) a).message()).accepted());
+    }
+    // C is told position 1 exists. No DC has a chosen cell, so C runs a learner, which finds V
+    // accepted by a majority in one ballot and must choose it, never a no-op.
+    Message reply = begin("C", 1);
+    assertEquals(1, catchUps.get("C").learnedByInstance());
+    assertEquals(new BeginReply(G, 1, "B"), reply);
+    assertEquals(v, acceptor("C").chosen(G, 1).orElseThrow());
+    assertValues(Map.of("x", "v"), read("C", 1, "x"));
+  }
+
+  @Test
+  void catchUpThatCannotReachAQuorumFailsAndInventsNothing() {
+    net.setDown("A", true);
+    net.setDown("B", true);
+    Message reply = services.get("C").handle("client", new BeginRequest(G, 3)).join();
+    ErrorReply e = assertInstanceOf(ErrorReply.class, reply);
+    assertEquals(ErrorCode.CATCH_UP_FAILED, e.code());
+    assertTrue(acceptor("C").chosen(G, 1).isEmpty());
+    assertEquals(0, watermark("C"));
+  }
+
+  // ---- bad requests and outages ----------------------------------------------------------
+
+  @Test
+  void malformedRequestsAreRejectedWithoutTouchingTheStore() {
+    TransactionService s = services.get("A");
+    String tooLongKey = "k".repeat(2000);
+    List<Message> bad = List.of(
+        new BeginRequest("", 0),
+        new BeginRequest("a\0b", 0),
+        new BeginRequest("g".repeat(300), 0),
+        new BeginRequest(G, -1),
+        new ReadRequest(G, -1, List.of("x")),
+        new ReadRequest(G, 0, List.of("a", "b", "c", "d", "e", "f", "g", "h", "i")),
+        new ReadRequest(G, 0, List.of("")),
+        new ReadRequest(G, 0, List.of(tooLongKey)),
+        new ReadRequest("", 0, List.of("x")),
+        new Message.Paxos(new PaxosMessage.Prepare(G, 0, Ballot.first(ProposerId.of(1)))),
+        new Message.Paxos(new PaxosMessage.Prepare(G, 1, Ballot.FAST)),
+        new Message.Paxos(new PaxosMessage.Learn(G, -5)),
+        new Message.Paxos(new PaxosMessage.Apply("", 1, LogValue.NOOP)),
+        new Message.Paxos(new PaxosMessage.GrantRequest(G, 1, "")),
+        new Message.Paxos(new PaxosMessage.GrantReply(G, 1, "x", true)),
+        new BeginReply(G, 1, ""),
+        new ReadReply(G, 1, Map.of()));
+    var before = stores.get("A").counts();
+    for (Message m : bad) {
+      ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("B", m).join(), m.toString());
+      assertEquals(ErrorCode.BAD_REQUEST, e.code(), m.toString());
+    }
+    ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("B", null).join());
+    assertEquals(ErrorCode.BAD_REQUEST, e.code());
+    assertEquals(0, stores.get("A").counts().minus(before).operations(),
+        "a rejected request touched the store");
+  }
+
+  @Test
+  void aStoreOutageIsReportedNamingTheDc() {
+    raw.get("B").setAvailable(false);
+    TransactionService s = services.get("B");
+    for (Message m : List.of(new BeginRequest(G, 0), new ReadRequest(G, 0, List.of("x")),
+        new Message.Paxos(new PaxosMessage.Prepare(G, 1, Ballot.first(ProposerId.of(3)))),
+        new Message.Paxos(new PaxosMessage.Learn(G, 1)))) {
+      ErrorReply e = assertInstanceOf(ErrorReply.class, s.handle("A", m).join(), m.toString());
+      assertEquals(ErrorCode.STORE_UNAVAILABLE, e.code());
+      assertTrue(e.detail().contains("DC B"), e.detail());
+    }
+    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, LogValue.NOOP))).join());
+    raw.get("B").setAvailable(true);
+    assertEquals(new BeginReply(G, 0, ""), s.handle("A", new BeginRequest(G, 0)).join());
+  }
+
+  @Test
+  void aSecondDifferentChosenValueIsCountedAndRefused() {
+    LogValue first = LogValue.of(entry("t-first", "A", 0, Map.of("x", "1")));
+    LogValue second = LogValue.of(entry("t-second", "B", 0, Map.of("x", "2")));
+    TransactionService s = services.get("A");
+    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, first))).join());
+    assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, first))).join());
+    assertEquals(0, s.conflicts());
+    assertNull(s.handle("B", new Message.Paxos(new PaxosMessage.Apply(G, 1, second))).join());
+    expectedConflicts.put("A", 1L);
+    assertEquals(1, s.conflicts());
+    assertEquals(first, acceptor("A").chosen(G, 1).orElseThrow());
+    assertEquals(1, watermark("A"));
+  }
+
+  @Test
+  void aReadReplyTooBigForADatagramIsRefused() throws Exception {
+    String big = "v".repeat(3000);
+    commit("A", 0, OptionalInt.empty(), Map.of("a", big, "b", big));
+    awaitWatermark(List.of("A"), 1);
+    assertValues(Map.of("a", big), read("A", 1, "a"));
+    ErrorReply e = assertInstanceOf(ErrorReply.class,
+        services.get("A").handle("A", new ReadRequest(G, 1, List.of("a", "b"))).join());
+    assertEquals(ErrorCode.TOO_LARGE, e.code());
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  private Outcome commit(String dc, long readPosition, OptionalInt leader,
+      Map<String, String> writes) throws Exception {
+    LogEntry e = entry("t" + ids.incrementAndGet(), dc, readPosition, writes);
+    Proposer p = new Proposer(cfg, G, ProposerId.of(ids.incrementAndGet()), e, readPosition + 1, leader,
+        new SplittableRandom(ids.get()));
+    Outcome o = clients.get(dc).run(p).get(20, TimeUnit.SECONDS);
+    assertEquals(Outcome.Status.COMMITTED, o.status(), o.toString());
+    return o;
+  }
+
+  private static LogEntry entry(String txnId, String dc, long readPosition,
+      Map<String, String> writes) {
+    TreeMap<String, Mutation> w = new TreeMap<>();
+    writes.forEach((k, v) -> w.put(k, v == null ? Mutation.delete()
+        : Mutation.put(v.getBytes(StandardCharsets.UTF_8))));
+    return new LogEntry(txnId, dc, readPosition, new TreeSet<>(), w);
+  }
+
+  private Message begin(String dc, long min) throws Exception {
+    return net.transport("client").request(dc, new BeginRequest(G, min), WAIT)
+        .get(20, TimeUnit.SECONDS);
+  }
+
+  private ReadReply read(String dc, long position, String... keys) throws Exception {
+    Message m = net.transport("client").request(dc, new ReadRequest(G, position, List.of(keys)),
+        WAIT).get(20, TimeUnit.SECONDS);
+    return assertInstanceOf(ReadReply.class, m, String.valueOf(m));
+  }
+
+  private static void assertValues(Map<String, String> expected, ReadReply r) {
+    Map<String, String> got = new LinkedHashMap<>();
+    r.values().forEach((k, v) -> got.put(k, new String(v, StandardCharsets.UTF_8)));
+    assertEquals(new TreeMap<>(expected), new TreeMap<>(got));
+    for (var e : expected.entrySet()) {
+      assertArrayEquals(e.getValue().getBytes(StandardCharsets.UTF_8), r.values().get(e.getKey()));
+    }
+  }
+
+  private Acceptor acceptor(String dc) {
+    return new Acceptor(raw.get(dc));
+  }
+
+  private long watermark(String dc) {
+    return new LogApplier(raw.get(dc)).appliedWatermark(G);
+  }
+
+  private void awaitWatermark(List<String> dcs, long position) {
+    for (String dc : dcs) {
+      Poll.until("DC " + dc + " applied " + position, WAIT,
+          () -> new LogApplier(raw.get(dc)).applyKnown(G) >= position);
+    }
+  }
+}

@@ -1,0 +1,371 @@
+package org.paxoscp.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.paxoscp.paxos.Ballot;
+import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.testing.Poll;
+import org.paxoscp.transport.Latency;
+import org.paxoscp.transport.MalformedDatagramException.Reason;
+import org.paxoscp.wal.LogValue;
+
+/** {@link UdpTransport} over real loopback sockets. */
+class UdpTransportIT {
+  private static final byte[] KEY = "fedcba9876543210fedcba9876543210".getBytes();
+  private static final int LIMIT = 1024;
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+  private final Deque<AutoCloseable> toClose = new ArrayDeque<>();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    while (!toClose.isEmpty()) {
+      toClose.pop().close();
+    }
+  }
+
+  /** Answers BeginRequest (leader = the asking DC), Prepare, ReadRequest; counts every call. */
+  static final class CountingHandler implements RequestHandler {
+    final AtomicInteger calls = new AtomicInteger();
+    volatile int replyValueBytes = 1;
+
+    @Override
+    public CompletableFuture<Message> handle(String fromDc, Message request) {
+      calls.incrementAndGet();
+      return CompletableFuture.completedFuture(reply(fromDc, request));
+    }
+
+    private Message reply(String fromDc, Message request) {
+      if (request instanceof Message.BeginRequest b) {
+        return new Message.BeginReply(b.group(), b.position(), fromDc);
+      }
+      if (request instanceof Message.ReadRequest r) {
+        return new Message.ReadReply(r.group(), r.position(),
+            Map.of("k", new byte[replyValueBytes]));
+      }
+      if (request instanceof Message.Paxos p && p.message() instanceof PaxosMessage.Prepare m) {
+        return new Message.Paxos(new PaxosMessage.PrepareReply(m.group(), m.position(),
+            m.ballot(), true, m.ballot(), null, null));
+      }
+      return null;
+    }
+  }
+
+  private static ClusterConfig config(ClusterConfig.Wan wan) {
+    // Placeholder static endpoints; the tests pass the real (ephemeral) ones explicitly.
+    InetSocketAddress unused = new InetSocketAddress(LOOPBACK, 9);
+    return new ClusterConfig(
+        List.of(new ClusterConfig.Dc("V1", List.of(unused), Map.of()),
+            new ClusterConfig.Dc("O1", List.of(unused), Map.of())),
+        KEY, Optional.empty(), "/paxoscp", LIMIT, Duration.ofSeconds(2), wan);
+  }
+
+  private static ClusterConfig.Wan wan(long rttMicros, double loss, double duplicate) {
+    return new ClusterConfig.Wan(true, Latency.paperRegions().withPair("V1", "O1", rttMicros),
+        0, 0, loss, duplicate, Set.of());
+  }
+
+  private <T extends AutoCloseable> T closeLater(T c) {
+    toClose.push(c);
+    return c;
+  }
+
+  private UdpTransport service(ClusterConfig cfg, RequestHandler h) {
+    return closeLater(UdpTransport.builder(cfg, "O1").handler(h, 2).build());
+  }
+
+  private UdpTransport client(ClusterConfig cfg, InetSocketAddress o1) {
+    return closeLater(UdpTransport.builder(cfg, "V1")
+        .endpoints(dc -> dc.equals("O1") ? List.of(o1) : List.of()).build());
+  }
+
+  /** A client with the cluster's WAN emulation (the decorator over its UDP transport). */
+  private WanTransport wanClient(ClusterConfig cfg, InetSocketAddress o1) {
+    return closeLater(new WanTransport(UdpTransport.builder(cfg, "V1")
+        .endpoints(dc -> dc.equals("O1") ? List.of(o1) : List.of()).build(), cfg));
+  }
+
+  private static Message get(CompletableFuture<Message> f) throws Exception {
+    return f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private static Throwable failure(CompletableFuture<?> f) throws Exception {
+    try {
+      f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      return e.getCause();
+    } catch (TimeoutException e) {
+      throw new AssertionError("future did not complete within " + WAIT, e);
+    }
+    throw new AssertionError("expected a failure, got " + f.join());
+  }
+
+  /** A raw socket standing in for a service that never answers. */
+  private DatagramSocket silentPeer() throws IOException {
+    DatagramSocket s = closeLater(new DatagramSocket(new InetSocketAddress(LOOPBACK, 0)));
+    s.setSoTimeout(300);
+    return s;
+  }
+
+  private static InetSocketAddress addressOf(DatagramSocket s) {
+    return (InetSocketAddress) s.getLocalSocketAddress();
+  }
+
+  @Test
+  void requestGetsItsReply() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    CountingHandler h = new CountingHandler();
+    UdpTransport service = service(cfg, h);
+    UdpTransport client = client(cfg, service.boundAddress());
+    assertEquals(LOOPBACK, service.boundAddress().getAddress());
+    assertTrue(service.boundAddress().getPort() > 0);
+
+    assertEquals(new Message.BeginReply("g", 4, "V1"),
+        get(client.request("O1", new Message.BeginRequest("g", 4), WAIT)));
+    Ballot b = Ballot.of(2, 7);
+    assertEquals(new Message.Paxos(new PaxosMessage.PrepareReply("g", 5, b, true, b, null, null)),
+        get(client.request("O1", new Message.Paxos(new PaxosMessage.Prepare("g", 5, b)), WAIT)));
+
+    List<CompletableFuture<Message>> many = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      many.add(client.request("O1", new Message.BeginRequest("g", i), WAIT));
+    }
+    for (int i = 0; i < many.size(); i++) {
+      assertEquals(new Message.BeginReply("g", i, "V1"), get(many.get(i)), "request " + i);
+    }
+    assertEquals(202, h.calls.get());
+    assertEquals(0L, service.droppedCounts().values().stream().mapToLong(Long::longValue).sum());
+  }
+
+  @Test
+  void oneWaySendReachesTheHandler() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    CountingHandler h = new CountingHandler();
+    UdpTransport service = service(cfg, h);
+    UdpTransport client = client(cfg, service.boundAddress());
+    client.send("O1", new Message.Paxos(new PaxosMessage.Apply("g", 3, LogValue.NOOP)));
+    Poll.until("the APPLY to be handled", WAIT, () -> h.calls.get() == 1);
+  }
+
+  @Test
+  void timesOutWhenNoServiceListens() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    InetSocketAddress nobody;
+    try (DatagramSocket s = new DatagramSocket(new InetSocketAddress(LOOPBACK, 0))) {
+      nobody = addressOf(s);
+    }
+    UdpTransport client = client(cfg, nobody);
+    Throwable t = failure(client.request("O1", new Message.BeginRequest("g", 1),
+        Duration.ofMillis(200)));
+    assertInstanceOf(TransportTimeoutException.class, t);
+    assertTrue(t.getMessage().contains("O1"), t.getMessage());
+  }
+
+  @Test
+  void unknownDcOrNoEndpointFails() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    UdpTransport client = client(cfg, new InetSocketAddress(LOOPBACK, 9));
+    assertInstanceOf(UnknownDcException.class,
+        failure(client.request("Z9", new Message.BeginRequest("g", 1), WAIT)));
+    assertInstanceOf(UnknownDcException.class,
+        failure(client.request("V1", new Message.BeginRequest("g", 1), WAIT)));
+    assertThrows(UnknownDcException.class,
+        () -> client.send("Z9", new Message.BeginRequest("g", 1)));
+  }
+
+  @Test
+  void invalidDatagramsAreDroppedCountedAndNeverHandled() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    CountingHandler h = new CountingHandler();
+    UdpTransport service = service(cfg, h);
+    WireCodec ours = WireCodec.forCluster(cfg);
+    byte[] otherKey = KEY.clone();
+    otherKey[5] ^= 0x40;
+    WireCodec theirs = new WireCodec(otherKey, LIMIT);
+    Envelope begin = new Envelope(77, "V1", false, new Message.BeginRequest("g", 1));
+
+    byte[] forged = theirs.encode(begin);
+    byte[] cut = Arrays.copyOf(ours.encode(begin), ours.encode(begin).length - 1);
+    byte[] tiny = {1, 20, 0};
+    byte[] badVersion = ours.encode(begin);
+    badVersion[0] = (byte) (WireCodec.VERSION + 1);
+    byte[] badType = ours.encode(begin);
+    badType[1] = (byte) 200;
+    byte[] garbage = new byte[300];
+    new Random(42).nextBytes(garbage);
+    garbage[0] = WireCodec.VERSION;
+    garbage[1] = 1;
+    byte[] oversized = new byte[LIMIT + 500];
+    oversized[0] = WireCodec.VERSION;
+    byte[] strangerDc = ours.encode(new Envelope(78, "X9", false,
+        new Message.BeginRequest("g", 1)));
+    // A forged reply must not complete anything either.
+    byte[] forgedReply = theirs.encode(new Envelope(79, "V1", true,
+        new Message.BeginReply("g", 1, "V1")));
+
+    try (DatagramSocket raw = new DatagramSocket(new InetSocketAddress(LOOPBACK, 0))) {
+      raw.setSoTimeout((int) WAIT.toMillis());
+      for (byte[] d : List.of(forged, cut, tiny, badVersion, badType, garbage, oversized,
+          strangerDc, forgedReply)) {
+        raw.send(new DatagramPacket(d, d.length, service.boundAddress()));
+      }
+      Poll.until("nine drops", WAIT, () -> service.droppedCounts().values().stream()
+          .mapToLong(Long::longValue).sum() == 9);
+      assertEquals(4, service.droppedCount(Reason.BAD_MAC)); // forged, cut, garbage, reply
+      assertEquals(1, service.droppedCount(Reason.TRUNCATED));
+      assertEquals(1, service.droppedCount(Reason.BAD_VERSION));
+      assertEquals(1, service.droppedCount(Reason.BAD_TYPE));
+      assertEquals(1, service.droppedCount(Reason.TOO_LARGE));
+      assertEquals(1, service.droppedCount(Reason.MALFORMED));
+      assertEquals(0, h.calls.get());
+
+      // The service still serves an authentic request, and answers the sender's address.
+      byte[] good = ours.encode(begin);
+      raw.send(new DatagramPacket(good, good.length, service.boundAddress()));
+      DatagramPacket in = new DatagramPacket(new byte[LIMIT], LIMIT);
+      raw.receive(in);
+      Envelope reply = ours.decode(in.getData(), 0, in.getLength());
+      assertEquals(new Envelope(77, "O1", true, new Message.BeginReply("g", 1, "V1")), reply);
+      assertEquals(1, h.calls.get());
+    }
+  }
+
+  @Test
+  void oversizedRequestFailsAndNothingIsSent() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    DatagramSocket peer = silentPeer();
+    UdpTransport client = client(cfg, addressOf(peer));
+    Message big = new Message.ReadRequest("grp", 42, List.of("k".repeat(LIMIT)));
+    Throwable t = failure(client.request("O1", big, WAIT));
+    assertInstanceOf(MessageTooLargeException.class, t);
+    assertTrue(t.getMessage().contains(Integer.toString(LIMIT)), t.getMessage());
+    assertTrue(t.getMessage().contains("grp") && t.getMessage().contains("42"), t.getMessage());
+    assertThrows(MessageTooLargeException.class, () -> client.send("O1", big));
+    DatagramPacket in = new DatagramPacket(new byte[LIMIT * 2], LIMIT * 2);
+    assertThrows(SocketTimeoutException.class, () -> peer.receive(in), "nothing was sent");
+  }
+
+  @Test
+  void oversizedReplyBecomesTooLargeError() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    CountingHandler h = new CountingHandler();
+    h.replyValueBytes = LIMIT * 2;
+    UdpTransport service = service(cfg, h);
+    UdpTransport client = client(cfg, service.boundAddress());
+    Message reply = get(client.request("O1", new Message.ReadRequest("g", 9, List.of("k")), WAIT));
+    Message.ErrorReply e = assertInstanceOf(Message.ErrorReply.class, reply);
+    assertEquals(Message.ErrorCode.TOO_LARGE, e.code());
+    assertEquals("g", e.group());
+    assertEquals(9, e.position());
+  }
+
+  @Test
+  void wanEmulationDelaysByTheRoundTrip() throws Exception {
+    ClusterConfig cfg = config(wan(40_000, 0, 0));
+    UdpTransport service = service(cfg, new CountingHandler());
+    WanTransport client = wanClient(cfg, service.boundAddress());
+    for (int i = 0; i < 3; i++) {
+      long start = System.nanoTime();
+      get(client.request("O1", new Message.BeginRequest("g", i), WAIT));
+      long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      // Lower bound only: 20 ms each way, with no jitter configured.
+      assertTrue(elapsedMs >= 40, "round trip took " + elapsedMs + " ms, expected >= 40");
+    }
+  }
+
+  @Test
+  void wanLossLosesEverything() throws Exception {
+    ClusterConfig cfg = config(wan(0, 1.0, 0));
+    CountingHandler h = new CountingHandler();
+    UdpTransport service = service(cfg, h);
+    WanTransport client = wanClient(cfg, service.boundAddress());
+    assertInstanceOf(TransportTimeoutException.class, failure(
+        client.request("O1", new Message.BeginRequest("g", 1), Duration.ofMillis(200))));
+    assertEquals(0, h.calls.get());
+  }
+
+  @Test
+  void wanDuplicationDeliversTwiceAndRepliesOnce() throws Exception {
+    ClusterConfig cfg = config(wan(0, 0, 1.0));
+    CountingHandler h = new CountingHandler();
+    UdpTransport service = service(cfg, h);
+    WanTransport client = wanClient(cfg, service.boundAddress());
+    assertEquals(new Message.BeginReply("g", 1, "V1"),
+        get(client.request("O1", new Message.BeginRequest("g", 1), WAIT)));
+    Poll.until("the duplicate to be handled", WAIT, () -> h.calls.get() == 2);
+  }
+
+  @Test
+  void partitionCutsAndHeals() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    CountingHandler h = new CountingHandler();
+    UdpTransport service = service(cfg, h);
+    WanTransport client = wanClient(cfg, service.boundAddress());
+    client.setPartitioned(Set.of("O1"));
+    assertInstanceOf(TransportTimeoutException.class, failure(
+        client.request("O1", new Message.BeginRequest("g", 1), Duration.ofMillis(200))));
+    assertEquals(0, h.calls.get());
+    client.setPartitioned(Set.of());
+    assertEquals(new Message.BeginReply("g", 2, "V1"),
+        get(client.request("O1", new Message.BeginRequest("g", 2), WAIT)));
+    assertThrows(IllegalArgumentException.class, () -> client.setPartitioned(Set.of("Z9")));
+  }
+
+  @Test
+  void closeLetsOneWaySendsHeldByTheWanEmulationGoOut() throws Exception {
+    // A client's last APPLY is sent just before it closes; under WAN emulation it is still
+    // scheduled when close() runs, and losing it leaves a chosen position unknown to every DC.
+    ClusterConfig cfg = config(wan(400_000, 0, 0));
+    CountingHandler h = new CountingHandler();
+    UdpTransport service = service(cfg, h);
+    WanTransport client = wanClient(cfg, service.boundAddress());
+    client.send("O1", new Message.Paxos(new PaxosMessage.Apply("g", 3, LogValue.NOOP)));
+    long t0 = System.nanoTime();
+    client.close();
+    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "close waited too long");
+    Poll.until("the APPLY sent before close to be handled", WAIT, () -> h.calls.get() == 1);
+  }
+
+  @Test
+  void closeFailsPendingRequestsAndIsIdempotent() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    DatagramSocket peer = silentPeer();
+    UdpTransport client = UdpTransport.builder(cfg, "V1")
+        .endpoints(dc -> List.of(addressOf(peer))).build();
+    CompletableFuture<Message> pending =
+        client.request("O1", new Message.BeginRequest("g", 1), Duration.ofMinutes(5));
+    client.close();
+    assertInstanceOf(TransportClosedException.class, failure(pending));
+    client.close();
+    assertInstanceOf(TransportClosedException.class,
+        failure(client.request("O1", new Message.BeginRequest("g", 2), WAIT)));
+    client.send("O1", new Message.BeginRequest("g", 3));
+  }
+}

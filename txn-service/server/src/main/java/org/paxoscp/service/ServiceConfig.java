@@ -1,0 +1,296 @@
+package org.paxoscp.service;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.paxoscp.config.ConfigKey;
+import org.paxoscp.config.ConfigKeys;
+import org.paxoscp.store.hbase.HBaseStoreConfig;
+import org.paxoscp.transport.ClusterConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The settings of one Transaction Service process, read from the same {@code key=value} file as
+ * the {@link ClusterConfig} (which ignores the {@value #PREFIX} keys): which DC it serves, where
+ * it listens, its worker threads, its store, and its request, catch-up and GC limits. Every key
+ * is a {@link ConfigKey} in {@link #KEYS}; unknown {@value #PREFIX} keys are rejected.
+ *
+ * <p><b>Bind address.</b> When {@code paxoscp.service.bind} is not set, the service listens on its DC's first
+ * static endpoint (the address the cluster file tells peers and clients to use); a DC with no
+ * static endpoints (discovery only) listens on {@code 127.0.0.1} at an ephemeral port, which
+ * discovery publishes. Port 0 (ephemeral) is refused when no discovery is configured: nobody
+ * could find the service.
+ *
+ * <p><b>Store.</b> {@code hbase} (the default) opens the DC's HBase store with the DC's
+ * {@code paxoscp.dc.<DC>.hbase.*} keys; {@code memory} keeps the DC's data in this process only
+ * and must be asked for explicitly (tests, throw-away local clusters).
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class ServiceConfig {
+  private static final Logger LOG = LoggerFactory.getLogger(ServiceConfig.class);
+
+  public static final String PREFIX = "paxoscp.service.";
+
+  /** Where the DC's data lives. */
+  public enum StoreKind { HBASE, MEMORY }
+
+  public static final ConfigKey<String> DC = ConfigKey.string(PREFIX + "dc", null,
+      "the DC this service serves; one of paxoscp.dcs");
+  public static final ConfigKey<String> BIND = ConfigKey.optionalString(PREFIX + "bind",
+      "host:port to listen on (default: the DC's first static endpoint, else 127.0.0.1:0; "
+          + "port 0 needs discovery)");
+  public static final ConfigKey<Integer> THREADS = ConfigKey.integer(PREFIX + "threads", 16, 1,
+      1024, "worker threads that handle requests");
+  public static final ConfigKey<StoreKind> STORE = ConfigKey.choice(PREFIX + "store",
+      StoreKind.class, StoreKind.HBASE, "where the DC's data lives; memory keeps it in this "
+          + "process only: one process per DC, never restarted");
+  public static final ConfigKey<Integer> READ_MAX_KEYS = ConfigKey.integer(
+      PREFIX + "read.max.keys", 1000, 1, 1_000_000, "most keys one read request may name");
+  public static final ConfigKey<Integer> CATCHUP_MAX_POSITIONS = ConfigKey.integer(
+      PREFIX + "catchup.max.positions", 256, 1, 1_000_000,
+      "most log positions one catch-up run learns");
+  public static final ConfigKey<Duration> CATCHUP_WAIT = ConfigKey.millis(
+      PREFIX + "catchup.wait.ms", 4_000, 1, Integer.MAX_VALUE,
+      "how long a begin or read request waits for catch-up before it is answered "
+          + "CATCH_UP_FAILED (the catch-up goes on)");
+  public static final ConfigKey<Duration> LEARN_TIMEOUT = ConfigKey.millis(
+      PREFIX + "learn.timeout.ms", 2_000, 1, Integer.MAX_VALUE,
+      "how long catch-up waits for peers to answer a Learn request before it runs a learner");
+  public static final ConfigKey<Duration> LEARNER_TIMEOUT = ConfigKey.millis(
+      PREFIX + "learner.timeout.ms", 8_000, 1, Integer.MAX_VALUE,
+      "how long one learner instance may take before the catch-up run fails");
+  public static final ConfigKey<Integer> GC_RETENTION_POSITIONS = ConfigKey.integer(
+      PREFIX + "gc.retention.positions", 10_000, 0, Integer.MAX_VALUE,
+      "log positions kept below the lowest applied position of all DCs; older WAL rows and "
+          + "superseded data versions are collected and requests for them answered TOO_OLD; "
+          + "0 turns collection off");
+  public static final ConfigKey<Integer> GC_EVERY_POSITIONS = ConfigKey.integer(
+      PREFIX + "gc.every.positions", 100, 1, 1_000_000,
+      "a GC round starts every this many applied positions of a group");
+  public static final ConfigKey<Integer> GC_BATCH_POSITIONS = ConfigKey.integer(
+      PREFIX + "gc.batch.positions", 1_000, 1, 1_000_000, "most positions one GC round collects");
+  public static final ConfigKey<Integer> GC_MAX_LAG_POSITIONS = ConfigKey.integer(
+      PREFIX + "gc.max.lag.positions", 1_000_000, 0, Integer.MAX_VALUE,
+      "how far the other DCs may get ahead of a silent DC before GC goes on without it (that "
+          + "DC must then be rebuilt); 0 waits for ever");
+  public static final ConfigKey<Duration> GC_PEER_TIMEOUT = ConfigKey.millis(
+      PREFIX + "gc.peer.timeout.ms", 2_000, 1, Integer.MAX_VALUE,
+      "how long a GC round waits for each peer's applied position");
+
+  /** Every service key; the README's configuration reference is generated from it. */
+  public static final ConfigKeys KEYS = new ConfigKeys("Service (a Transaction Service process)",
+      DC, BIND, THREADS, STORE, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
+      LEARN_TIMEOUT, LEARNER_TIMEOUT, GC_RETENTION_POSITIONS, GC_EVERY_POSITIONS,
+      GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT);
+
+
+  private final ClusterConfig cluster;
+  private final String dc;
+  private final InetSocketAddress bind;
+  private final int threads;
+  private final StoreKind store;
+  private final Optional<HBaseStoreConfig> hbase;
+  private final int readMaxKeys;
+  private final int catchUpMaxPositions;
+  private final Duration catchUpWait;
+  private final Duration learnTimeout;
+  private final Duration learnerTimeout;
+  private final Duration gcPeerTimeout;
+  private final int gcRetention;
+  private final int gcMaxLag;
+  private final int gcEvery;
+  private final int gcBatch;
+
+  private ServiceConfig(ClusterConfig cluster, String dc, InetSocketAddress bind, int threads,
+      StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
+      int catchUpMaxPositions, Duration catchUpWait, Duration learnTimeout,
+      Duration learnerTimeout, int gcRetention, int gcEvery, int gcBatch, int gcMaxLag,
+      Duration gcPeerTimeout) {
+    this.learnTimeout = learnTimeout;
+    this.learnerTimeout = learnerTimeout;
+    this.gcPeerTimeout = gcPeerTimeout;
+    this.gcRetention = gcRetention;
+    this.gcMaxLag = gcMaxLag;
+    this.gcEvery = gcEvery;
+    this.gcBatch = gcBatch;
+    this.cluster = cluster;
+    this.dc = dc;
+    this.bind = bind;
+    this.threads = threads;
+    this.store = store;
+    this.hbase = hbase;
+    this.readMaxKeys = readMaxKeys;
+    this.catchUpMaxPositions = catchUpMaxPositions;
+    this.catchUpWait = catchUpWait;
+  }
+
+  /**
+   * Parses the service settings and the cluster configuration from one set of properties.
+   *
+   * @throws IllegalArgumentException naming the key, for a missing, unknown or invalid value
+   *     (including the cluster's and the DC's HBase keys)
+   */
+  public static ServiceConfig fromProperties(Map<String, String> props) {
+    ClusterConfig cluster = ClusterConfig.fromProperties(props, KEYS);
+    String dc = DC.from(props);
+    if (!cluster.dcNames().contains(dc)) {
+      throw new IllegalArgumentException(DC.name() + ": DC " + dc + " is not in "
+          + cluster.dcNames());
+    }
+    InetSocketAddress bind = bind(props, cluster, dc);
+    StoreKind store = STORE.from(props);
+    Optional<HBaseStoreConfig> hbase = Optional.empty();
+    if (store == StoreKind.HBASE) {
+      try {
+        hbase = Optional.of(HBaseStoreConfig.fromProperties(dc, cluster.dc(dc).hbase()));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(ClusterConfig.DC_PREFIX + dc + ".hbase.*: "
+            + e.getMessage(), e);
+      }
+    }
+    return new ServiceConfig(cluster, dc, bind, THREADS.from(props), store, hbase,
+        READ_MAX_KEYS.from(props), CATCHUP_MAX_POSITIONS.from(props), CATCHUP_WAIT.from(props),
+        LEARN_TIMEOUT.from(props), LEARNER_TIMEOUT.from(props),
+        GC_RETENTION_POSITIONS.from(props), GC_EVERY_POSITIONS.from(props),
+        GC_BATCH_POSITIONS.from(props), GC_MAX_LAG_POSITIONS.from(props),
+        GC_PEER_TIMEOUT.from(props));
+  }
+
+  private static InetSocketAddress bind(Map<String, String> props, ClusterConfig cluster,
+      String dc) {
+    String v = BIND.optional(props).orElse("");
+    String host;
+    int port;
+    if (v.isEmpty()) {
+      var eps = cluster.dc(dc).endpoints();
+      if (eps.isEmpty()) {
+        host = "127.0.0.1";
+        port = 0;
+      } else {
+        host = eps.get(0).getHostString();
+        port = eps.get(0).getPort();
+      }
+    } else {
+      int colon = v.lastIndexOf(':');
+      try {
+        if (colon <= 0) {
+          throw new NumberFormatException();
+        }
+        host = v.substring(0, colon).trim();
+        port = Integer.parseInt(v.substring(colon + 1).trim());
+        if (port < 0 || port > 65_535 || host.isEmpty()) {
+          throw new NumberFormatException();
+        }
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(BIND.name() + ": '" + v + "' is not host:port");
+      }
+    }
+    if (port == 0 && cluster.discoveryZk().isEmpty()) {
+      throw new IllegalArgumentException(BIND.name() + ": port 0 (ephemeral) needs "
+          + ClusterConfig.DISCOVERY_ZK.name() + ", or peers and clients cannot find the service");
+    }
+    InetSocketAddress a = new InetSocketAddress(host, port);
+    if (a.isUnresolved()) {
+      throw new IllegalArgumentException(BIND.name() + ": cannot resolve host '" + host + "'");
+    }
+    return a;
+  }
+
+  public ClusterConfig cluster() {
+    return cluster;
+  }
+
+  public String dc() {
+    return dc;
+  }
+
+  /** The address to listen on; port 0 means ephemeral (discovery publishes the bound port). */
+  public InetSocketAddress bind() {
+    return bind;
+  }
+
+  public int threads() {
+    return threads;
+  }
+
+  public StoreKind store() {
+    return store;
+  }
+
+  /** The DC's HBase store settings; present exactly when {@link #store()} is HBASE. */
+  public Optional<HBaseStoreConfig> hbase() {
+    return hbase;
+  }
+
+  public int readMaxKeys() {
+    return readMaxKeys;
+  }
+
+  public int catchUpMaxPositions() {
+    return catchUpMaxPositions;
+  }
+
+  public Duration catchUpWait() {
+    return catchUpWait;
+  }
+
+  /** The request limits for {@link TransactionService}. */
+  public TransactionService.Limits limits() {
+    return new TransactionService.Limits(readMaxKeys, cluster.maxDatagramBytes(), catchUpWait);
+  }
+
+  /** The catch-up settings. */
+  public CatchUp.Settings catchUpSettings() {
+    return new CatchUp.Settings(learnTimeout, learnerTimeout, catchUpMaxPositions);
+  }
+
+  /**
+   * The GC settings (section 7), or empty when {@link #GC_RETENTION_POSITIONS} is 0.
+   */
+  public Optional<GroupCollector.Settings> gcSettings() {
+    return gcRetention == 0 ? Optional.empty() : Optional.of(new GroupCollector.Settings(
+        gcRetention, gcEvery, gcBatch, gcPeerTimeout, gcMaxLag));
+  }
+
+  /** Every service key with its effective value (defaults filled in). */
+  public Map<String, String> effectiveValues() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(DC.name(), dc);
+    m.put(BIND.name(), bind.getHostString() + ":" + bind.getPort());
+    m.put(THREADS.name(), Integer.toString(threads));
+    m.put(STORE.name(), store.name().toLowerCase(java.util.Locale.ROOT));
+    m.put(READ_MAX_KEYS.name(), Integer.toString(readMaxKeys));
+    m.put(CATCHUP_MAX_POSITIONS.name(), Integer.toString(catchUpMaxPositions));
+    m.put(CATCHUP_WAIT.name(), Long.toString(catchUpWait.toMillis()));
+    m.put(LEARN_TIMEOUT.name(), Long.toString(learnTimeout.toMillis()));
+    m.put(LEARNER_TIMEOUT.name(), Long.toString(learnerTimeout.toMillis()));
+    m.put(GC_RETENTION_POSITIONS.name(), Integer.toString(gcRetention));
+    m.put(GC_EVERY_POSITIONS.name(), Integer.toString(gcEvery));
+    m.put(GC_BATCH_POSITIONS.name(), Integer.toString(gcBatch));
+    m.put(GC_MAX_LAG_POSITIONS.name(), Integer.toString(gcMaxLag));
+    m.put(GC_PEER_TIMEOUT.name(), Long.toString(gcPeerTimeout.toMillis()));
+    return Collections.unmodifiableMap(m);
+  }
+
+  /** Logs every effective value once (at start-up), then the cluster and the store settings. */
+  public void logEffectiveValues() {
+    effectiveValues().forEach((k, v) -> LOG.info("{} = {}", k, v));
+    LOG.info("cluster: {}", cluster);
+    hbase.ifPresent(h -> LOG.info("store: {}", h));
+    if (store == StoreKind.MEMORY) {
+      LOG.warn("{} = memory: DC {}'s data lives in this process only and is lost when it stops",
+          STORE.name(), dc);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "ServiceConfig" + effectiveValues();
+  }
+
+}

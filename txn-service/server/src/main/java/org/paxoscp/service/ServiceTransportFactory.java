@@ -1,0 +1,43 @@
+package org.paxoscp.service;
+
+import java.net.InetSocketAddress;
+import java.util.Objects;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Endpoints;
+import org.paxoscp.transport.RequestHandler;
+import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.transport.WanTransport;
+
+/**
+ * Opens the transport a service listens and sends on. The product's is {@link #UDP}; tests pass
+ * one over {@code InProcessTransport}.
+ */
+@FunctionalInterface
+public interface ServiceTransportFactory {
+
+  /** The product's transport: {@link UdpTransport}, with the cluster's WAN emulation. */
+  ServiceTransportFactory UDP = (cluster, localDc, bind, endpoints, handler, workerThreads) -> {
+    UdpTransport t = UdpTransport.builder(cluster, localDc).bind(bind).endpoints(endpoints)
+        .handler(handler, workerThreads).build();
+    return new Bound(new WanTransport(t, cluster), t.boundAddress());
+  };
+
+  /** An open transport and the address it actually listens on (the port is never 0). */
+  record Bound(Transport transport, InetSocketAddress boundAddress) {
+    public Bound {
+      Objects.requireNonNull(transport);
+      Objects.requireNonNull(boundAddress);
+    }
+  }
+
+  /**
+   * Opens a transport speaking for {@code localDc}, listening on {@code bind} (port 0:
+   * ephemeral), finding peers through {@code endpoints}, and serving requests with
+   * {@code handler} on {@code workerThreads} threads. Blocks until it listens.
+   *
+   * @throws RuntimeException when it cannot bind; nothing is left open then
+   */
+  Bound open(ClusterConfig cluster, String localDc, InetSocketAddress bind, Endpoints endpoints,
+      RequestHandler handler, int workerThreads);
+}

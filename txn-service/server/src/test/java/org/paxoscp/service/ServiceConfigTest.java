@@ -1,0 +1,107 @@
+package org.paxoscp.service;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.paxoscp.paxos.ProposerConfig;
+
+@Timeout(30)
+class ServiceConfigTest {
+
+  private static Map<String, String> base() {
+    Map<String, String> p = new HashMap<>();
+    p.put("paxoscp.dcs", "V,O,C");
+    p.put("paxoscp.key", "00112233445566778899aabbccddeeff");
+    p.put("paxoscp.dc.V.endpoints", "127.0.0.1:7001");
+    p.put("paxoscp.dc.O.endpoints", "127.0.0.1:7002");
+    p.put("paxoscp.dc.C.endpoints", "127.0.0.1:7003");
+    p.put("paxoscp.dc.O.hbase.zk.port", "2182");
+    p.put("paxoscp.request.timeout.ms", "500");
+    p.put(ServiceConfig.DC.name(), "O");
+    return p;
+  }
+
+  @Test
+  void defaultsComeFromTheClusterAndTheDc() {
+    ServiceConfig c = ServiceConfig.fromProperties(base());
+    assertEquals("O", c.dc());
+    assertEquals(7002, c.bind().getPort());
+    assertEquals(ServiceConfig.THREADS.defaultValue(), c.threads());
+    assertEquals(ServiceConfig.StoreKind.HBASE, c.store());
+    assertEquals(2182, c.hbase().orElseThrow().zkPort());
+    assertEquals("O", c.hbase().orElseThrow().dc());
+    // The client's request timeout (500 ms here) no longer feeds the service's own timeouts.
+    assertEquals(ServiceConfig.CATCHUP_WAIT.defaultValue(), c.catchUpWait());
+    assertEquals(ServiceConfig.READ_MAX_KEYS.defaultValue(), c.limits().maxReadKeys());
+    assertEquals(ServiceConfig.LEARN_TIMEOUT.defaultValue(), c.catchUpSettings().learnTimeout());
+    assertEquals(ServiceConfig.LEARNER_TIMEOUT.defaultValue(),
+        c.catchUpSettings().learnerTimeout());
+    assertEquals(ServiceConfig.GC_PEER_TIMEOUT.defaultValue(),
+        c.gcSettings().orElseThrow().peerTimeout());
+    assertEquals(ServiceConfig.KEYS.names(), List.copyOf(c.effectiveValues().keySet()));
+  }
+
+  @Test
+  void explicitValuesAreTaken() {
+    Map<String, String> p = base();
+    p.put(ServiceConfig.BIND.name(), "127.0.0.1:7100");
+    p.put(ServiceConfig.THREADS.name(), "4");
+    p.put(ServiceConfig.STORE.name(), "memory");
+    p.put(ServiceConfig.READ_MAX_KEYS.name(), "10");
+    p.put(ServiceConfig.CATCHUP_MAX_POSITIONS.name(), "7");
+    p.put(ServiceConfig.CATCHUP_WAIT.name(), "250");
+    p.put(ServiceConfig.LEARN_TIMEOUT.name(), "300");
+    p.put(ServiceConfig.LEARNER_TIMEOUT.name(), "900");
+    ServiceConfig c = ServiceConfig.fromProperties(p);
+    assertEquals(Duration.ofMillis(300), c.catchUpSettings().learnTimeout());
+    assertEquals(Duration.ofMillis(900), c.catchUpSettings().learnerTimeout());
+    assertEquals(7100, c.bind().getPort());
+    assertEquals(4, c.threads());
+    assertEquals(ServiceConfig.StoreKind.MEMORY, c.store());
+    assertTrue(c.hbase().isEmpty());
+    assertEquals(10, c.readMaxKeys());
+    assertEquals(7, c.catchUpSettings().maxPositionsPerRun());
+    assertEquals(Duration.ofMillis(250), c.limits().catchUpWait());
+  }
+
+  @Test
+  void anEphemeralPortNeedsDiscovery() {
+    Map<String, String> p = base();
+    p.put(ServiceConfig.BIND.name(), "127.0.0.1:0");
+    assertRejected(p, ServiceConfig.BIND.name());
+    p.put("paxoscp.discovery.zk", "127.0.0.1:2181");
+    assertEquals(0, ServiceConfig.fromProperties(p).bind().getPort());
+    p.remove(ServiceConfig.BIND.name());
+    p.remove("paxoscp.dc.O.endpoints");
+    assertEquals(0, ServiceConfig.fromProperties(p).bind().getPort());
+  }
+
+  @Test
+  void badValuesAreRejectedNamingTheKey() {
+    for (var bad : Map.of(ServiceConfig.DC.name(), "X", ServiceConfig.THREADS.name(), "0",
+        ServiceConfig.STORE.name(), "disk", ServiceConfig.BIND.name(), "nohost",
+        ServiceConfig.READ_MAX_KEYS.name(), "many", ServiceConfig.CATCHUP_WAIT.name(), "-1",
+        "paxoscp.service.colour", "blue", "paxoscp.dc.O.hbase.zk.prt", "1",
+        ProposerConfig.PHASE_TIMEOUT.name(), "0").entrySet()) {
+      Map<String, String> p = base();
+      p.put(bad.getKey(), bad.getValue());
+      assertRejected(p, bad.getKey().startsWith("paxoscp.dc.") ? "zk.prt" : bad.getKey());
+    }
+    Map<String, String> p = base();
+    p.remove(ServiceConfig.DC.name());
+    assertRejected(p, ServiceConfig.DC.name());
+  }
+
+  private static void assertRejected(Map<String, String> p, String key) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ServiceConfig.fromProperties(p));
+    assertTrue(e.getMessage().contains(key), e.getMessage());
+  }
+}

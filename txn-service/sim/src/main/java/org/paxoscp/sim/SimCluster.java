@@ -1,0 +1,269 @@
+package org.paxoscp.sim;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SortedMap;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.service.CatchUp;
+import org.paxoscp.service.GroupCollector;
+import org.paxoscp.service.TransactionService;
+import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.transport.Message;
+import org.paxoscp.wal.LogValue;
+
+/**
+ * The simulated DCs: each an {@link InMemoryKvStore} served by one or more instances of the
+ * shipped {@link TransactionService} with its {@link CatchUp}, on the {@link VirtualScheduler},
+ * talking over {@link SimTransport}. An instance can be killed (its memory and in-flight work
+ * are lost, the store is kept) and a fresh one started, as a restarted service process would be;
+ * a DC can be served by two instances at once, each request going to either.
+ *
+ * <p>Counts what the run exercised: messages by type, positions learned from peers and by
+ * learner instances, restarts, so that a run cannot pass while exercising nothing.
+ */
+final class SimCluster {
+  private final SimConfig cfg;
+  private final EventQueue events;
+  private final SimNetwork network;
+  private final VirtualScheduler scheduler;
+  private final SplittableRandom random;
+  private final List<Dc> dcs = new ArrayList<>();
+  private final List<Instance> everyInstance = new ArrayList<>();
+  private final SortedMap<String, Long> messagesByType = new TreeMap<>();
+  private final CatchUp.Settings catchUpSettings;
+  private final TransactionService.Limits limits;
+  /** The collectors' settings, or null when the run has no GC. */
+  private final GroupCollector.Settings gcSettings;
+  private long maxPosition;
+  private long restarts;
+  private long tooOldRequests;
+  private Consumer<String> trace;
+
+  /** One DC: its store and the service instances serving it. */
+  final class Dc {
+    final int index;
+    final String name;
+    final InMemoryKvStore store = new InMemoryKvStore();
+    /** What the services use: the store, or a planted-bug view of it. */
+    final KvStore serviceStore;
+    final Acceptor acceptor;
+    final LogApplier applier;
+    final List<Instance> live = new ArrayList<>();
+    /** The chosen values this DC's collectors removed, kept for the checker. */
+    final SortedMap<Long, LogValue> collected = new TreeMap<>();
+
+    Dc(int index, String name, boolean watermarkBlind) {
+      this.index = index;
+      this.name = name;
+      this.serviceStore = watermarkBlind ? new WatermarkBlindStore(store) : store;
+      this.acceptor = new Acceptor(store);
+      this.applier = new LogApplier(store);
+    }
+  }
+
+  /** One service process of a DC: the shipped service over the DC's store. */
+  final class Instance {
+    final Dc dc;
+    final SimTransport transport;
+    final CatchUp catchUp;
+    /** The shipped log collector, or null when the run has no GC. */
+    final GroupCollector collector;
+    final TransactionService service;
+
+    Instance(Dc dc) {
+      this.dc = dc;
+      this.transport = new SimTransport(SimCluster.this, dc.index, true);
+      this.catchUp = new CatchUp(dc.name, cfg.dcs(), dc.serviceStore, transport, catchUpSettings,
+          scheduler);
+      // The collector writes the watermark to the real store, whatever view the service reads.
+      this.collector = gcSettings == null ? null : new GroupCollector(dc.name, cfg.dcs(),
+          dc.store, transport, gcSettings, scheduler, dc.collected::put);
+      this.service = new TransactionService(dc.name, cfg.dcs(), dc.serviceStore, catchUp, limits,
+          scheduler, collector);
+    }
+  }
+
+  SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
+      SimGc gc) {
+    this.cfg = cfg;
+    this.events = events;
+    this.network = network;
+    this.random = random;
+    this.scheduler = new VirtualScheduler(events, random.split());
+    Duration phase = Duration.ofNanos(cfg.proposer().phaseTimeoutMicros() * 1000);
+    this.catchUpSettings = new CatchUp.Settings(phase, phase.multipliedBy(4), 256);
+    this.limits = new TransactionService.Limits(1024, 1 << 20, phase.multipliedBy(4));
+    // Waiting for a silent DC for ever (max lag 0), as the simulator checks every DC's log.
+    this.gcSettings = gc == null ? null : new GroupCollector.Settings(gc.retention(),
+        gc.everyPositions(), Integer.MAX_VALUE, phase, 0);
+    for (int i = 0; i < cfg.dcs().size(); i++) {
+      Dc dc = new Dc(i, cfg.dcs().get(i), gc != null && gc.plantedReadBelowWatermark());
+      dcs.add(dc);
+      start(dc);
+    }
+  }
+
+  void trace(Consumer<String> sink) {
+    this.trace = sink;
+  }
+
+  EventQueue events() {
+    return events;
+  }
+
+  SimNetwork network() {
+    return network;
+  }
+
+  VirtualScheduler scheduler() {
+    return scheduler;
+  }
+
+  List<Dc> dcs() {
+    return dcs;
+  }
+
+  Dc dc(int index) {
+    return dcs.get(index);
+  }
+
+  String dcName(int index) {
+    return cfg.dcs().get(index);
+  }
+
+  int dcIndex(String name) {
+    return cfg.dcs().indexOf(name);
+  }
+
+  // ---- instances ------------------------------------------------------------------------
+
+  /** Starts a fresh service instance for {@code dc} (nothing in memory; the store is kept). */
+  Instance start(Dc dc) {
+    Instance i = new Instance(dc);
+    dc.live.add(i);
+    everyInstance.add(i);
+    return i;
+  }
+
+  /** Kills an instance: its pending work and replies vanish with it. */
+  void kill(Instance i) {
+    i.dc.live.remove(i);
+    i.transport.close();
+    i.catchUp.close();
+    if (i.collector != null) {
+      i.collector.close();
+    }
+  }
+
+  /** Kills a random instance of a random DC and starts a fresh one after {@code downMicros}. */
+  void restartOne(long downMicros) {
+    Dc dc = dcs.get(random.nextInt(dcs.size()));
+    if (dc.live.isEmpty()) {
+      return;
+    }
+    kill(dc.live.get(random.nextInt(dc.live.size())));
+    restarts++;
+    events.after(downMicros, () -> start(dc));
+  }
+
+  /** Makes sure every DC has a live instance (for the recovery phase). */
+  void ensureServed() {
+    for (Dc dc : dcs) {
+      if (dc.live.isEmpty()) {
+        start(dc);
+      }
+    }
+  }
+
+  // ---- message plumbing (called by SimTransport) ----------------------------------------
+
+  /** A message arrived at DC {@code to}: one of its live instances serves it. */
+  CompletableFuture<Message> deliver(int from, int to, Message m) {
+    CompletableFuture<Message> reply = new CompletableFuture<>();
+    events.after(cfg.serviceMicros(), () -> {
+      Dc dc = dcs.get(to);
+      if (dc.live.isEmpty()) {
+        return;
+      }
+      Instance i = dc.live.get(dc.live.size() == 1 ? 0 : random.nextInt(dc.live.size()));
+      i.service.handle(dcName(from), m).whenComplete((r, t) -> {
+        if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.TOO_OLD
+            && m instanceof Message.Paxos) {
+          tooOldRequests++;
+        }
+        if (r != null && dc.live.contains(i)) {
+          reply.complete(r);
+        }
+      });
+    });
+    return reply;
+  }
+
+  void sent(int from, int to, Message m) {
+    messagesByType.merge(typeOf(m), 1L, Long::sum);
+    if (m instanceof Message.Paxos p) {
+      maxPosition = Math.max(maxPosition, p.position());
+    }
+    if (trace != null) {
+      trace.accept(String.format("%10.3fms %s -> %s: %s", events.now() / 1000.0, dcName(from),
+          dcName(to), m));
+    }
+  }
+
+  void replied(int to, int from, Message m) {
+    if (trace != null) {
+      trace.accept(String.format("%10.3fms %s <- %s: %s", events.now() / 1000.0, dcName(to),
+          dcName(from), m));
+    }
+  }
+
+  private static String typeOf(Message m) {
+    return m instanceof Message.Paxos p ? p.message().getClass().getSimpleName()
+        : m.getClass().getSimpleName();
+  }
+
+  // ---- what the run exercised -----------------------------------------------------------
+
+  /** The highest log position any message named. */
+  long maxPosition() {
+    return maxPosition;
+  }
+
+  long tooOldRequests() {
+    return tooOldRequests;
+  }
+
+  /** Positions the collectors removed from WAL tables, summed over DCs. */
+  long collectedPositions() {
+    return everyInstance.stream().filter(i -> i.collector != null)
+        .mapToLong(i -> i.collector.collectedPositions()).sum();
+  }
+
+  /** Conflicting chosen values the services were told (a broken agreement), by DC. */
+  List<String> conflicts() {
+    List<String> out = new ArrayList<>();
+    for (Dc dc : dcs) {
+      long n = everyInstance.stream().filter(i -> i.dc == dc)
+          .mapToLong(i -> i.catchUp.conflicts()).sum();
+      if (n > 0) {
+        out.add("DC " + dc.name + " was told " + n + " value(s) different from the one it had "
+            + "recorded as chosen");
+      }
+    }
+    return out;
+  }
+
+  SimResult.Exercised exercised() {
+    long fromPeers = everyInstance.stream().mapToLong(i -> i.catchUp.learnedFromPeers()).sum();
+    long byLearner = everyInstance.stream().mapToLong(i -> i.catchUp.learnedByInstance()).sum();
+    return new SimResult.Exercised(new TreeMap<>(messagesByType), fromPeers, byLearner, restarts,
+        everyInstance.size());
+  }
+}

@@ -1,0 +1,151 @@
+package org.paxoscp.sim;
+
+import java.util.List;
+import java.util.Objects;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.transport.Latency;
+
+/**
+ * One simulated run: topology, workload and faults. Times are in microseconds of virtual time.
+ *
+ * @param protocol BASIC or CP
+ * @param dcs DC names; a name's first letter (V, O, C) picks its region for {@link Latency}
+ * @param latency round-trip times between DCs
+ * @param clients number of clients, placed round-robin over the DCs
+ * @param attributes number of items in the single entity group
+ * @param opsPerTxn operations per transaction
+ * @param readFraction fraction of operations that are reads
+ * @param zipfian zipfian (theta 0.99) rather than uniform key choice
+ * @param txns total transactions over all clients
+ * @param ratePerClient target transactions per second per client (Poisson arrivals)
+ * @param opMicros virtual time one operation takes: sets the read-to-commit window
+ * @param serviceMicros time a DC spends on one protocol message (its store operations)
+ * @param jitter one-way delay is {@code rtt/2 * (1 + U(0, jitter))}
+ * @param faults message and node faults
+ * @param proposer proposer settings (the DC list and protocol are taken from this config)
+ * @param seed the RNG seed: the same config and seed replay the same run
+ */
+public record SimConfig(
+    Protocol protocol,
+    List<String> dcs,
+    Latency latency,
+    int clients,
+    int attributes,
+    int opsPerTxn,
+    double readFraction,
+    boolean zipfian,
+    int txns,
+    double ratePerClient,
+    long opMicros,
+    long serviceMicros,
+    double jitter,
+    Faults faults,
+    ProposerConfig proposer,
+    long seed) {
+
+  /**
+   * Fault mix.
+   *
+   * @param loss probability that a message is lost
+   * @param duplicate probability that a message is delivered twice
+   * @param reorder probability that a message gets an extra delay of up to one maximum RTT
+   * @param partitions isolate a random DC from the others for a while, now and then
+   * @param crashes clients crash in mid-commit now and then (and come back later)
+   * @param outages a random DC goes down for a while, now and then (its store survives)
+   * @param restarts a random service instance is killed now and then (its memory and pending
+   *     work are lost, the DC's store is kept) and a fresh one starts a little later
+   * @param twoInstances one DC is served by two service instances at once, each request going
+   *     to either
+   */
+  public record Faults(double loss, double duplicate, double reorder, boolean partitions,
+      boolean crashes, boolean outages, boolean restarts, boolean twoInstances) {
+    public static final Faults NONE = new Faults(0, 0, 0, false, false, false, false, false);
+
+    public Faults {
+      if (loss < 0 || loss >= 1 || duplicate < 0 || duplicate >= 1 || reorder < 0 || reorder > 1) {
+        throw new IllegalArgumentException("fault probabilities must be in [0, 1)");
+      }
+    }
+
+    public boolean any() {
+      return loss > 0 || duplicate > 0 || reorder > 0 || partitions || crashes || outages
+          || restarts || twoInstances;
+    }
+
+    @Override
+    public String toString() {
+      return String.format("loss=%.3f dup=%.3f reorder=%.3f%s%s%s%s%s", loss, duplicate,
+          reorder, partitions ? " partitions" : "", crashes ? " crashes" : "",
+          outages ? " outages" : "", restarts ? " restarts" : "",
+          twoInstances ? " two-instances" : "");
+    }
+  }
+
+  public SimConfig {
+    Objects.requireNonNull(protocol);
+    dcs = List.copyOf(dcs);
+    if (dcs.isEmpty()) {
+      throw new IllegalArgumentException("at least one DC");
+    }
+    if (clients < 1 || attributes < 1 || opsPerTxn < 1 || txns < 0) {
+      throw new IllegalArgumentException("clients, attributes and ops must be >= 1, txns >= 0");
+    }
+    if (readFraction < 0 || readFraction > 1) {
+      throw new IllegalArgumentException("readFraction must be in [0, 1]");
+    }
+    if (ratePerClient <= 0 || opMicros < 0 || serviceMicros < 0 || jitter < 0) {
+      throw new IllegalArgumentException("rate must be positive; times and jitter non-negative");
+    }
+    proposer = new ProposerConfig(protocol, dcs, proposer.phaseTimeoutMicros(),
+        proposer.backoffBaseMicros(), proposer.backoffMaxMicros(),
+        proposer.maxAttemptsPerPosition(), proposer.maxPromotions(), proposer.graceFraction(),
+        proposer.exhaustiveCombinationLimit(), proposer.maxValueBytes());
+  }
+
+  /** The paper's contention experiment shape (section 6) on the given DCs. */
+  public static SimConfig paperDefaults(Protocol protocol, List<String> dcs, long seed) {
+    return new SimConfig(protocol, dcs, Latency.paperRegions(), 4, 100, 10, 0.5, false, 500, 1.0,
+        20_000, 500, 0.2, Faults.NONE, ProposerConfig.defaults(protocol, dcs), seed);
+  }
+
+  public SimConfig withSeed(long s) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, s);
+  }
+
+  public SimConfig withProtocol(Protocol p) {
+    return new SimConfig(p, dcs, latency, clients, attributes, opsPerTxn, readFraction, zipfian,
+        txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+  }
+
+  public SimConfig withFaults(Faults f) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, f, proposer, seed);
+  }
+
+  public SimConfig withWorkload(int clients, int attributes, int opsPerTxn, int txns) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+  }
+
+  public SimConfig withTiming(double ratePerClient, long opMicros) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+  }
+
+  public SimConfig withKeys(double readFraction, boolean zipfian) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+  }
+
+  public SimConfig withProposer(ProposerConfig p) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, p, seed);
+  }
+
+  public SimConfig withLatency(Latency l) {
+    return new SimConfig(protocol, dcs, l, clients, attributes, opsPerTxn, readFraction, zipfian,
+        txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+  }
+}

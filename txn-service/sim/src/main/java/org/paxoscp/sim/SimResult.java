@@ -1,0 +1,98 @@
+package org.paxoscp.sim;
+
+import java.util.List;
+import java.util.SortedMap;
+import org.HdrHistogram.Histogram;
+import org.paxoscp.check.CheckResult;
+
+/**
+ * What one simulated run produced: outcome counts, latency, the checker's verdict.
+ *
+ * @param config the run's configuration (with its seed, for replay)
+ * @param commitsByRound committed read-write transactions by number of promotions (0 = first try)
+ * @param readOnlyCommits read-only transactions (committed at once, outside the log)
+ * @param aborted aborted transactions (certainly not in the log)
+ * @param unknown transactions whose client could not learn the outcome
+ * @param crashed transactions whose client crashed in mid-commit
+ * @param combinedPositions log positions holding more than one entry
+ * @param combinedTxns entries sharing a position with another entry
+ * @param noopPositions positions filled with a no-op during recovery
+ * @param positions the length of the decided log
+ * @param commitLatencyMicros commit latency (commit call to outcome) of committed read-write txns
+ * @param check the serializability checker's verdict on every DC's log and every history
+ * @param applyConflicts DCs told two different chosen values for one position (R1 broken)
+ * @param finished whether the run ended by itself within its virtual-time and event limits
+ * @param virtualMicros virtual time the run took
+ * @param messages messages sent
+ * @param exercised what the run exercised of the shipped service
+ */
+public record SimResult(
+    SimConfig config,
+    SortedMap<Integer, Integer> commitsByRound,
+    int readOnlyCommits,
+    int aborted,
+    int unknown,
+    int crashed,
+    int combinedPositions,
+    int combinedTxns,
+    int noopPositions,
+    long positions,
+    Histogram commitLatencyMicros,
+    CheckResult check,
+    List<String> applyConflicts,
+    boolean finished,
+    long virtualMicros,
+    long messages,
+    Exercised exercised) {
+
+  /**
+   * What a run exercised, so that a run cannot pass while exercising nothing.
+   *
+   * @param messagesByType messages sent, by type (PREPARE, ACCEPT, APPLY, grant, learn, begin,
+   *     read requests, ...)
+   * @param learnedFromPeers positions a service's catch-up learned from a peer DC
+   * @param learnedByLearner positions a service's catch-up learned by running a learner instance
+   * @param restarts service instances killed and restarted (memory lost, store kept)
+   * @param instances service instances started in all
+   */
+  public record Exercised(SortedMap<String, Long> messagesByType, long learnedFromPeers,
+      long learnedByLearner, long restarts, long instances) {
+
+    public long messages(String type) {
+      return messagesByType.getOrDefault(type, 0L);
+    }
+
+    /** Adds another run's counts. */
+    public Exercised plus(Exercised o) {
+      SortedMap<String, Long> m = new java.util.TreeMap<>(messagesByType);
+      o.messagesByType.forEach((k, v) -> m.merge(k, v, Long::sum));
+      return new Exercised(m, learnedFromPeers + o.learnedFromPeers,
+          learnedByLearner + o.learnedByLearner, restarts + o.restarts, instances + o.instances);
+    }
+
+    public static Exercised none() {
+      return new Exercised(new java.util.TreeMap<>(), 0, 0, 0, 0);
+    }
+
+    @Override
+    public String toString() {
+      return "messages " + messagesByType + ", positions learned from peers " + learnedFromPeers
+          + ", by learners " + learnedByLearner + ", service restarts " + restarts
+          + ", service instances " + instances;
+    }
+  }
+
+  public int committed() {
+    return commitsByRound.values().stream().mapToInt(Integer::intValue).sum() + readOnlyCommits;
+  }
+
+  /** True when the checker found nothing and no DC saw conflicting chosen values. */
+  public boolean safe() {
+    return check.ok() && applyConflicts.isEmpty();
+  }
+
+  public double latencyMillis(double percentile) {
+    return commitLatencyMicros.getTotalCount() == 0 ? Double.NaN
+        : commitLatencyMicros.getValueAtPercentile(percentile) / 1000.0;
+  }
+}

@@ -1,0 +1,131 @@
+package org.paxoscp.sim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.sim.SimConfig.Faults;
+
+/**
+ * Many seeded schedules, both protocols, every fault mix; each run is judged by the checker.
+ * {@code -Dsim.seeds=N} sets the total number of schedules (default 2,000), split evenly over the
+ * protocol x fault-mix cases. A failure names the seed and how to replay it.
+ */
+@Timeout(600)
+class SimulationSafetyTest {
+
+  static final int TOTAL_SEEDS = Integer.getInteger("sim.seeds", 2000);
+
+  enum Mix {
+    CLEAN(Faults.NONE),
+    LOSSY(new Faults(0.10, 0.05, 0.10, false, false, false, false, false)),
+    PARTITIONS(new Faults(0.01, 0, 0, true, false, false, false, false)),
+    CRASHES(new Faults(0.02, 0.01, 0, false, true, false, false, false)),
+    OUTAGES(new Faults(0.01, 0, 0.02, false, false, true, false, false)),
+    /** Service instances killed and restarted; one DC served by two instances at once. */
+    RESTARTS(new Faults(0.01, 0, 0.02, false, false, false, true, true)),
+    EVERYTHING(new Faults(0.05, 0.02, 0.05, true, true, true, true, true));
+
+    final Faults faults;
+
+    Mix(Faults faults) {
+      this.faults = faults;
+    }
+  }
+
+  static Stream<Arguments> cases() {
+    List<Arguments> out = new ArrayList<>();
+    for (Protocol p : Protocol.values()) {
+      for (Mix m : Mix.values()) {
+        out.add(Arguments.of(p, m));
+      }
+    }
+    return out.stream();
+  }
+
+  /**
+   * Small, highly contended schedules: few keys, short transactions, high arrival rate, and a
+   * topology that rotates between three close DCs, the paper's V-O-C, and five DCs.
+   */
+  static SimConfig schedule(Protocol protocol, Mix mix, long seed) {
+    List<String> dcs = switch ((int) Math.floorMod(seed, 3L)) {
+      case 0 -> List.of("V1", "V2", "V3");
+      case 1 -> List.of("V", "O", "C");
+      default -> List.of("V1", "V2", "V3", "O", "C");
+    };
+    SimConfig base = SimConfig.paperDefaults(protocol, dcs, seed);
+    return base
+        .withProposer(base.proposer().withPhaseTimeoutMicros(400_000))
+        .withWorkload(4 + (int) Math.floorMod(seed, 3L), 12, 5, 30)
+        .withTiming(8.0, 3_000)
+        .withFaults(mix.faults);
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("cases")
+  void everyScheduleIsOneCopySerializable(Protocol protocol, Mix mix) {
+    int cases = Protocol.values().length * Mix.values().length;
+    int perCase = Math.max(1, TOTAL_SEEDS / cases);
+    long firstSeed = 1_000L * mix.ordinal() + 100_000L * protocol.ordinal();
+    List<String> failures = new ArrayList<>();
+    long committed = 0;
+    long promoted = 0;
+    long combined = 0;
+    SimResult.Exercised exercised = SimResult.Exercised.none();
+    long dcsStarted = 0;
+    for (int i = 0; i < perCase; i++) {
+      SimConfig cfg = schedule(protocol, mix, firstSeed + i);
+      dcsStarted += cfg.dcs().size();
+      SimResult r = new Simulator(cfg).run();
+      if (!r.safe() || !r.finished()) {
+        failures.add("seed " + cfg.seed() + (r.finished() ? "" : " (did not finish)") + ": "
+            + r.check().summary() + " " + r.applyConflicts()
+            + "\n  replay: SimulationSafetyTest.schedule(" + protocol + ", " + mix + ", "
+            + cfg.seed() + ")");
+      }
+      committed += r.commitsByRound().values().stream().mapToInt(Integer::intValue).sum();
+      promoted += r.commitsByRound().entrySet().stream().filter(e -> e.getKey() > 0)
+          .mapToInt(java.util.Map.Entry::getValue).sum();
+      combined += r.combinedTxns();
+      exercised = exercised.plus(r.exercised());
+    }
+    assertTrue(failures.isEmpty(), failures.size() + " of " + perCase + " schedules violated "
+        + "safety:\n" + String.join("\n", failures.subList(0, Math.min(5, failures.size()))));
+    // The schedules must exercise the protocol, not pass vacuously.
+    assertTrue(committed > perCase, "too few commits: " + committed);
+    if (protocol == Protocol.CP && perCase >= 20) {
+      assertTrue(promoted > 0, "no transaction was ever promoted");
+    }
+    if (protocol == Protocol.CP && mix == Mix.CLEAN && perCase >= 20) {
+      assertTrue(combined > 0, "no position was ever combined");
+    }
+    // Every path of the shipped service ran: begin, reads at a read position, the acceptor,
+    // grants, APPLY, learning from peers; learners and restarts where the mix makes them.
+    for (String type : List.of("BeginRequest", "ReadRequest", "Prepare", "Accept",
+        "GrantRequest", "Apply", "Learn")) {
+      assertTrue(exercised.messages(type) > 0, "no " + type + " was sent: " + exercised);
+    }
+    if (perCase >= 20) {
+      assertTrue(exercised.learnedFromPeers() > 0, "no position learned from a peer: "
+          + exercised);
+      if (mix == Mix.EVERYTHING) {
+        assertTrue(exercised.learnedByLearner() > 0, "no learner instance ran: " + exercised);
+      }
+      if (mix == Mix.RESTARTS || mix == Mix.EVERYTHING) {
+        assertTrue(exercised.restarts() > 0, "no service instance restarted: " + exercised);
+        // One instance per DC, one more for a DC served twice in every run, one per restart.
+        assertEquals(dcsStarted + perCase + exercised.restarts(), exercised.instances(),
+            "instances started: " + exercised);
+      }
+    }
+    System.out.printf("%s %s: %d schedules, %d committed, %s%n", protocol, mix, perCase,
+        committed, exercised);
+  }
+}
