@@ -253,7 +253,8 @@ public final class NemesisRun implements AutoCloseable {
     byte[] key = new byte[32];
     new SecureRandom().nextBytes(key);
     props.put(ClusterConfig.KEY.name(), HexFormat.of().formatHex(key));
-    props.put(ClusterConfig.REQUEST_TIMEOUT.name(), Long.toString(options.requestTimeout().toMillis()));
+    props.put(ClusterConfig.REQUEST_TIMEOUT.name(),
+        Long.toString(options.requestTimeout().toMillis()));
     Map<ServiceProcess, String> binds = new LinkedHashMap<>();
     String proxyHost = netns != null ? netns.rootAddress() : "127.0.0.1";
     for (int d = 0; d < options.dcs().size(); d++) {
@@ -279,7 +280,8 @@ public final class NemesisRun implements AutoCloseable {
       }
       props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", String.join(",", endpoints));
       props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.quorum", "127.0.0.1");
-      props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.port", Integer.toString(zkPorts.get(hbaseDirs.get(dc))));
+      props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.port",
+          Integer.toString(zkPorts.get(hbaseDirs.get(dc))));
     }
     for (var e : binds.entrySet()) {
       Map<String, String> sp = new LinkedHashMap<>(props);
@@ -452,8 +454,8 @@ public final class NemesisRun implements AutoCloseable {
       }
       sleep(50);
     }
-    log("availability regained: a read-write commit %.1f s after the restart; %s", (System.nanoTime() - t0)
-        / 1e9, after);
+    log("availability regained: a read-write commit %.1f s after the restart; %s",
+        (System.nanoTime() - t0) / 1e9, after);
   }
 
   private void restart(ServiceProcess s) {

@@ -57,7 +57,8 @@ class NemesisChecksTest {
     SortedMap<Long, LogValue> partial = log(LogValue.of(t1));
     List<String> v = NemesisRun.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", partial),
         records);
-    assertTrue(v.stream().anyMatch(s -> s.contains("DC C holds 1 of the 2 positions")), v::toString);
+    assertTrue(v.stream().anyMatch(s -> s.contains("DC C holds 1 of the 2 positions")),
+        v::toString);
   }
 
   @Test

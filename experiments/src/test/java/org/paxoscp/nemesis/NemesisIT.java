@@ -38,7 +38,8 @@ class NemesisIT {
     long kinds = r.faults().values().stream().filter(n -> n > 0).count();
     assertTrue(kinds >= 4, "faults of at least four kinds: " + r.faults());
     assertTrue(r.faults().get(NemesisRun.Fault.KILL_RESTART)
-        + r.faults().get(NemesisRun.Fault.MAJORITY_DOWN) > 0, "a service was killed: " + r.faults());
+        + r.faults().get(NemesisRun.Fault.MAJORITY_DOWN) > 0,
+        "a service was killed: " + r.faults());
     assertTrue(r.outcomes().get(NemesisWorkload.Outcome.COMMITTED) > 50,
         "transactions committed: " + r.outcomes());
     assertTrue(r.positions() > 50, "log positions checked: " + r.positions());
