@@ -1,0 +1,303 @@
+package org.paxoscp.nemesis;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.random.RandomGenerator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The network between the nemesis' processes: a UDP forwarder in front of one Transaction Service
+ * process. The cluster file names the proxy's address as the service's endpoint, the service
+ * listens on another port ({@code paxoscp.service.bind}), so every datagram to that service, from
+ * clients and from the other DCs' services, crosses the proxy, and so does every reply.
+ *
+ * <p>Like a NAT, the proxy forwards each sender's datagrams from an upstream socket of that
+ * sender's own, so that the service's reply (sent to the datagram's source address) comes back
+ * to the proxy and is returned to the right sender.
+ *
+ * <p>On the way it applies the shared {@link NetRules}: a datagram between two different DCs is
+ * dropped while either is partitioned; any datagram may be lost, duplicated or delayed during a
+ * burst. The sending DC is read from the datagram's header (version, type, request id, reply
+ * flag, then the sender's DC name, see {@code WireCodec}); the proxy does not verify the tag, as
+ * a router would not. Datagrams it cannot parse are forwarded untouched (the service rejects
+ * them itself).
+ *
+ * <p>One selector thread; delayed datagrams go out on a scheduler. {@link #close()} is
+ * idempotent.
+ */
+public final class FaultProxy implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(FaultProxy.class);
+  private static final int MAX_DATAGRAM = 65_535;
+
+  private final String dc;
+  private final InetSocketAddress backend;
+  private final NetRules rules;
+  private final DatagramChannel front;
+  private final Selector selector;
+  private final Map<SocketAddress, Upstream> upstreams = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService delayed;
+  private final Thread loop;
+  private final RandomGenerator random;
+  private final AtomicLong forwarded = new AtomicLong();
+  private final AtomicLong dropped = new AtomicLong();
+  private volatile boolean closed;
+
+  /** One sender's upstream socket, and the DC that sender last spoke for. */
+  private static final class Upstream {
+    final SocketAddress client;
+    final DatagramChannel channel;
+    volatile String clientDc;
+
+    Upstream(SocketAddress client, DatagramChannel channel) {
+      this.client = client;
+      this.channel = channel;
+    }
+  }
+
+  /**
+   * Starts a proxy for DC {@code dc}'s service at {@code backend}, listening on {@code listen}.
+   *
+   * @param seed seeds the loss, duplication and delay draws
+   */
+  public static FaultProxy start(String dc, InetSocketAddress listen, InetSocketAddress backend,
+      NetRules rules, long seed) throws IOException {
+    return new FaultProxy(dc, listen, backend, rules, seed);
+  }
+
+  private FaultProxy(String dc, InetSocketAddress listen, InetSocketAddress backend,
+      NetRules rules, long seed) throws IOException {
+    this.dc = dc;
+    this.backend = backend;
+    this.rules = rules;
+    this.random = new java.util.SplittableRandom(seed);
+    this.selector = Selector.open();
+    this.front = DatagramChannel.open(StandardProtocolFamily.INET);
+    front.bind(listen);
+    front.configureBlocking(false);
+    front.register(selector, SelectionKey.OP_READ, null);
+    ScheduledThreadPoolExecutor ex = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "fault-proxy-delay-" + dc);
+      t.setDaemon(true);
+      return t;
+    });
+    ex.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    this.delayed = ex;
+    this.loop = new Thread(this::run, "fault-proxy-" + dc + "-" + listen.getPort());
+    loop.setDaemon(true);
+    loop.start();
+  }
+
+  /** The address the proxy listens on (the service's endpoint in the cluster file). */
+  public InetSocketAddress address() {
+    try {
+      return (InetSocketAddress) front.getLocalAddress();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** Datagrams passed on (each copy counted) and datagrams dropped, since start. */
+  public long forwarded() {
+    return forwarded.get();
+  }
+
+  public long dropped() {
+    return dropped.get();
+  }
+
+  private void run() {
+    ByteBuffer buf = ByteBuffer.allocateDirect(MAX_DATAGRAM);
+    try {
+      while (!closed) {
+        selector.select(200);
+        for (SelectionKey k : selector.selectedKeys()) {
+          if (!k.isValid() || !k.isReadable()) {
+            continue;
+          }
+          DatagramChannel ch = (DatagramChannel) k.channel();
+          SocketAddress from;
+          while ((from = receive(ch, buf)) != null) {
+            byte[] data = new byte[buf.remaining()];
+            buf.get(data);
+            if (k.attachment() == null) {
+              fromSender(from, data);
+            } else {
+              fromService((Upstream) k.attachment(), data);
+            }
+          }
+        }
+        selector.selectedKeys().clear();
+      }
+    } catch (ClosedSelectorException e) {
+      // closed
+    } catch (IOException | RuntimeException e) {
+      if (!closed) {
+        LOG.error("fault proxy of DC {} stopped: {}", dc, e.toString(), e);
+      }
+    }
+  }
+
+  private static SocketAddress receive(DatagramChannel ch, ByteBuffer buf) {
+    buf.clear();
+    try {
+      SocketAddress from = ch.receive(buf);
+      buf.flip();
+      return from;
+    } catch (IOException e) {
+      // An ICMP port-unreachable from an earlier send (the service is down): nothing to read.
+      return null;
+    }
+  }
+
+  /** A datagram from a client or a peer service, for this proxy's service. */
+  private void fromSender(SocketAddress from, byte[] data) throws IOException {
+    Upstream u = upstreams.get(from);
+    if (u == null) {
+      DatagramChannel ch = DatagramChannel.open(StandardProtocolFamily.INET);
+      ch.bind(new InetSocketAddress(address().getAddress(), 0));
+      ch.configureBlocking(false);
+      u = new Upstream(from, ch);
+      upstreams.put(from, u);
+      ch.register(selector, SelectionKey.OP_READ, u);
+    }
+    Optional<String> sender = senderDc(data);
+    sender.ifPresent(s -> upstreamDc(from, s));
+    pass(sender.orElse(null), dc, data, u.channel, backend);
+  }
+
+  private void upstreamDc(SocketAddress from, String senderDc) {
+    Upstream u = upstreams.get(from);
+    if (u != null) {
+      u.clientDc = senderDc;
+    }
+  }
+
+  /** A datagram from the service, back to the sender it answers. */
+  private void fromService(Upstream u, byte[] data) {
+    pass(dc, u.clientDc, data, front, u.client);
+  }
+
+  private void pass(String fromDc, String toDc, byte[] data, DatagramChannel out,
+      SocketAddress to) {
+    NetRules.Rules r = rules.current();
+    if (fromDc != null && toDc != null && r.cut(fromDc, toDc)) {
+      dropped.incrementAndGet();
+      return;
+    }
+    int copies = 1;
+    long delayMs = 0;
+    long extraDelayMs = 0;
+    synchronized (random) {
+      if (r.loss() > 0 && random.nextDouble() < r.loss()) {
+        copies = 0;
+      } else if (r.duplicate() > 0 && random.nextDouble() < r.duplicate()) {
+        copies = 2;
+      }
+      if (r.maxDelayMs() > 0) {
+        delayMs = random.nextLong(r.maxDelayMs() + 1);
+        extraDelayMs = random.nextLong(r.maxDelayMs() + 1);
+      }
+    }
+    if (copies == 0) {
+      dropped.incrementAndGet();
+      return;
+    }
+    for (int i = 0; i < copies; i++) {
+      long d = i == 0 ? delayMs : extraDelayMs;
+      if (d == 0) {
+        send(out, data, to);
+      } else {
+        try {
+          delayed.schedule(() -> send(out, data, to), d, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          return; // closing
+        }
+      }
+    }
+  }
+
+  private void send(DatagramChannel out, byte[] data, SocketAddress to) {
+    try {
+      out.send(ByteBuffer.wrap(data), to);
+      forwarded.incrementAndGet();
+    } catch (IOException e) {
+      dropped.incrementAndGet(); // like a full queue or an unreachable port: lost
+    }
+  }
+
+  /**
+   * The sender's DC from a datagram's header: version:u8 type:u8 requestId:u64 reply:u8
+   * fromDc:(len:varint utf8).
+   */
+  static Optional<String> senderDc(byte[] d) {
+    int i = 11;
+    int len = 0;
+    for (int shift = 0; shift < 35; shift += 7) {
+      if (i >= d.length) {
+        return Optional.empty();
+      }
+      int b = d[i++] & 0xff;
+      len |= (b & 0x7f) << shift;
+      if ((b & 0x80) == 0) {
+        break;
+      }
+    }
+    if (len <= 0 || len > 64 || i + len > d.length) {
+      return Optional.empty();
+    }
+    return Optional.of(new String(Arrays.copyOfRange(d, i, i + len), StandardCharsets.UTF_8));
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    delayed.shutdownNow();
+    try {
+      selector.close();
+    } catch (IOException e) {
+      // ignore
+    }
+    try {
+      loop.join(2000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    closeQuietly(front);
+    for (Upstream u : upstreams.values()) {
+      closeQuietly(u.channel);
+    }
+  }
+
+  private static void closeQuietly(DatagramChannel c) {
+    try {
+      c.close();
+    } catch (IOException e) {
+      // ignore
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "FaultProxy[" + dc + " " + address() + " -> " + backend + "]";
+  }
+}

@@ -1,0 +1,131 @@
+package org.paxoscp.nemesis;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code paxoscp nemesis}: a workload on a local cluster of real processes (a standalone HBase
+ * server, one Transaction Service process per DC and two for the first DC, UDP on loopback) while
+ * a seeded schedule of faults hits it; at the end everything is healed, the DCs catch up, the
+ * histories and logs are exported and checked, and a summary is printed ({@link NemesisRun}).
+ *
+ * <p>Exit codes: 0 no violation; 1 a violation (the summary lists it, with the seed); 2 usage;
+ * 3 the run could not be carried out (a process did not start, a DC did not catch up).
+ */
+@Command(name = "nemesis", mixinStandardHelpOptions = true,
+    description = "Run a workload on real processes (HBase, one service per DC, UDP) under a "
+        + "seeded schedule of faults, then heal, export and check the run.",
+    footer = "%nFaults: kill -9 + restart of a service, SIGSTOP/SIGCONT, a DC partitioned, two "
+        + "DCs down at once, loss/duplication/delay bursts, an HBase restart, client crashes "
+        + "mid-commit. Network faults are applied by a UDP proxy in front of every service "
+        + "process. Exit 1 on a violation.")
+public final class NemesisCommand implements Callable<Integer> {
+
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--quick", description = "A short run (60 s of faults, fewer groups).")
+  boolean quick;
+
+  @Option(names = "--duration", paramLabel = "S",
+      description = "Seconds of workload under faults (default 180, or 60 with --quick).")
+  Long durationSeconds;
+
+  @Option(names = "--seed", description = "Seed of the fault schedule and the workload "
+      + "(default: random, printed).")
+  Long seed;
+
+  @Option(names = "--dcs", defaultValue = "V1,V2,O", split = ",",
+      description = "DCs (default: ${DEFAULT-VALUE}); at least 3.")
+  List<String> dcs;
+
+  @Option(names = "--export", paramLabel = "DIR",
+      description = "Where to export histories and logs (default: <dir>/export-<seed>); must not "
+          + "hold a run already. Check it again later with `paxoscp check DIR`.")
+  Path export;
+
+  @Option(names = "--dir", defaultValue = "./paxoscp-data/nemesis",
+      description = "Work directory: HBase data, configurations, process logs (default: "
+          + "${DEFAULT-VALUE}).")
+  Path dir;
+
+  @Option(names = "--request-timeout-ms", defaultValue = "1000",
+      description = "The protocol's request timeout (default: ${DEFAULT-VALUE}).")
+  long requestTimeoutMs;
+
+  @Option(names = "--faults", split = ",", paramLabel = "KIND",
+      description = "Only these kinds: kill_restart, pause, partition, majority_down, "
+          + "net_burst, hbase_restart, client_crash (default: all).")
+  List<String> faults;
+
+  @Option(names = "--hbase", defaultValue = "shared", paramLabel = "shared|per-dc",
+      description = "One HBase server for every DC, each DC in its own namespace (shared, the "
+          + "default), or one server per DC (per-dc: an HBase restart is under one DC only).")
+  String hbase;
+
+  @Option(names = "--netns", description = "Run each DC's services in a network namespace of "
+      + "their own, linked to the nemesis by veth links and a bridge; a partition takes the DC's "
+      + "link down (needs root and `ip netns`).")
+  boolean netnsMode;
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    if (!hbase.equals("shared") && !hbase.equals("per-dc")) {
+      err.println("nemesis: --hbase must be shared or per-dc, was " + hbase);
+      return 2;
+    }
+    if (dcs.size() < 3 || requestTimeoutMs <= 0
+        || (durationSeconds != null && durationSeconds <= 0)) {
+      err.println("nemesis: needs at least 3 DCs, a positive --duration and "
+          + "--request-timeout-ms");
+      return 2;
+    }
+    long s = seed != null ? seed : new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
+    long secs = durationSeconds != null ? durationSeconds : quick ? 60 : 180;
+    Path exportDir = export != null ? export : dir.resolve("export-" + s);
+    Set<NemesisRun.Fault> kinds = EnumSet.allOf(NemesisRun.Fault.class);
+    if (faults != null && !faults.isEmpty()) {
+      kinds = EnumSet.noneOf(NemesisRun.Fault.class);
+      for (String f : faults) {
+        try {
+          kinds.add(NemesisRun.Fault.valueOf(f.trim().toUpperCase(java.util.Locale.ROOT)));
+        } catch (IllegalArgumentException e) {
+          err.println("nemesis: --faults: unknown kind " + f + "; known: "
+              + java.util.Arrays.toString(NemesisRun.Fault.values()).toLowerCase(
+                  java.util.Locale.ROOT));
+          return 2;
+        }
+      }
+    }
+    NemesisRun.Options o = new NemesisRun.Options(dcs, Duration.ofSeconds(secs), s,
+        dir.resolve("run-" + s), exportDir, Duration.ofMillis(requestTimeoutMs), kinds,
+        quick ? 2 : 3, quick ? 2 : 3, hbase.equals("per-dc"),
+        netnsMode);
+    try (NemesisRun run = new NemesisRun(o, out)) {
+      NemesisRun.Report r = run.run();
+      if (!r.ok()) {
+        err.printf("nemesis: %d violation(s); replay with --seed %d%n", r.violations().size(), s);
+        return 1;
+      }
+      return 0;
+    } catch (IllegalArgumentException e) {
+      err.println("nemesis: " + e.getMessage());
+      return 2;
+    } catch (Exception e) {
+      err.println("nemesis: the run failed (seed " + s + "): " + e);
+      e.printStackTrace(err);
+      return 3;
+    }
+  }
+}

@@ -1,0 +1,408 @@
+package org.paxoscp.nemesis;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.client.HistoryRecorder;
+import org.paxoscp.client.OutcomeUnknownException;
+import org.paxoscp.client.Transaction;
+import org.paxoscp.client.TransactionAbortedException;
+import org.paxoscp.client.TransactionException;
+import org.paxoscp.client.TxnClient;
+import org.paxoscp.client.UnavailableException;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.ycsb.Transfer;
+
+/**
+ * The nemesis' workload: one client thread per (home DC, commit protocol), each with its own
+ * {@link TxnClient} recording its history, running transactions of two shapes back to back:
+ *
+ * <ul>
+ *   <li><b>attribute</b> (the paper's workload): read two of a group's attributes, write two,
+ *       each write a value no other transaction writes;
+ *   <li><b>closed economy</b> (YCSB+T): move an amount between two accounts of a group
+ *       ({@link Transfer}), or audit every account of the group in a read-only transaction, whose
+ *       total must equal the initial total.
+ * </ul>
+ *
+ * <p>Each transaction is tried once; its outcome is counted. A client crash ({@link
+ * #crashClientMidCommit}) closes a client while one of its commits is in flight: nothing more is
+ * sent for it, the commit ends UNKNOWN, and the thread goes on with a new client (a new process
+ * would, with a new session).
+ */
+final class NemesisWorkload {
+
+  /** What a transaction attempt ended as, from the application's side. */
+  enum Outcome { COMMITTED, ABORTED, UNKNOWN, UNAVAILABLE }
+
+  static final int ATTRIBUTES = 20;
+  static final int ACCOUNTS = 8;
+  static final long INITIAL_BALANCE = 100;
+  static final long MAX_TRANSFER = 30;
+
+  private final ClusterConfig config;
+  private final Path historyDir;
+  private final List<String> attrGroups;
+  private final List<String> bankGroups;
+  private final long seed;
+  private final Map<Outcome, AtomicLong> outcomes = new EnumMap<>(Outcome.class);
+  private final Map<String, AtomicLong> byShape = new ConcurrentHashMap<>();
+  private final List<String> violations = new CopyOnWriteArrayList<>();
+  private final List<Worker> workers = new ArrayList<>();
+  private final List<HistoryRecorder> recorders = new CopyOnWriteArrayList<>();
+  private final AtomicBoolean running = new AtomicBoolean();
+  private final AtomicInteger clientSerial = new AtomicInteger();
+  private final AtomicLong readWriteCommits = new AtomicLong();
+
+  NemesisWorkload(ClusterConfig config, Path historyDir, int attrGroups, int bankGroups,
+      long seed) {
+    this.config = config;
+    this.historyDir = historyDir;
+    this.attrGroups = new ArrayList<>();
+    for (int i = 0; i < attrGroups; i++) {
+      this.attrGroups.add("attr-" + i);
+    }
+    this.bankGroups = new ArrayList<>();
+    for (int i = 0; i < bankGroups; i++) {
+      this.bankGroups.add("bank-" + i);
+    }
+    this.seed = seed;
+    for (Outcome o : Outcome.values()) {
+      outcomes.put(o, new AtomicLong());
+    }
+  }
+
+  List<String> groups() {
+    List<String> all = new ArrayList<>(attrGroups);
+    all.addAll(bankGroups);
+    return all;
+  }
+
+  List<String> bankGroups() {
+    return bankGroups;
+  }
+
+  static String account(int i) {
+    return "acct-" + i;
+  }
+
+  /** The total every bank group holds. */
+  static long total() {
+    return ACCOUNTS * INITIAL_BALANCE;
+  }
+
+  private TxnClient newClient(String dc, CommitProtocol protocol) {
+    String name = dc + "-" + protocol.name().toLowerCase(java.util.Locale.ROOT) + "-"
+        + clientSerial.incrementAndGet();
+    HistoryRecorder rec = HistoryRecorder.append(historyDir.resolve(name + ".jsonl"));
+    recorders.add(rec);
+    return TxnClient.builder(config, dc, protocol).recordHistory(rec).maxAttempts(1).build();
+  }
+
+  /**
+   * Gives every account of every bank group its initial balance, in one transaction per group,
+   * retried until it commits (an UNKNOWN outcome is settled by reading).
+   */
+  void initialise(java.time.Duration timeout) {
+    String dc = config.dcNames().get(0);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (TxnClient c = newClient(dc, CommitProtocol.BASIC)) {
+      for (String g : bankGroups) {
+        while (true) {
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("could not initialise " + g + " in " + timeout);
+          }
+          try {
+            Transaction t = c.begin(g);
+            if (t.getString(account(0)).isPresent()) {
+              t.abort();
+              break;
+            }
+            for (int i = 0; i < ACCOUNTS; i++) {
+              t.put(account(i), Long.toString(INITIAL_BALANCE));
+            }
+            t.commit();
+            break;
+          } catch (TransactionException e) {
+            sleep(200);
+          }
+        }
+      }
+    }
+  }
+
+  /** Starts one thread per (DC, protocol). */
+  void start() {
+    running.set(true);
+    int n = 0;
+    for (String dc : config.dcNames()) {
+      for (CommitProtocol p : CommitProtocol.values()) {
+        Worker w = new Worker(dc, p, new SplittableRandom(seed * 1_000_003L + n++));
+        workers.add(w);
+        w.thread.start();
+      }
+    }
+  }
+
+  /** Stops the threads (each finishes its transaction) and closes the clients and recorders. */
+  void stop() {
+    if (!running.getAndSet(false) && workers.stream().noneMatch(w -> w.thread.isAlive())) {
+      for (Worker w : workers) {
+        w.client.get().close();
+      }
+      return;
+    }
+    for (Worker w : workers) {
+      try {
+        w.thread.join(60_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (w.thread.isAlive()) {
+        w.thread.interrupt();
+      }
+      w.client.get().close();
+    }
+    for (HistoryRecorder r : recorders) {
+      r.close();
+    }
+  }
+
+  /**
+   * Crashes the client of a worker chosen by {@code random} in the middle of its next read-write
+   * commit: the client is closed {@code delayMs} after the commit began.
+   *
+   * @return a description of what was crashed, once it happened; empty if no commit started
+   *     within {@code timeout}, or if the commit had already returned when the client closed
+   */
+  Optional<String> crashClientMidCommit(SplittableRandom random, long delayMs,
+      java.time.Duration timeout) {
+    Worker w = workers.get(random.nextInt(workers.size()));
+    CountDownLatch done = new CountDownLatch(1);
+    AtomicReference<String> what = new AtomicReference<>();
+    AtomicBoolean inFlight = new AtomicBoolean();
+    w.crash.set(new Crash(delayMs, done, what, inFlight));
+    try {
+      if (!done.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        w.crash.set(null);
+        return Optional.empty();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    }
+    return inFlight.get() ? Optional.of(what.get()) : Optional.empty();
+  }
+
+  private record Crash(long delayMs, CountDownLatch done, AtomicReference<String> what,
+      AtomicBoolean inFlight) {}
+
+  /** Read-write transactions committed so far (each needed a majority of DCs). */
+  long readWriteCommits() {
+    return readWriteCommits.get();
+  }
+
+  Map<Outcome, Long> outcomes() {
+    Map<Outcome, Long> m = new EnumMap<>(Outcome.class);
+    outcomes.forEach((k, v) -> m.put(k, v.get()));
+    return m;
+  }
+
+  Map<String, Long> byShape() {
+    Map<String, Long> m = new java.util.TreeMap<>();
+    byShape.forEach((k, v) -> m.put(k, v.get()));
+    return m;
+  }
+
+  /** Violations the workload itself saw (an audit with a wrong total). */
+  List<String> violations() {
+    return List.copyOf(violations);
+  }
+
+  private final class Worker {
+    final String dc;
+    final CommitProtocol protocol;
+    final SplittableRandom random;
+    final AtomicReference<TxnClient> client = new AtomicReference<>();
+    final AtomicReference<Crash> crash = new AtomicReference<>();
+    final Thread thread;
+
+    Worker(String dc, CommitProtocol protocol, SplittableRandom random) {
+      this.dc = dc;
+      this.protocol = protocol;
+      this.random = random;
+      this.client.set(newClient(dc, protocol));
+      this.thread = new Thread(this::loop, "nemesis-client-" + dc + "-" + protocol);
+      this.thread.setDaemon(true);
+    }
+
+    void loop() {
+      while (running.get()) {
+        Outcome o;
+        String shape;
+        boolean attr = bankGroups.isEmpty() || (!attrGroups.isEmpty() && random.nextBoolean());
+        try {
+          if (attr) {
+            shape = "attribute";
+            o = attribute(attrGroups.get(random.nextInt(attrGroups.size())));
+          } else if (random.nextInt(5) == 0) {
+            shape = "audit";
+            o = audit(bankGroups.get(random.nextInt(bankGroups.size())));
+          } else {
+            shape = "transfer";
+            o = transfer(bankGroups.get(random.nextInt(bankGroups.size())));
+          }
+        } catch (RuntimeException e) {
+          // A client closed under a crash throws IllegalStateException on its next call.
+          shape = "error";
+          o = Outcome.UNAVAILABLE;
+        }
+        if (o != null) {
+          outcomes.get(o).incrementAndGet();
+          if (o == Outcome.COMMITTED && !shape.equals("audit")) {
+            readWriteCommits.incrementAndGet();
+          }
+          byShape.computeIfAbsent(shape + " " + o, k -> new AtomicLong()).incrementAndGet();
+        }
+        if (o == Outcome.UNAVAILABLE) {
+          sleep(100); // nothing answers: do not spin
+        }
+      }
+    }
+
+    Outcome attribute(String group) {
+      Transaction t;
+      try {
+        t = client.get().begin(group);
+        for (int i = 0; i < 2; i++) {
+          t.get("attr-" + random.nextInt(ATTRIBUTES));
+        }
+        for (int i = 0; i < 2; i++) {
+          t.put("attr-" + random.nextInt(ATTRIBUTES), t.txnId() + "/" + i);
+        }
+      } catch (UnavailableException e) {
+        return Outcome.UNAVAILABLE;
+      } catch (TransactionException e) {
+        return Outcome.ABORTED;
+      }
+      return commit(t);
+    }
+
+    Outcome transfer(String group) {
+      Transaction t;
+      try {
+        t = client.get().begin(group);
+        int[] ft = Transfer.accounts(ACCOUNTS, random);
+        long from = balance(t, ft[0]);
+        long to = balance(t, ft[1]);
+        long amount = Transfer.amount(from, MAX_TRANSFER, random);
+        if (amount == 0) {
+          t.abort();
+          return Outcome.ABORTED;
+        }
+        t.put(account(ft[0]), Long.toString(from - amount));
+        t.put(account(ft[1]), Long.toString(to + amount));
+      } catch (UnavailableException e) {
+        return Outcome.UNAVAILABLE;
+      } catch (TransactionException e) {
+        return Outcome.ABORTED;
+      }
+      return commit(t);
+    }
+
+    Outcome audit(String group) {
+      try {
+        Transaction t = client.get().begin(group);
+        long sum = 0;
+        boolean absent = true;
+        for (int i = 0; i < ACCOUNTS; i++) {
+          absent &= t.get(account(i)).isEmpty();
+          sum += balance(t, i);
+        }
+        t.commit();
+        if (sum != total() && !(sum == 0 && absent)) {
+          violations.add(String.format("audit of %s by client %s at read position %d saw total "
+              + "%d, not %d", group, dc + "/" + protocol, t.readPosition(), sum, total()));
+        }
+        return Outcome.COMMITTED;
+      } catch (UnavailableException e) {
+        return Outcome.UNAVAILABLE;
+      } catch (TransactionException e) {
+        return Outcome.ABORTED;
+      }
+    }
+
+    long balance(Transaction t, int account) {
+      Optional<byte[]> v = t.get(account(account));
+      return v.map(b -> Long.parseLong(new String(b, StandardCharsets.UTF_8))).orElse(0L);
+    }
+
+    Outcome commit(Transaction t) {
+      Crash c = crash.getAndSet(null);
+      Thread killer = null;
+      TxnClient victim = client.get();
+      AtomicBoolean committing = new AtomicBoolean(true);
+      if (c != null) {
+        killer = new Thread(() -> {
+          sleep(c.delayMs());
+          synchronized (committing) {
+            c.inFlight().set(committing.get());
+            victim.close();
+          }
+        }, "nemesis-client-crash");
+        killer.start();
+      }
+      Outcome o;
+      try {
+        t.commit();
+        o = Outcome.COMMITTED;
+      } catch (TransactionAbortedException e) {
+        o = Outcome.ABORTED;
+      } catch (OutcomeUnknownException e) {
+        o = Outcome.UNKNOWN;
+      } catch (UnavailableException e) {
+        o = Outcome.UNAVAILABLE;
+      } catch (IllegalStateException e) {
+        o = Outcome.UNKNOWN; // closed by the crash before the commit got going: never recorded
+      }
+      synchronized (committing) {
+        committing.set(false);
+      }
+      if (c != null) {
+        try {
+          killer.join();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        c.what().set(String.format("client %s/%s closed %d ms into the commit of %s%s: %s", dc,
+            protocol, c.delayMs(), t.txnId(), c.inFlight().get() ? "" : " (it had returned)",
+            o));
+        client.set(newClient(dc, protocol));
+        c.done().countDown();
+      }
+      return o;
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,249 @@
+package org.paxoscp.nemesis;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One Transaction Service as a real operating-system process: {@code paxoscp service --config F}
+ * in a JVM of its own (this JVM's Java and classpath), its output appended to a log file. The
+ * nemesis kills it with SIGKILL, freezes it with SIGSTOP and thaws it with SIGCONT, and starts it
+ * again on the same configuration (same DC, same port, same store).
+ *
+ * <p>The nemesis drives each process from one thread; only {@link #stop} may come from another
+ * (the shutdown hook), and after it the process never starts again.
+ */
+public final class ServiceProcess {
+  /** The same flags as the {@code paxoscp} launcher (HBase's client on JDK 17). */
+  static final List<String> JVM_FLAGS = List.of(
+      "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
+      "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+      "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+      "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
+      "--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED",
+      "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+      "--add-exports", "java.base/sun.net.dns=ALL-UNNAMED",
+      "--add-exports", "java.base/sun.net.util=ALL-UNNAMED");
+
+  private final String name;
+  private final String dc;
+  private final List<String> prefix;
+  private final List<String> program;
+  private final String ready;
+  private final Path log;
+  private volatile Process process;
+  private volatile boolean stopped;
+  /** Set by {@link #stop}: the process is never started again (a run being torn down). */
+  private boolean retired;
+
+  /**
+   * A service process of DC {@code dc} run with {@code config}, its output in {@code log}.
+   *
+   * @param prefix what to run it under (e.g. {@code ip netns exec NS}); empty for nothing
+   */
+  ServiceProcess(String name, String dc, Path config, Path log, List<String> prefix) {
+    this(name, dc, prefix, List.of("org.paxoscp.cli.Main", "service", "--config",
+        config.toString()), "serving on udp", log);
+  }
+
+  /**
+   * Any main class of the classpath as a process.
+   *
+   * @param program the main class and its arguments
+   * @param ready the text the process prints once it is ready
+   */
+  ServiceProcess(String name, String dc, List<String> prefix, List<String> program,
+      String ready, Path log) {
+    this.name = name;
+    this.dc = dc;
+    this.prefix = List.copyOf(prefix);
+    this.program = List.copyOf(program);
+    this.ready = ready;
+    this.log = log;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public String dc() {
+    return dc;
+  }
+
+  /** The process id while it runs, else -1. */
+  public long pid() {
+    Process p = process;
+    return p != null && p.isAlive() ? p.pid() : -1;
+  }
+
+  public boolean alive() {
+    return process != null && process.isAlive();
+  }
+
+  /** Whether it was frozen with SIGSTOP and not yet thawed. */
+  public boolean frozen() {
+    return stopped && alive();
+  }
+
+  /**
+   * Starts the process and waits until it says it serves.
+   *
+   * @throws IllegalStateException if it exits or does not serve within {@code timeout}
+   */
+  public void start(Duration timeout) {
+    if (alive()) {
+      throw new IllegalStateException(name + " already runs");
+    }
+    List<String> cmd = new ArrayList<>(prefix);
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(JVM_FLAGS);
+    cmd.add("-Xmx256m");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-Djava.net.preferIPv4Stack=true");
+    cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+    cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
+    cmd.add("-Dorg.slf4j.simpleLogger.logFile=System.out");
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.addAll(program);
+    long mark;
+    try {
+      Files.createDirectories(log.getParent());
+      Files.writeString(log, "==== starting " + name + "\n", StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+      mark = Files.size(log);
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+          .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+      synchronized (this) {
+        if (retired) {
+          throw new IllegalStateException(name + " is retired: the run is stopping");
+        }
+        process = pb.start();
+      }
+      stopped = false;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start " + name, e);
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException(name + " exited with " + process.exitValue()
+            + " at start-up; see " + log);
+      }
+      if (logSince(mark).contains(ready)) {
+        return;
+      }
+      sleep(100);
+    }
+    kill();
+    throw new IllegalStateException(name + " did not serve within " + timeout + "; see " + log);
+  }
+
+  private String logSince(long mark) {
+    try {
+      byte[] all = Files.readAllBytes(log);
+      return new String(all, (int) Math.min(mark, all.length),
+          (int) Math.max(0, all.length - mark), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  /** SIGKILL, and waits until it is gone. A no-op if it does not run. */
+  public void kill() {
+    Process p = process;
+    if (p == null || !p.isAlive()) {
+      return;
+    }
+    p.destroyForcibly(); // SIGKILL on Unix
+    try {
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        throw new IllegalStateException(name + " (pid " + p.pid() + ") survived SIGKILL");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    stopped = false;
+  }
+
+  /** SIGSTOP: the process stays, frozen, and answers nothing. */
+  public void freeze() {
+    signal("STOP");
+    stopped = true;
+  }
+
+  /** SIGCONT. */
+  public void thaw() {
+    signal("CONT");
+    stopped = false;
+  }
+
+  private void signal(String sig) {
+    long pid = pid();
+    if (pid < 0) {
+      return;
+    }
+    try {
+      Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();
+      if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + sig + " " + pid + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Stops the process for good: thaws it if frozen, SIGTERM (a clean close), SIGKILL after
+   * {@code grace}.
+   */
+  public void stop(Duration grace) {
+    Process p;
+    synchronized (this) {
+      retired = true;
+      p = process;
+    }
+    if (p == null || !p.isAlive()) {
+      return;
+    }
+    if (stopped) {
+      thaw();
+    }
+    p.destroy();
+    try {
+      if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+        kill();
+      }
+    } catch (InterruptedException e) {
+      kill();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name + (alive() ? " (pid " + pid() + (frozen() ? ", frozen" : "") + ")" : " (down)");
+  }
+}

@@ -1,0 +1,141 @@
+package org.paxoscp.nemesis;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.io.ByteArrayOutputStream;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The fault proxy forwards both ways, and cuts, loses and duplicates as its rules say. */
+class FaultProxyTest {
+  private DatagramSocket backend;
+  private Thread echo;
+  private FaultProxy proxy;
+  private final NetRules rules = new NetRules();
+
+  @BeforeEach
+  void start() throws Exception {
+    backend = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    // The "service" of DC B: answers every datagram with a datagram from B echoing the payload.
+    echo = new Thread(() -> {
+      byte[] buf = new byte[2048];
+      while (!backend.isClosed()) {
+        try {
+          DatagramPacket p = new DatagramPacket(buf, buf.length);
+          backend.receive(p);
+          byte[] in = Arrays.copyOf(p.getData(), p.getLength());
+          byte[] reply = datagram("B", payload(in));
+          backend.send(new DatagramPacket(reply, reply.length, p.getSocketAddress()));
+        } catch (Exception e) {
+          return;
+        }
+      }
+    });
+    echo.setDaemon(true);
+    echo.start();
+    proxy = FaultProxy.start("B", new InetSocketAddress("127.0.0.1", 0),
+        (InetSocketAddress) backend.getLocalSocketAddress(), rules, 7);
+  }
+
+  @AfterEach
+  void stop() {
+    proxy.close();
+    backend.close();
+  }
+
+  /** A datagram as WireCodec lays out its header: version, type, request id, reply, DC. */
+  static byte[] datagram(String fromDc, String payload) {
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    b.write(1);
+    b.write(3);
+    b.writeBytes(new byte[8]);
+    b.write(0);
+    byte[] dc = fromDc.getBytes(StandardCharsets.UTF_8);
+    b.write(dc.length);
+    b.writeBytes(dc);
+    b.writeBytes(payload.getBytes(StandardCharsets.UTF_8));
+    return b.toByteArray();
+  }
+
+  static String payload(byte[] d) {
+    int len = d[11];
+    return new String(d, 12 + len, d.length - 12 - len, StandardCharsets.UTF_8);
+  }
+
+  private String roundTrip(DatagramSocket client, String fromDc, String payload) throws Exception {
+    byte[] out = datagram(fromDc, payload);
+    client.send(new DatagramPacket(out, out.length, proxy.address()));
+    byte[] buf = new byte[2048];
+    DatagramPacket p = new DatagramPacket(buf, buf.length);
+    try {
+      client.receive(p);
+    } catch (SocketTimeoutException e) {
+      return null;
+    }
+    return payload(Arrays.copyOf(p.getData(), p.getLength()));
+  }
+
+  @Test
+  void readsTheSenderDcFromTheHeader() {
+    assertEquals(Optional.of("V1"), FaultProxy.senderDc(datagram("V1", "x")));
+    assertEquals(Optional.empty(), FaultProxy.senderDc(new byte[5]));
+    assertArrayEquals("hello".getBytes(StandardCharsets.UTF_8),
+        payload(datagram("B", "hello")).getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void forwardsBothWaysAndCutsAPartitionedDc() throws Exception {
+    try (DatagramSocket a = new DatagramSocket(
+        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        DatagramSocket c = new DatagramSocket(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+      a.setSoTimeout(500);
+      c.setSoTimeout(500);
+      assertEquals("one", roundTrip(a, "A", "one"));
+      rules.set(new NetRules.Rules(Set.of("A"), 0, 0, 0));
+      assertNull(roundTrip(a, "A", "two"), "A is cut off from B");
+      assertEquals("three", roundTrip(c, "C", "three"), "C still reaches B");
+      rules.set(new NetRules.Rules(Set.of("B"), 0, 0, 0));
+      assertNull(roundTrip(c, "C", "four"), "B is cut off from everyone else");
+      assertEquals("five", roundTrip(a, "B", "five"), "within DC B traffic flows");
+      rules.heal();
+      assertEquals("six", roundTrip(a, "A", "six"));
+    }
+  }
+
+  @Test
+  void losesEverythingAtLossOneAndDuplicatesAtDuplicateOne() throws Exception {
+    try (DatagramSocket a = new DatagramSocket(
+        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+      a.setSoTimeout(500);
+      rules.set(new NetRules.Rules(Set.of(), 1.0, 0, 0));
+      assertNull(roundTrip(a, "A", "lost"));
+      rules.set(new NetRules.Rules(Set.of(), 0, 1.0, 0));
+      // Request and reply are both duplicated: four copies of the answer come back.
+      assertEquals("dup", roundTrip(a, "A", "dup"));
+      int more = 0;
+      byte[] buf = new byte[2048];
+      try {
+        while (true) {
+          a.receive(new DatagramPacket(buf, buf.length));
+          more++;
+        }
+      } catch (SocketTimeoutException e) {
+        // done
+      }
+      assertEquals(3, more);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package org.paxoscp.nemesis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.paxoscp.cli.Main;
+import picocli.CommandLine;
+
+/**
+ * A short seeded nemesis run on real processes (HBase server, four service processes, UDP
+ * through the fault proxies): it must inject faults of several kinds, commit transactions, and
+ * find no violation; the exported run must pass {@code paxoscp check} too.
+ */
+class NemesisIT {
+
+  @Test
+  void quickSeededRunInjectsFaultsCommitsAndFindsNoViolation(@TempDir Path dir) throws Exception {
+    StringWriter log = new StringWriter();
+    PrintWriter out = new PrintWriter(log, true);
+    Path export = dir.resolve("export");
+    NemesisRun.Options o = new NemesisRun.Options(List.of("V1", "V2", "O"),
+        Duration.ofSeconds(60), 20261123L, dir.resolve("work"), export, Duration.ofMillis(1000),
+        EnumSet.allOf(NemesisRun.Fault.class), 2, 2, false, false);
+    NemesisRun.Report r;
+    try (NemesisRun run = new NemesisRun(o, out)) {
+      r = run.run();
+    } finally {
+      System.out.println(log);
+    }
+    long kinds = r.faults().values().stream().filter(n -> n > 0).count();
+    assertTrue(kinds >= 4, "faults of at least four kinds: " + r.faults());
+    assertTrue(r.faults().get(NemesisRun.Fault.KILL_RESTART)
+        + r.faults().get(NemesisRun.Fault.MAJORITY_DOWN) > 0,
+        "a service was killed: " + r.faults());
+    assertTrue(r.outcomes().get(NemesisWorkload.Outcome.COMMITTED) > 50,
+        "transactions committed: " + r.outcomes());
+    assertTrue(r.positions() > 50, "log positions checked: " + r.positions());
+    assertEquals(List.of(), r.violations());
+
+    StringWriter checkOut = new StringWriter();
+    CommandLine cl = new CommandLine(new Main());
+    cl.setOut(new PrintWriter(checkOut, true));
+    cl.setErr(new PrintWriter(checkOut, true));
+    assertEquals(0, cl.execute("check", export.toString()), checkOut.toString());
+    assertTrue(checkOut.toString().contains("one-copy serializable"), checkOut.toString());
+  }
+}
