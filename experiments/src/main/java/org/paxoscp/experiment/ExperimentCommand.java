@@ -50,7 +50,7 @@ public final class ExperimentCommand implements Callable<Integer> {
       description = "Output directory; each figure writes DIR/NAME/ (default: ${DEFAULT-VALUE}).")
   Path out;
 
-  @Option(names = "--op-ms", defaultValue = "20", description = "Think time per operation in ms, "
+  @Option(names = "--op-ms", defaultValue = "10", description = "Think time per operation in ms, "
       + "the transaction-duration knob, identical for every mode (default: ${DEFAULT-VALUE}).")
   long opMs;
 

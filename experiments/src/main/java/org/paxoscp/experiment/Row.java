@@ -120,7 +120,7 @@ public record Row(Figure figure, Point point, String mode, String homeDc, List<S
     return l.get(Math.max(0, Math.min(l.size() - 1, i))) / 1000.0;
   }
 
-  /** Mean begin-to-outcome time of committed read-write transactions, ms (think time included). */
+  /** Mean begin-to-outcome time of committed read-write transactions, ms (think time in). */
   public double meanTxnMs() {
     List<Long> l = new ArrayList<>();
     for (Sample s : samples) {
