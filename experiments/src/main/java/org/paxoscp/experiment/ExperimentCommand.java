@@ -34,7 +34,7 @@ public final class ExperimentCommand implements Callable<Integer> {
 
   @Option(names = "--quick", description = "Fewer transactions per point (" + Figure.QUICK_TXNS
       + " per mode; Figure 8: " + Figure.QUICK_TXNS_PER_DC + " per DC client) at the paper's "
-      + "rates and times: about a minute or two per figure.")
+      + "rates and times (time is not scaled): about two minutes per figure.")
   boolean quick;
 
   @Option(names = "--txns", paramLabel = "N", description = "Transactions per mode per point "
