@@ -54,7 +54,8 @@ public final class ExperimentCommand implements Callable<Integer> {
       + "the transaction-duration knob, identical for every mode (default: ${DEFAULT-VALUE}).")
   long opMs;
 
-  @Option(names = "--store", defaultValue = "hbase", converter = ExperimentCommand.StoreConverter.class,
+  @Option(names = "--store", defaultValue = "hbase",
+      converter = ExperimentCommand.StoreConverter.class,
       description = "hbase (embedded HBase, default) or memory.")
   LocalCluster.StoreKind store;
 

@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** What a run needs to be reproduced and judged: git revision, configuration, seed, JVM, machine. */
+/** What a run needs to be reproduced and judged: git revision, config, seed, JVM, machine. */
 final class Manifest {
   private Manifest() {}
 

@@ -106,8 +106,9 @@ public final class WorkloadRunner {
             }
             long begun = System.nanoTime();
             Outcome o = runOne(spec, txc, "c" + client, rnd, history, latency);
-            samples.accept(new Sample(client, home, o.kind.name().toLowerCase(java.util.Locale.ROOT),
-                o.promotions, o.combined, o.commitMicros, (System.nanoTime() - begun) / 1000));
+            samples.accept(new Sample(client, home,
+                o.kind.name().toLowerCase(java.util.Locale.ROOT), o.promotions, o.combined,
+                o.commitMicros, (System.nanoTime() - begun) / 1000));
             switch (o.kind) {
               case COMMITTED -> {
                 rounds.computeIfAbsent(o.promotions, k -> new AtomicInteger()).incrementAndGet();
