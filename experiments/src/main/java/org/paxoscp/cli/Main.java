@@ -14,7 +14,7 @@ import picocli.CommandLine.Command;
         ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,
         LifecycleBenchCommand.class, ConfigReferenceCommand.class,
-        org.paxoscp.nemesis.NemesisCommand.class,
+        org.paxoscp.nemesis.NemesisCommand.class, org.paxoscp.experiment.ExperimentCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

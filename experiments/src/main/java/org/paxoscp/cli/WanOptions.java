@@ -8,7 +8,7 @@ import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Latency;
 
 /** The WAN emulation the local-cluster commands ({@code demo}, {@code cluster}) set up. */
-final class WanOptions {
+public final class WanOptions {
   private WanOptions() {}
 
   /**
@@ -17,7 +17,7 @@ final class WanOptions {
    * @throws IllegalArgumentException for a malformed override, or (when enabled) a DC whose
    *     round-trip times are unknown
    */
-  static ClusterConfig.Wan wan(List<String> dcs, List<String> overrides, boolean enabled) {
+  public static ClusterConfig.Wan wan(List<String> dcs, List<String> overrides, boolean enabled) {
     Latency latency = Latency.paperRegions();
     for (String o : overrides) {
       String[] kv = o.split("=");
@@ -40,7 +40,7 @@ final class WanOptions {
   }
 
   /** {@code V1-V2 1.0ms V1-O 80.0ms ...}: the round-trip time of every DC pair. */
-  static String rttSummary(ClusterConfig.Wan wan, List<String> dcs) {
+  public static String rttSummary(ClusterConfig.Wan wan, List<String> dcs) {
     List<String> parts = new ArrayList<>();
     for (int i = 0; i < dcs.size(); i++) {
       for (int j = i + 1; j < dcs.size(); j++) {

@@ -43,6 +43,21 @@ public final class WorkloadRunner {
       int readOnly, int aborted, int unknown, int unavailable, int combined,
       Histogram commitLatencyMicros, double seconds, long maxCommitPosition) {}
 
+  /**
+   * How one transaction ended, for callers that break a run down further (by home DC, by
+   * promotion round).
+   *
+   * @param client the client's index
+   * @param homeDc the client's home DC
+   * @param outcome committed, read_only, aborted, unknown or unavailable
+   * @param promotions promotions of a committed read-write transaction (else 0)
+   * @param combined whether a committed transaction shared its log position
+   * @param commitMicros commit call to outcome (0 if commit was never called)
+   * @param txnMicros begin to outcome
+   */
+  public record Sample(int client, String homeDc, String outcome, int promotions,
+      boolean combined, long commitMicros, long txnMicros) {}
+
   private WorkloadRunner() {}
 
   /**
@@ -52,6 +67,13 @@ public final class WorkloadRunner {
    */
   public static Result run(WorkloadSpec spec, Function<String, TxnClient> clientFor,
       IntConsumer progress) throws InterruptedException {
+    return run(spec, clientFor, progress, s -> { });
+  }
+
+  /** As {@link #run(WorkloadSpec, Function, IntConsumer)}, telling {@code samples} each outcome. */
+  public static Result run(WorkloadSpec spec, Function<String, TxnClient> clientFor,
+      IntConsumer progress, java.util.function.Consumer<Sample> samples)
+      throws InterruptedException {
     List<TxnRecord> history = Collections.synchronizedList(new ArrayList<>());
     Map<Integer, AtomicInteger> rounds = new java.util.concurrent.ConcurrentHashMap<>();
     AtomicInteger readOnly = new AtomicInteger();
@@ -82,7 +104,11 @@ public final class WorkloadRunner {
             if (wait > 0) {
               TimeUnit.NANOSECONDS.sleep(wait);
             }
+            long begun = System.nanoTime();
             Outcome o = runOne(spec, txc, "c" + client, rnd, history, latency);
+            samples.accept(new Sample(client, home,
+                o.kind.name().toLowerCase(java.util.Locale.ROOT), o.promotions, o.combined,
+                o.commitMicros, (System.nanoTime() - begun) / 1000));
             switch (o.kind) {
               case COMMITTED -> {
                 rounds.computeIfAbsent(o.promotions, k -> new AtomicInteger()).incrementAndGet();
@@ -121,7 +147,12 @@ public final class WorkloadRunner {
 
   private enum Kind { COMMITTED, READ_ONLY, ABORTED, UNKNOWN, UNAVAILABLE }
 
-  private record Outcome(Kind kind, int promotions, boolean combined, long position) {}
+  private record Outcome(Kind kind, int promotions, boolean combined, long position,
+      long commitMicros) {
+    Outcome(Kind kind, int promotions, boolean combined, long position) {
+      this(kind, promotions, combined, position, 0);
+    }
+  }
 
   private static Outcome runOne(WorkloadSpec spec, TxnClient txc, String client,
       SplittableRandom rnd, List<TxnRecord> history, Histogram latency)
@@ -162,15 +193,16 @@ public final class WorkloadRunner {
         history.add(record(tx, client, TxnRecord.Status.COMMITTED, reads, writes, -1));
         return new Outcome(Kind.READ_ONLY, 0, false, r.position());
       }
-      latency.recordValue(Math.max(1, (System.nanoTime() - t0) / 1000));
+      long micros = Math.max(1, (System.nanoTime() - t0) / 1000);
+      latency.recordValue(micros);
       history.add(record(tx, client, TxnRecord.Status.COMMITTED, reads, writes, r.position()));
-      return new Outcome(Kind.COMMITTED, r.promotions(), r.combined(), r.position());
+      return new Outcome(Kind.COMMITTED, r.promotions(), r.combined(), r.position(), micros);
     } catch (TransactionAbortedException e) {
       history.add(record(tx, client, TxnRecord.Status.ABORTED, reads, writes, -1));
-      return new Outcome(Kind.ABORTED, 0, false, 0);
+      return new Outcome(Kind.ABORTED, 0, false, 0, Math.max(1, (System.nanoTime() - t0) / 1000));
     } catch (OutcomeUnknownException e) {
       history.add(record(tx, client, TxnRecord.Status.UNKNOWN, reads, writes, -1));
-      return new Outcome(Kind.UNKNOWN, 0, false, 0);
+      return new Outcome(Kind.UNKNOWN, 0, false, 0, Math.max(1, (System.nanoTime() - t0) / 1000));
     } catch (UnavailableException e) {
       // Certainly not in the log (the entry was never sent for acceptance).
       history.add(record(tx, client, TxnRecord.Status.ABORTED, reads, writes, -1));

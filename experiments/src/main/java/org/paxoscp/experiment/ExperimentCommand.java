@@ -1,0 +1,142 @@
+package org.paxoscp.experiment;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.paxoscp.local.LocalCluster;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code paxoscp experiment NAME}: one of the paper's section 6 figures (or all of them) on a
+ * local cluster, every commit mode on the same seeds. Writes, per figure, DIR/NAME/NAME.csv
+ * (every data point), NAME-txns.csv (every transaction), manifest.json and two PNG charts.
+ *
+ * <p>Exit codes: 0 success; 1 a checker violation or a failed run; 2 usage.
+ */
+@Command(name = "experiment", mixinStandardHelpOptions = true,
+    description = "Reproduce the paper's evaluation (Figures 4-8) on a local cluster (embedded "
+        + "HBase, UDP services, the paper's round-trip times), every commit mode on the same "
+        + "seeds; writes CSV, a manifest and charts.")
+public final class ExperimentCommand implements Callable<Integer> {
+
+  @Parameters(index = "0", paramLabel = "NAME",
+      description = "replicas (Fig. 4), clusters (Fig. 5), contention (Fig. 6), concurrency "
+          + "(Fig. 7), per-dc-clients (Fig. 8), or all.")
+  String name;
+
+  @Option(names = "--quick", description = "Fewer transactions per point (" + Figure.QUICK_TXNS
+      + " per mode; Figure 8: " + Figure.QUICK_TXNS_PER_DC + " per DC client) at the paper's "
+      + "rates and times (time is not scaled): about two minutes per figure.")
+  boolean quick;
+
+  @Option(names = "--txns", paramLabel = "N", description = "Transactions per mode per point "
+      + "(Figure 8: per DC client); default: the paper's " + Figure.PAPER_TXNS + ", or the quick "
+      + "count with --quick.")
+  Integer txns;
+
+  @Option(names = "--seed", defaultValue = "1",
+      description = "Seeds keys and arrivals, the same for every mode (default: ${DEFAULT-VALUE}).")
+  long seed;
+
+  @Option(names = "--out", defaultValue = "./paxoscp-data/experiments", paramLabel = "DIR",
+      description = "Output directory; each figure writes DIR/NAME/ (default: ${DEFAULT-VALUE}).")
+  Path out;
+
+  @Option(names = "--op-ms", defaultValue = "10", description = "Think time per operation in ms, "
+      + "the transaction-duration knob, identical for every mode (default: ${DEFAULT-VALUE}).")
+  long opMs;
+
+  @Option(names = "--store", defaultValue = "hbase",
+      converter = ExperimentCommand.StoreConverter.class,
+      description = "hbase (embedded HBase, default) or memory.")
+  LocalCluster.StoreKind store;
+
+  @Option(names = "--request-timeout-ms", defaultValue = "2000", description = "The protocol's "
+      + "timeout (the paper's two seconds; default: ${DEFAULT-VALUE}).")
+  long requestTimeoutMs;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintStream o = System.out;
+    List<Figure> figures = new ArrayList<>();
+    if (name.equals("all")) {
+      figures.addAll(List.of(Figure.values()));
+    } else {
+      try {
+        figures.add(Figure.parse(name));
+      } catch (IllegalArgumentException e) {
+        System.err.println("paxoscp experiment: unknown NAME " + name + "; one of replicas, "
+            + "clusters, contention, concurrency, per-dc-clients, all");
+        return 2;
+      }
+    }
+    if (txns != null && txns < 1) {
+      System.err.println("paxoscp experiment: --txns must be positive");
+      return 2;
+    }
+    long allStarted = System.nanoTime();
+    boolean ok = true;
+    for (Figure f : figures) {
+      int n = txns != null ? txns : f.defaultTxns(quick);
+      FigureRunner.Settings s = new FigureRunner.Settings(n, seed, opMs, 10, 0.5, store,
+          Duration.ofMillis(requestTimeoutMs));
+      List<Point> points = f.points(n);
+      o.printf(Locale.ROOT, "experiment %s (%s): %d points x %d modes, %d transactions per mode "
+          + "per point%s, seed %d, think time %d ms/op%n", f.cliName(), f.paperName(),
+          points.size(), org.paxoscp.client.CommitProtocol.values().length,
+          points.get(0).totalTxns(), f.perDc() ? " (" + n + " per DC client)" : "", seed, opMs);
+      String started = Instant.now().toString();
+      long t0 = System.nanoTime();
+      List<Row> rows = FigureRunner.run(f, s, o);
+      double wall = (System.nanoTime() - t0) / 1e9;
+      boolean figOk = rows.stream().allMatch(Row::checkerOk);
+      ok &= figOk;
+      Path dir = out.resolve(f.cliName());
+      Files.createDirectories(dir);
+      FigureReport.writePointsCsv(rows, dir.resolve(f.cliName() + ".csv"));
+      FigureReport.writeTxnsCsv(rows, dir.resolve(f.cliName() + "-txns.csv"));
+      String what = f.paperName() + " (" + f.cliName() + "), " + points.get(0).totalTxns()
+          + " txns per mode per point" + (quick ? ", --quick" : "") + ", seed " + seed;
+      FigureReport.writeCommitsChart(rows, dir.resolve(f.cliName() + "-commits.png"),
+          "Commits by promotion round: " + what);
+      FigureReport.writeLatencyChart(rows, dir.resolve(f.cliName() + "-latency.png"),
+          "Commit latency by round: " + what);
+      List<String> args = new ArrayList<>(List.of(f.cliName()));
+      if (quick) {
+        args.add("--quick");
+      }
+      if (txns != null) {
+        args.addAll(List.of("--txns", Integer.toString(txns)));
+      }
+      args.addAll(List.of("--seed", Long.toString(seed), "--op-ms", Long.toString(opMs),
+          "--request-timeout-ms", Long.toString(requestTimeoutMs), "--store", store.toString()));
+      Manifest.write(dir.resolve("manifest.json"), f, points, s, quick, args, started, wall,
+          figOk);
+      o.println();
+      FigureReport.printTable(rows, o);
+      o.printf(Locale.ROOT, "%s: %.1f s; wrote %s%n%n", f.cliName(), wall, dir);
+    }
+    if (figures.size() > 1) {
+      o.printf(Locale.ROOT, "experiment all: %.1f s wall time%n",
+          (System.nanoTime() - allStarted) / 1e9);
+    }
+    return ok ? 0 : 1;
+  }
+
+  /** Reads {@code --store hbase|memory}. */
+  static final class StoreConverter
+      implements picocli.CommandLine.ITypeConverter<LocalCluster.StoreKind> {
+    @Override
+    public LocalCluster.StoreKind convert(String value) {
+      return LocalCluster.StoreKind.parse(value);
+    }
+  }
+}
