@@ -110,14 +110,15 @@ public final class TxnClient implements AutoCloseable {
     ProposerConfig pc = cluster.proposer(
             protocol == CommitProtocol.CP ? Protocol.CP : Protocol.BASIC)
         .withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
-    this.commits = new CommitDriver(homeDc,
-        b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc,
+    ProposerConfig proposer = b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc;
+    this.commits = new CommitDriver(homeDc, proposer,
         new ProposerDriver(transport, cluster.dcNames(), Scheduler.of(timers),
             cluster.phaseTimeout()), random);
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
             + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
         cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),
-        b.maxPromotions < 0 ? "unbounded" : b.maxPromotions, b.directStore != null, maxAttempts,
+        proposer.maxPromotions() < 0 ? "unbounded" : proposer.maxPromotions(),
+        b.directStore != null, maxAttempts,
         backoffBase, backoffMax);
   }
 
