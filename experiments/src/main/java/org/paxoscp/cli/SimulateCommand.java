@@ -37,8 +37,9 @@ public final class SimulateCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--protocol", split = ",", defaultValue = "basic,cp",
-      description = "basic, cp, or both (comma-separated). Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--protocol", split = ",", defaultValue = "basic,cp,leader",
+      description = "basic, cp, leader (leader combination), both (basic,cp) or all; "
+          + "comma-separated. Default: ${DEFAULT-VALUE}.")
   List<String> protocols;
 
   @Option(names = "--seeds", defaultValue = "1", description = "Runs per protocol, with seeds "
@@ -142,12 +143,14 @@ public final class SimulateCommand implements Callable<Integer> {
       switch (p.trim().toLowerCase(Locale.ROOT)) {
         case "basic" -> list.add(Protocol.BASIC);
         case "cp" -> list.add(Protocol.CP);
+        case "leader" -> list.add(Protocol.LEADER);
         case "both" -> {
           list.add(Protocol.BASIC);
           list.add(Protocol.CP);
         }
+        case "all" -> list.addAll(List.of(Protocol.values()));
         default -> throw new ParameterException(spec.commandLine(),
-            "--protocol must be basic, cp or both, not '" + p + "'");
+            "--protocol must be basic, cp, leader, both or all, not '" + p + "'");
       }
     }
     if (seeds < 1) {

@@ -1,5 +1,6 @@
 package org.paxoscp.client;
 
+import java.util.List;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -13,28 +14,35 @@ import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.transport.LeaderSubmit;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.wal.LogEntry;
 
 /**
- * A client's commit: runs a {@link Proposer} for an entry through the {@link ProposerDriver},
- * blocks for its outcome and turns it into a {@link CommitResult} or the typed exception.
- * Commits still running when the client closes end as unknown outcomes.
+ * A client's commit: runs a {@link Proposer} for an entry through the {@link ProposerDriver}
+ * (basic Paxos, Paxos-CP) or submits it to the leader DC's service ({@link LeaderSubmit}, leader
+ * combination), blocks for its outcome and turns it into a {@link CommitResult} or the typed
+ * exception. Commits still running when the client closes end as unknown outcomes.
  */
 final class CommitDriver {
   private final String homeDc;
+  private final List<String> dcs;
   private final ProposerConfig config;
   private final ProposerDriver driver;
+  private final LeaderSubmit leaderSubmit;
   private final RandomGenerator random;
   private final Set<CompletableFuture<Outcome>> inFlight = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   /** {@code random} seeds each proposer's back-off; guarded by its own monitor. */
-  CommitDriver(String homeDc, ProposerConfig config, ProposerDriver driver,
-      RandomGenerator random) {
+  CommitDriver(String homeDc, List<String> dcs, ProposerConfig config, ProposerDriver driver,
+      LeaderSubmit leaderSubmit, RandomGenerator random) {
     this.homeDc = homeDc;
+    this.dcs = List.copyOf(dcs);
     this.config = config;
     this.driver = driver;
+    this.leaderSubmit = leaderSubmit;
     this.random = random;
   }
 
@@ -48,15 +56,25 @@ final class CommitDriver {
    * @throws OutcomeUnknownException it may or may not be in the log
    */
   CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
-    SplittableRandom proposerRandom;
-    synchronized (random) {
-      proposerRandom = new SplittableRandom(random.nextLong());
-    }
-    Proposer proposer = new Proposer(config, group, proposerId, entry, entry.readPosition() + 1,
-        leader, proposerRandom);
+    long position = entry.readPosition() + 1;
+    Proposer proposer = null;
     Outcome outcome;
     try {
-      CompletableFuture<Outcome> f = driver.run(proposer);
+      CompletableFuture<Outcome> f;
+      if (config.protocol() == Protocol.LEADER) {
+        // The leader of the read position + 1, else the home DC's service (after a no-op).
+        f = leaderSubmit.commit(group, entry,
+            leader.isPresent() ? dcs.get(leader.getAsInt()) : homeDc,
+            LeaderSubmit.boundFor(config.maxPromotions()));
+      } else {
+        SplittableRandom proposerRandom;
+        synchronized (random) {
+          proposerRandom = new SplittableRandom(random.nextLong());
+        }
+        proposer = new Proposer(config, group, proposerId, entry, position, leader,
+            proposerRandom);
+        f = driver.run(proposer);
+      }
       inFlight.add(f);
       try {
         if (closed) {
@@ -68,11 +86,12 @@ final class CommitDriver {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw unknown(group, entry, proposer, "interrupted while committing", e);
+      throw unknown(group, entry, proposer, position, "interrupted while committing", e);
     } catch (ExecutionException e) {
-      throw unknown(group, entry, proposer, "the commit protocol failed: " + e.getCause(), e);
+      throw unknown(group, entry, proposer, position,
+          "the commit protocol failed: " + e.getCause(), e);
     } catch (CancellationException | RejectedExecutionException e) {
-      throw unknown(group, entry, proposer, "client closed while committing", e);
+      throw unknown(group, entry, proposer, position, "client closed while committing", e);
     }
     CommitResult result = new CommitResult(switch (outcome.status()) {
       case COMMITTED -> CommitResult.Status.COMMITTED;
@@ -108,10 +127,12 @@ final class CommitDriver {
     }
   }
 
+  /** {@code proposer} is null in leader combination (the first position it could take). */
   private OutcomeUnknownException unknown(String group, LogEntry entry, Proposer proposer,
-      String why, Throwable cause) {
+      long position, String why, Throwable cause) {
     CommitResult r = new CommitResult(CommitResult.Status.UNKNOWN, group, entry.txnId(),
-        proposer.position(), proposer.promotions(), false, why);
+        proposer == null ? position : proposer.position(),
+        proposer == null ? 0 : proposer.promotions(), false, why);
     return new OutcomeUnknownException(r, homeDc, cause);
   }
 }

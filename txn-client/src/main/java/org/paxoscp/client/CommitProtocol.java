@@ -8,5 +8,12 @@ public enum CommitProtocol {
    * Paxos-CP: non-conflicting transactions competing for a position are combined into it, and a
    * loser whose reads were not overwritten is promoted to the next position instead of aborting.
    */
-  CP
+  CP,
+  /**
+   * Leader combination (ARCHITECTURE 5.5): the transaction is submitted to the service of the
+   * position's leader DC, which proposes every waiting non-conflicting transaction as one list
+   * and places a transaction whose reads were not overwritten at a later position, up to the
+   * client's promotion cap (8 positions when uncapped).
+   */
+  LEADER
 }

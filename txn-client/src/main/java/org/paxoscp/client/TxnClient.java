@@ -28,6 +28,7 @@ import org.paxoscp.service.CuratorDiscovery;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
+import org.paxoscp.transport.LeaderSubmit;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
@@ -60,6 +61,11 @@ public final class TxnClient implements AutoCloseable {
    * position, authentication tag); the group name's length is subtracted on top.
    */
   static final int ENVELOPE_MARGIN_BYTES = 512;
+  /**
+   * In leader combination, how many phase timeouts a submit waits for the leader's answer (its
+   * catch-up and a few rounds) before the client settles the outcome itself.
+   */
+  static final int SUBMIT_TIMEOUT_PHASES = 3;
 
   private final ClusterConfig cluster;
   private final String homeDc;
@@ -107,13 +113,19 @@ public final class TxnClient implements AutoCloseable {
       this.direct = null;
     }
     this.failover = new Failover(cluster, homeDc, transport);
-    ProposerConfig pc = cluster.proposer(
-            protocol == CommitProtocol.CP ? Protocol.CP : Protocol.BASIC)
-        .withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
+    ProposerConfig pc = cluster.proposer(switch (protocol) {
+      case BASIC -> Protocol.BASIC;
+      case CP -> Protocol.CP;
+      case LEADER -> Protocol.LEADER;
+    }).withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
     ProposerConfig proposer = b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc;
-    this.commits = new CommitDriver(homeDc, proposer,
-        new ProposerDriver(transport, cluster.dcNames(), Scheduler.of(timers),
-            cluster.phaseTimeout()), random);
+    Scheduler scheduler = Scheduler.of(timers);
+    ProposerDriver proposerDriver = new ProposerDriver(transport, cluster.dcNames(), scheduler,
+        cluster.phaseTimeout());
+    LeaderSubmit leaderSubmit = new LeaderSubmit(transport, cluster.dcNames(), proposerDriver,
+        proposer, scheduler, cluster.phaseTimeout().multipliedBy(SUBMIT_TIMEOUT_PHASES));
+    this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
+        leaderSubmit, random);
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
             + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
         cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),

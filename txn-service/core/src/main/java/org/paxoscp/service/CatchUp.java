@@ -183,6 +183,16 @@ public final class CatchUp implements AutoCloseable {
     return r;
   }
 
+  /** The driver that runs this DC's learner instances (and its leader's combined lists). */
+  ProposerDriver driver() {
+    return driver;
+  }
+
+  /** Basic Paxos with the learn timeout as phase timeout: the learners' (and lists') settings. */
+  ProposerConfig proposerConfig() {
+    return learnerConfig;
+  }
+
   /** How many times {@link #record} met a different value already chosen (should stay 0). */
   public long conflicts() {
     return conflicts.get();

@@ -30,8 +30,10 @@ import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
+import org.paxoscp.transport.Message.SubmitRequest;
 import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.Scheduler;
+import org.paxoscp.wal.LogEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,6 +68,10 @@ public final class TransactionService implements RequestHandler {
   private static final int ENTRY_OVERHEAD = 16;
   /** Allowance for the envelope, group and position in the reply size estimate. */
   private static final int REPLY_OVERHEAD = 128;
+  /** Room for an ACCEPT's envelope and ballot beside a combined list in one datagram. */
+  private static final int LIST_MARGIN = 512;
+  /** Submitted entries one group may hold waiting at one service instance. */
+  private static final int MAX_WAITING_SUBMITS = 4096;
 
   /**
    * Request limits.
@@ -100,6 +106,7 @@ public final class TransactionService implements RequestHandler {
   private final Scheduler scheduler;
   /** Log and version GC (section 7), or null when this service does not collect. */
   private final GroupCollector collector;
+  private final LeaderCombiner combiner;
 
   /**
    * @param dc this DC's name
@@ -121,6 +128,16 @@ public final class TransactionService implements RequestHandler {
    */
   public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
       Limits limits, Scheduler scheduler, GroupCollector collector) {
+    this(dc, dcs, store, catchUp, limits, scheduler, collector, LeaderCombiner.Rules.SHIPPED);
+  }
+
+  /**
+   * As above, with the leader combiner's rules given; only tests that plant a bug pass other
+   * rules than {@link LeaderCombiner.Rules#SHIPPED}.
+   */
+  public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
+      Limits limits, Scheduler scheduler, GroupCollector collector,
+      LeaderCombiner.Rules leaderRules) {
     this.collector = collector;
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
@@ -132,6 +149,13 @@ public final class TransactionService implements RequestHandler {
     this.catchUp = Objects.requireNonNull(catchUp);
     this.limits = Objects.requireNonNull(limits);
     this.scheduler = Objects.requireNonNull(scheduler);
+    this.combiner = new LeaderCombiner(dc, this.dcs, acceptor, applier, catchUp, scheduler,
+        leaderRules, limits.maxReplyBytes() - LIST_MARGIN, MAX_WAITING_SUBMITS);
+  }
+
+  /** Leader combination at this service (rounds and entries, for reports). */
+  public LeaderCombiner combiner() {
+    return combiner;
   }
 
   /** This service's DC. */
@@ -175,6 +199,8 @@ public final class TransactionService implements RequestHandler {
       return begin(b);
     } else if (request instanceof ReadRequest r) {
       return read(r);
+    } else if (request instanceof SubmitRequest s) {
+      return submit(s);
     }
     throw new Rejected(request.getClass().getSimpleName() + " is not a request");
   }
@@ -365,6 +391,32 @@ public final class TransactionService implements RequestHandler {
       throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " could not catch up group "
           + group + " to " + target + ": " + cause.getMessage());
     }, scheduler.executor());
+  }
+
+  // ---- leader combination -------------------------------------------------------------------
+
+  /**
+   * ARCHITECTURE 5.5: queues the entry for this DC's leader rounds once this DC has applied its
+   * read position (which the client proved to exist); answered when a decided position settles
+   * it (see {@link LeaderCombiner}).
+   */
+  private CompletableFuture<Message> submit(SubmitRequest s) {
+    LogEntry e = s.entry();
+    if (!dcs.contains(e.originDc())) {
+      throw new Rejected("entry " + e.txnId() + " names origin DC '" + e.originDc()
+          + "', not one of " + dcs);
+    }
+    if (e.writes().isEmpty()) {
+      throw new Rejected("entry " + e.txnId() + " writes nothing; read-only transactions "
+          + "commit without the log");
+    }
+    try {
+      e.readSet().forEach(WalLayout::validateKey);
+      e.writes().keySet().forEach(WalLayout::validateKey);
+    } catch (IllegalArgumentException ex) {
+      throw new Rejected(ex.getMessage());
+    }
+    return ensureApplied(s.group(), s.position() - 1).thenCompose(w -> combiner.submit(s));
   }
 
   // ---- helpers ------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.wal.LogEntry;
 
 /**
  * Everything a Transaction Service and its clients (and peer services) say to each other: the
@@ -102,6 +103,61 @@ public sealed interface Message {
     }
   }
 
+  /**
+   * Leader combination (ARCHITECTURE 5.5, docs/leader-combination.md): asks a service of the
+   * position's leader DC to place {@code entry} in a combined list at a position from
+   * {@code position} (= the entry's read position + 1) to {@code position + bound}, and to answer
+   * once that is decided.
+   */
+  record SubmitRequest(String group, long position, LogEntry entry, int bound)
+      implements Message {
+    /** The largest promotion bound a client may name. */
+    public static final int MAX_BOUND = 64;
+
+    public SubmitRequest {
+      Objects.requireNonNull(entry);
+      if (bound < 0 || bound > MAX_BOUND) {
+        throw new IllegalArgumentException("promotion bound must be in 0.." + MAX_BOUND + ", got "
+            + bound);
+      }
+      if (entry.readPosition() + 1 != position) {
+        throw new IllegalArgumentException("a submit names position read position + 1 ("
+            + (entry.readPosition() + 1) + "), not " + position);
+      }
+    }
+  }
+
+  /**
+   * The answer to a {@link SubmitRequest} for transaction {@code txnId}; {@code position} is the
+   * position it refers to (see {@link SubmitStatus}); {@code detail} is the reason of an abort or
+   * the leader DC's name for {@link SubmitStatus#NOT_LEADER}.
+   */
+  record SubmitReply(String group, long position, String txnId, SubmitStatus status,
+      String detail) implements Message {
+    public SubmitReply {
+      Objects.requireNonNull(txnId);
+      Objects.requireNonNull(status);
+      Objects.requireNonNull(detail);
+    }
+  }
+
+  /** What a leader service says about a submitted entry. */
+  enum SubmitStatus {
+    /** The entry is in the value chosen at the reply's position. */
+    COMMITTED,
+    /**
+     * The entry is in no value chosen at the submitted position ... the reply's position (all
+     * decided) and the leader will not place it anywhere: it read a key a value there wrote, or
+     * its promotion bound is used up.
+     */
+    ABORTED,
+    /**
+     * This DC does not lead the group's next position (the detail names the DC that does); the
+     * entry was not placed anywhere by this service.
+     */
+    NOT_LEADER
+  }
+
   /** A request the service could not serve; see {@link ErrorCode}. Nothing changed. */
   record ErrorReply(String group, long position, ErrorCode code, String detail)
       implements Message {
@@ -122,6 +178,8 @@ public sealed interface Message {
     /** The DC could not learn the positions it needed to serve the request. */
     CATCH_UP_FAILED,
     /** The position is below the group's GC watermark (section 7). */
-    TOO_OLD
+    TOO_OLD,
+    /** The leader service holds too many waiting submits; nothing was placed. */
+    OVERLOADED
   }
 }

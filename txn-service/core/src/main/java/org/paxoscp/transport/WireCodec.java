@@ -65,7 +65,7 @@ final class WireCodec {
   enum Type {
     PREPARE(1), ACCEPT(2), APPLY(3), GRANT_REQUEST(4), LEARN(5), PREPARE_REPLY(6),
     ACCEPT_REPLY(7), GRANT_REPLY(8), LEARN_REPLY(9), BEGIN_REQUEST(20), BEGIN_REPLY(21),
-    READ_REQUEST(22), READ_REPLY(23), ERROR_REPLY(24);
+    READ_REQUEST(22), READ_REPLY(23), ERROR_REPLY(24), SUBMIT_REQUEST(25), SUBMIT_REPLY(26);
 
     final int code;
 
@@ -114,6 +114,10 @@ final class WireCodec {
         return READ_REPLY;
       } else if (m instanceof Message.ErrorReply) {
         return ERROR_REPLY;
+      } else if (m instanceof Message.SubmitRequest) {
+        return SUBMIT_REQUEST;
+      } else if (m instanceof Message.SubmitReply) {
+        return SUBMIT_REPLY;
       }
       throw new IllegalArgumentException("no wire type for " + m.getClass().getName());
     }
@@ -321,6 +325,15 @@ final class WireCodec {
         Message.ErrorReply e = (Message.ErrorReply) m;
         w.writeByte(errorCode(e.code())).writeString(e.detail());
       }
+      case SUBMIT_REQUEST -> {
+        Message.SubmitRequest s = (Message.SubmitRequest) m;
+        w.writeVarint(s.bound());
+        writeValue(w, LogValue.of(s.entry()));
+      }
+      case SUBMIT_REPLY -> {
+        Message.SubmitReply s = (Message.SubmitReply) m;
+        w.writeString(s.txnId()).writeByte(submitStatus(s.status())).writeString(s.detail());
+      }
       default -> throw new IllegalStateException("unhandled wire type " + type);
     }
   }
@@ -393,6 +406,21 @@ final class WireCodec {
       }
       case ERROR_REPLY -> new Message.ErrorReply(group, position,
           errorCode(r.readByte("error code")), r.readString("detail"));
+      case SUBMIT_REQUEST -> {
+        long bound = r.readVarint("promotion bound");
+        if (bound > Message.SubmitRequest.MAX_BOUND) {
+          throw new CorruptDataException("promotion bound " + bound + " above "
+              + Message.SubmitRequest.MAX_BOUND);
+        }
+        LogValue v = readValue(r);
+        if (v.entries().size() != 1) {
+          throw new CorruptDataException("a submit carries one entry, not "
+              + v.entries().size());
+        }
+        yield new Message.SubmitRequest(group, position, v.entries().get(0), (int) bound);
+      }
+      case SUBMIT_REPLY -> new Message.SubmitReply(group, position, r.readString("txn id"),
+          submitStatus(r.readByte("submit status")), r.readString("detail"));
     };
   }
 
@@ -450,7 +478,26 @@ final class WireCodec {
       case TOO_LARGE -> 3;
       case CATCH_UP_FAILED -> 4;
       case TOO_OLD -> 5;
+      case OVERLOADED -> 6;
     };
+  }
+
+  /** Wire codes of {@link Message.SubmitStatus}; never renumbered. */
+  private static int submitStatus(Message.SubmitStatus s) {
+    return switch (s) {
+      case COMMITTED -> 1;
+      case ABORTED -> 2;
+      case NOT_LEADER -> 3;
+    };
+  }
+
+  private static Message.SubmitStatus submitStatus(int code) {
+    for (Message.SubmitStatus s : Message.SubmitStatus.values()) {
+      if (submitStatus(s) == code) {
+        return s;
+      }
+    }
+    throw new CorruptDataException("unknown submit status " + code);
   }
 
   private static Message.ErrorCode errorCode(int code) {

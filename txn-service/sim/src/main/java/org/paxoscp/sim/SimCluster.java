@@ -12,6 +12,7 @@ import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.service.CatchUp;
 import org.paxoscp.service.GroupCollector;
+import org.paxoscp.service.LeaderCombiner;
 import org.paxoscp.service.TransactionService;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.store.KvStore;
@@ -41,6 +42,7 @@ final class SimCluster {
   private final TransactionService.Limits limits;
   /** The collectors' settings, or null when the run has no GC. */
   private final GroupCollector.Settings gcSettings;
+  private final LeaderCombiner.Rules leaderRules;
   private long maxPosition;
   private long restarts;
   private long tooOldRequests;
@@ -86,13 +88,14 @@ final class SimCluster {
       this.collector = gcSettings == null ? null : new GroupCollector(dc.name, cfg.dcs(),
           dc.store, transport, gcSettings, scheduler, dc.collected::put);
       this.service = new TransactionService(dc.name, cfg.dcs(), dc.serviceStore, catchUp, limits,
-          scheduler, collector);
+          scheduler, collector, leaderRules);
     }
   }
 
   SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
-      SimGc gc) {
+      SimGc gc, LeaderCombiner.Rules leaderRules) {
     this.cfg = cfg;
+    this.leaderRules = leaderRules;
     this.events = events;
     this.network = network;
     this.random = random;
@@ -264,6 +267,8 @@ final class SimCluster {
     long fromPeers = everyInstance.stream().mapToLong(i -> i.catchUp.learnedFromPeers()).sum();
     long byLearner = everyInstance.stream().mapToLong(i -> i.catchUp.learnedByInstance()).sum();
     return new SimResult.Exercised(new TreeMap<>(messagesByType), fromPeers, byLearner, restarts,
-        everyInstance.size());
+        everyInstance.size(),
+        everyInstance.stream().mapToLong(i -> i.service.combiner().rounds()).sum(),
+        everyInstance.stream().mapToLong(i -> i.service.combiner().entriesCommitted()).sum());
   }
 }

@@ -54,9 +54,12 @@ public record SimResult(
    * @param learnedByLearner positions a service's catch-up learned by running a learner instance
    * @param restarts service instances killed and restarted (memory lost, store kept)
    * @param instances service instances started in all
+   * @param leaderRounds lists the services' leader combination proposed
+   * @param leaderCommits entries the services answered COMMITTED in leader combination
    */
   public record Exercised(SortedMap<String, Long> messagesByType, long learnedFromPeers,
-      long learnedByLearner, long restarts, long instances) {
+      long learnedByLearner, long restarts, long instances, long leaderRounds,
+      long leaderCommits) {
 
     public long messages(String type) {
       return messagesByType.getOrDefault(type, 0L);
@@ -67,18 +70,21 @@ public record SimResult(
       SortedMap<String, Long> m = new java.util.TreeMap<>(messagesByType);
       o.messagesByType.forEach((k, v) -> m.merge(k, v, Long::sum));
       return new Exercised(m, learnedFromPeers + o.learnedFromPeers,
-          learnedByLearner + o.learnedByLearner, restarts + o.restarts, instances + o.instances);
+          learnedByLearner + o.learnedByLearner, restarts + o.restarts, instances + o.instances,
+          leaderRounds + o.leaderRounds, leaderCommits + o.leaderCommits);
     }
 
     public static Exercised none() {
-      return new Exercised(new java.util.TreeMap<>(), 0, 0, 0, 0);
+      return new Exercised(new java.util.TreeMap<>(), 0, 0, 0, 0, 0, 0);
     }
 
     @Override
     public String toString() {
       return "messages " + messagesByType + ", positions learned from peers " + learnedFromPeers
           + ", by learners " + learnedByLearner + ", service restarts " + restarts
-          + ", service instances " + instances;
+          + ", service instances " + instances
+          + (leaderRounds > 0 ? ", leader rounds " + leaderRounds + " (entries committed "
+              + leaderCommits + ")" : "");
     }
   }
 

@@ -22,7 +22,10 @@ import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.Protocol;
 import org.paxoscp.paxos.TooOldException;
+import org.paxoscp.service.LeaderCombiner;
+import org.paxoscp.transport.LeaderSubmit;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.wal.LogEntry;
@@ -70,6 +73,7 @@ public final class Simulator {
   private Consumer<String> trace;
   /** Log and version GC (section 7), or null when off. */
   private SimGc gc;
+  private LeaderCombiner.Rules leaderRules = LeaderCombiner.Rules.SHIPPED;
   private int tooOldReads;
 
   public Simulator(SimConfig cfg) {
@@ -99,6 +103,12 @@ public final class Simulator {
     return this;
   }
 
+  /** Services run leader combination with {@code rules} (tests plant bugs with it). */
+  public Simulator withLeaderRules(LeaderCombiner.Rules rules) {
+    this.leaderRules = rules;
+    return this;
+  }
+
   /** Positions removed from WAL tables, summed over DCs (0 without GC). */
   public long collectedPositions() {
     return cluster == null ? 0 : cluster.collectedPositions();
@@ -124,7 +134,7 @@ public final class Simulator {
 
   /** Runs the workload, the recovery phase and the checker. */
   public SimResult run() {
-    cluster = new SimCluster(cfg, events, network, random.split(), gc);
+    cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules);
     if (trace != null) {
       cluster.trace(trace);
     }
@@ -276,6 +286,7 @@ public final class Simulator {
     final SplittableRandom rng;
     final SimTransport transport;
     final ProposerDriver driver;
+    final LeaderSubmit leaderSubmit;
     int remaining;
     int txnSeq;
     long nextArrival;
@@ -293,6 +304,8 @@ public final class Simulator {
       this.rng = rng;
       this.transport = new SimTransport(cluster, home, false);
       this.driver = new ProposerDriver(transport, cfg.dcs(), cluster.scheduler(), phaseTimeout);
+      this.leaderSubmit = new LeaderSubmit(transport, cfg.dcs(), driver, cfg.proposer(),
+          cluster.scheduler(), phaseTimeout.multipliedBy(3));
       // Staggered starts within the first inter-arrival period.
       this.nextArrival = (long) (rng.nextDouble() * 1_000_000 / cfg.ratePerClient());
     }
@@ -383,7 +396,7 @@ public final class Simulator {
           return;
         }
         if (readKeys.isEmpty()) {
-          commit(txnId, readPos, new LinkedHashMap<>(), writes, leader);
+          commit(txnId, servingName, readPos, new LinkedHashMap<>(), writes, leader);
           return;
         }
         transport.request(servingName, new Message.ReadRequest(GROUP, readPos, readKeys),
@@ -396,7 +409,7 @@ public final class Simulator {
                 for (String k : readKeys) {
                   reads.put(k, Optional.ofNullable(r.values().get(k)));
                 }
-                commit(txnId, readPos, reads, writes, leader);
+                commit(txnId, servingName, readPos, reads, writes, leader);
               } else {
                 if (reply instanceof Message.ErrorReply err
                     && err.code() == Message.ErrorCode.TOO_OLD) {
@@ -409,7 +422,8 @@ public final class Simulator {
       });
     }
 
-    void commit(String txnId, long readPos, Map<String, Optional<byte[]>> reads,
+    void commit(String txnId, String servingName, long readPos,
+        Map<String, Optional<byte[]>> reads,
         TreeMap<String, Mutation> writes, OptionalInt leader) {
       String client = "c" + id;
       if (writes.isEmpty()) {
@@ -421,12 +435,20 @@ public final class Simulator {
       }
       LogEntry entry = new LogEntry(txnId, cfg.dcs().get(home), readPos,
           new TreeSet<>(reads.keySet()), writes);
-      Proposer proposer = proposers.create(cfg.proposer(), GROUP,
-          ProposerId.random(cluster.scheduler().random()), entry, readPos + 1, leader,
-          rng.split());
       long started = events.now();
       pending = new TxnRecord(txnId, client, TxnRecord.Status.CRASHED, readPos, reads, writes, -1);
-      CompletableFuture<Outcome> run = driver.run(proposer);
+      CompletableFuture<Outcome> run;
+      if (cfg.protocol() == Protocol.LEADER) {
+        // The leader of readPos + 1, else the DC that served the begin (after a no-op).
+        run = leaderSubmit.commit(GROUP, entry, leader.isPresent()
+            ? cfg.dcs().get(leader.getAsInt()) : servingName,
+            LeaderSubmit.boundFor(cfg.proposer().maxPromotions()));
+      } else {
+        Proposer proposer = proposers.create(cfg.proposer(), GROUP,
+            ProposerId.random(cluster.scheduler().random()), entry, readPos + 1, leader,
+            rng.split());
+        run = driver.run(proposer);
+      }
       inFlight = run;
       int e = epoch;
       if (cfg.faults().crashes() && rng.nextDouble() < 0.1) {

@@ -57,6 +57,8 @@ public class Proposer {
   private final String group;
   private final ProposerId proposerId;
   private final LogEntry entry;
+  /** A leader's combined list (ARCHITECTURE 5.5), proposed like a learner's no-op; or null. */
+  private final LogValue batch;
   private final RandomGenerator random;
   private final List<LogValue> winners = new ArrayList<>();
 
@@ -86,10 +88,20 @@ public class Proposer {
    */
   public Proposer(ProposerConfig cfg, String group, ProposerId proposerId, LogEntry entry, long position,
       OptionalInt leaderDc, RandomGenerator random) {
+    this(cfg, group, proposerId, entry, null, position, leaderDc, random);
+    if (entry != null && cfg.protocol() == Protocol.LEADER) {
+      throw new IllegalArgumentException("in leader combination a client submits its entry to "
+          + "the leader service; proposers there run for combined lists (Proposer.forList)");
+    }
+  }
+
+  private Proposer(ProposerConfig cfg, String group, ProposerId proposerId, LogEntry entry,
+      LogValue batch, long position, OptionalInt leaderDc, RandomGenerator random) {
     this.cfg = Objects.requireNonNull(cfg);
     this.group = Objects.requireNonNull(group);
     this.proposerId = Objects.requireNonNull(proposerId);
     this.entry = entry;
+    this.batch = batch;
     this.position = position;
     this.leaderDc = Objects.requireNonNull(leaderDc);
     this.random = Objects.requireNonNull(random);
@@ -103,6 +115,29 @@ public class Proposer {
       throw new IllegalArgumentException("entry read position " + entry.readPosition()
           + " is not below the commit position " + position);
     }
+  }
+
+  /**
+   * A leader's proposer for a combined list at {@code position} (ARCHITECTURE 5.5): asks
+   * {@code leaderDc}'s grant and proposes {@code list} at the fast ballot when granted, else runs
+   * basic Paxos with {@code list} as its own value. Like a learner it finishes with the
+   * position's chosen value ({@link Outcome.Status#LEARNED}), which may or may not be the list,
+   * or UNKNOWN when no quorum answered. The caller must have checked the placement rule for
+   * every entry of {@code list} at {@code position}.
+   */
+  public static Proposer forList(ProposerConfig cfg, String group, ProposerId proposerId,
+      LogValue list, long position, OptionalInt leaderDc, RandomGenerator random) {
+    if (list.isNoop()) {
+      throw new IllegalArgumentException("a combined list holds at least one entry");
+    }
+    for (LogEntry e : list.entries()) {
+      if (e.readPosition() >= position) {
+        throw new IllegalArgumentException("entry " + e.txnId() + " read at "
+            + e.readPosition() + ", not below the list's position " + position);
+      }
+    }
+    return new Proposer(cfg.withProtocol(Protocol.BASIC), group, proposerId, null,
+        Objects.requireNonNull(list), position, leaderDc, random);
   }
 
   /** A learner for {@code position}: finds out (or decides, with a no-op) its chosen value. */
@@ -179,7 +214,7 @@ public class Proposer {
     highestSeen = Ballot.FAST;
     ownEntryProposedHere = false;
     refusedHere = false;
-    if (entry != null && leaderDc.isPresent()) {
+    if ((entry != null || batch != null) && leaderDc.isPresent()) {
       phase = Phase.GRANT;
       out.add(new Output.Send(leaderDc.getAsInt(), new GrantRequest(group, position,
           proposerId.toString())));
@@ -196,13 +231,13 @@ public class Proposer {
     if (phase != Phase.GRANT || !g.requester().equals(proposerId.toString())) {
       return;
     }
-    if (!g.granted()) {
+    if (!granted(g)) {
       startPrepare(now);
       return;
     }
     // Section 5.3: the grant holder skips PREPARE; acceptors take FAST only if nothing promised.
     ballot = Ballot.FAST;
-    sendAccept(LogValue.of(entry), now);
+    sendAccept(ownValue(), now);
   }
 
   private void startPrepare(long now) {
@@ -278,7 +313,7 @@ public class Proposer {
         highest = v;
       }
     }
-    LogValue own = entry == null ? LogValue.NOOP : LogValue.of(entry);
+    LogValue own = ownValue();
     LogValue value;
     if (cfg.protocol() == Protocol.CP && entry != null
         && noValueCanBeChosen(votes, responses)) {
@@ -391,7 +426,7 @@ public class Proposer {
       return;
     }
     winners.add(chosen);
-    if (cfg.protocol() == Protocol.BASIC) {
+    if (cfg.protocol() != Protocol.CP) {
       finish(Outcome.Status.ABORTED, chosen, "lost position " + position);
       return;
     }
@@ -410,6 +445,14 @@ public class Proposer {
     position++;
     leaderDc = leaderOf(chosen);
     beginPosition(now);
+  }
+
+  /** What this proposer proposes when no vote forces a value. */
+  private LogValue ownValue() {
+    if (entry != null) {
+      return LogValue.of(entry);
+    }
+    return batch != null ? batch : LogValue.NOOP;
   }
 
   private String writersOf(LogValue v) {
@@ -478,6 +521,11 @@ public class Proposer {
       }
     }
     return Optional.empty();
+  }
+
+  /** Whether the leader DC granted this proposer the fast path (section 5.3). */
+  protected boolean granted(GrantReply reply) {
+    return reply.granted();
   }
 
   /** Promotion test: does our entry read a key that {@code winner} wrote? */

@@ -1,0 +1,458 @@
+package org.paxoscp.service;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.random.RandomGenerator;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.TooOldException;
+import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.Message.ErrorCode;
+import org.paxoscp.transport.Message.ErrorReply;
+import org.paxoscp.transport.Message.SubmitReply;
+import org.paxoscp.transport.Message.SubmitRequest;
+import org.paxoscp.transport.Message.SubmitStatus;
+import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
+import org.paxoscp.wal.LogCodec;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Leader combination at one service instance (ARCHITECTURE 5.5; the rules and their safety
+ * argument are in docs/leader-combination.md): entries submitted for a group wait in a queue
+ * while one <em>round</em> is in flight; a round takes every waiting entry that may be placed at
+ * the next position {@code q}, proposes them as one list (fast ballot when {@code q}'s leader DC
+ * grants it, else basic Paxos), and when {@code q} is decided answers each entry in it COMMITTED;
+ * the others wait for the next round, where they are placed at {@code q + 1} or answered.
+ *
+ * <p><b>Answers come only from decided positions.</b> Before an entry submitted for position
+ * {@code p} with bound {@code b} joins round {@code q}, the values chosen at {@code p ... q-1}
+ * (all applied here, since {@code q} is one past this DC's applied watermark) are checked: one
+ * that holds the entry answers COMMITTED there; one that writes a key the entry read answers
+ * ABORTED (the placement rule forbids any later position); {@code q > p + b} answers ABORTED
+ * (the bound is used up, and every position in {@code p ... p + b} is decided without it).
+ * So a duplicate submit, a restarted instance or a second instance of this DC can never place
+ * an entry twice or abort one that is chosen.
+ *
+ * <p>Nothing here is needed for safety beyond those checks: the grant check-and-write and the
+ * acceptors arbitrate between rounds of different instances. A crash loses the queue; clients
+ * settle their outcome by learning {@code p ... p + b} (see {@code LeaderSubmit}).
+ *
+ * <p>Thread-safe; never blocks on a message. Store work runs on the calling thread or the
+ * {@link Scheduler}'s workers.
+ */
+public final class LeaderCombiner {
+  private static final Logger LOG = LoggerFactory.getLogger(LeaderCombiner.class);
+  /** Chosen values kept per group for placement checks; older ones are read from the store. */
+  private static final int CACHED_POSITIONS = 1024;
+
+  /**
+   * The combiner's safety-critical decisions. Production code uses {@link #SHIPPED}; tests
+   * override a method to plant a bug and prove the checker catches it.
+   */
+  public static class Rules {
+    /** The rules as shipped. */
+    public static final Rules SHIPPED = new Rules();
+
+    /** Placement rule: does {@code entry} read a key that {@code earlier} writes? */
+    protected boolean conflicts(LogEntry entry, LogValue earlier) {
+      return earlier.writesAnyOf(entry.readSet());
+    }
+
+    /** The proposer of a round's list (asks {@code leader}'s grant, else basic Paxos). */
+    protected Proposer proposer(ProposerConfig cfg, String group, ProposerId id, LogValue list,
+        long position, OptionalInt leader, RandomGenerator random) {
+      return Proposer.forList(cfg, group, id, list, position, leader, random);
+    }
+
+    /** Whether to answer COMMITTED when a list is proposed rather than when it is chosen. */
+    protected boolean answerWhenProposed() {
+      return false;
+    }
+  }
+
+  private final String dc;
+  private final List<String> dcs;
+  private final int dcIndex;
+  private final Acceptor acceptor;
+  private final LogApplier applier;
+  private final CatchUp catchUp;
+  private final ProposerDriver driver;
+  private final ProposerConfig proposerConfig;
+  private final Scheduler scheduler;
+  private final Rules rules;
+  private final int maxListBytes;
+  private final int maxWaiting;
+  private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
+  private final AtomicLong rounds = new AtomicLong();
+  private final AtomicLong roundsChosen = new AtomicLong();
+  private final AtomicLong entriesCommitted = new AtomicLong();
+
+  /**
+   * @param maxListBytes the largest encoded list one round proposes
+   * @param maxWaiting the most entries one group may hold waiting; more are refused OVERLOADED
+   */
+  LeaderCombiner(String dc, List<String> dcs, Acceptor acceptor, LogApplier applier,
+      CatchUp catchUp, Scheduler scheduler, Rules rules, int maxListBytes, int maxWaiting) {
+    this.dc = Objects.requireNonNull(dc);
+    this.dcs = List.copyOf(dcs);
+    this.dcIndex = this.dcs.indexOf(dc);
+    this.acceptor = Objects.requireNonNull(acceptor);
+    this.applier = Objects.requireNonNull(applier);
+    this.catchUp = Objects.requireNonNull(catchUp);
+    this.driver = catchUp.driver();
+    this.proposerConfig = catchUp.proposerConfig();
+    this.scheduler = Objects.requireNonNull(scheduler);
+    this.rules = Objects.requireNonNull(rules);
+    this.maxListBytes = maxListBytes;
+    this.maxWaiting = maxWaiting;
+  }
+
+  /** Rounds started (lists proposed). */
+  public long rounds() {
+    return rounds.get();
+  }
+
+  /** Rounds whose own list was chosen. */
+  public long roundsChosen() {
+    return roundsChosen.get();
+  }
+
+  /** Entries answered COMMITTED. */
+  public long entriesCommitted() {
+    return entriesCommitted.get();
+  }
+
+  /**
+   * Queues {@code s}; the caller has applied this DC up to {@code s.position() - 1}. Starts a
+   * round at once when none is in flight. The future completes with a {@link SubmitReply} or an
+   * {@link ErrorReply}, or never (the client's timeout then settles the outcome).
+   */
+  CompletableFuture<Message> submit(SubmitRequest s) {
+    GroupState g = groups.computeIfAbsent(s.group(), GroupState::new);
+    Pending p;
+    boolean start;
+    synchronized (g) {
+      Pending existing = g.byTxn.get(s.entry().txnId());
+      if (existing != null) {
+        // A duplicate (retransmitted or duplicated datagram): one placement, one answer.
+        return existing.reply;
+      }
+      if (g.byTxn.size() >= maxWaiting) {
+        return CompletableFuture.completedFuture(new ErrorReply(s.group(), s.position(),
+            ErrorCode.OVERLOADED, "DC " + dc + " holds " + g.byTxn.size()
+                + " waiting entries of group " + s.group() + "; nothing was placed"));
+      }
+      p = new Pending(s);
+      g.queue.addLast(p);
+      g.byTxn.put(s.entry().txnId(), p);
+      start = !g.inFlight;
+      g.inFlight = true;
+    }
+    if (start) {
+      startRound(g);
+    }
+    return p.reply;
+  }
+
+  // ---- rounds ------------------------------------------------------------------------------
+
+  /** The state of one group; guarded by its own monitor. */
+  private static final class GroupState {
+    final String name;
+    final ArrayDeque<Pending> queue = new ArrayDeque<>();
+    final Map<String, Pending> byTxn = new HashMap<>();
+    final TreeMap<Long, LogValue> chosen = new TreeMap<>();
+    boolean inFlight;
+
+    GroupState(String name) {
+      this.name = name;
+    }
+  }
+
+  private static final class Pending {
+    final SubmitRequest request;
+    final CompletableFuture<Message> reply = new CompletableFuture<>();
+    boolean answered;
+
+    Pending(SubmitRequest request) {
+      this.request = request;
+    }
+
+    LogEntry entry() {
+      return request.entry();
+    }
+  }
+
+  /** Builds and proposes the next list of {@code g}, or ends the group's rounds. */
+  private void startRound(GroupState g) {
+    List<Pending> list = new ArrayList<>();
+    List<Runnable> answers = new ArrayList<>();
+    long q;
+    OptionalInt leader;
+    try {
+      q = applier.applyKnown(g.name) + 1;
+      LogValue previous = q == 1 ? null : chosen(g, q - 1);
+      leader = previous == null ? OptionalInt.empty() : Proposer.leaderAfter(dcs, previous);
+      synchronized (g) {
+        if (leader.isPresent() && leader.getAsInt() != dcIndex) {
+          // Another DC leads q: nothing here was placed at q or later, so the entries may go
+          // there. Entries of earlier rounds were placed only at decided positions.
+          String to = dcs.get(leader.getAsInt());
+          for (Pending p : g.queue) {
+            answers.add(answer(g, p, new SubmitReply(g.name, q, p.entry().txnId(),
+                SubmitStatus.NOT_LEADER, to)));
+          }
+          g.queue.clear();
+        } else {
+          buildList(g, q, list, answers);
+        }
+        if (list.isEmpty()) {
+          g.inFlight = !g.queue.isEmpty();
+        }
+      }
+    } catch (RuntimeException e) {
+      failAll(g, e);
+      return;
+    }
+    answers.forEach(Runnable::run);
+    if (list.isEmpty()) {
+      synchronized (g) {
+        if (!g.inFlight) {
+          return;
+        }
+      }
+      // Every waiting entry was held back (a later position only): try again shortly.
+      scheduler.schedule(proposerConfig.backoffBaseMicros(), () -> startRound(g));
+      return;
+    }
+    List<LogEntry> entries = new ArrayList<>();
+    for (Pending p : list) {
+      entries.add(p.entry());
+    }
+    LogValue value = new LogValue(entries);
+    rounds.incrementAndGet();
+    if (rules.answerWhenProposed()) {
+      for (Pending p : list) {
+        answer(g, p, new SubmitReply(g.name, q, p.entry().txnId(), SubmitStatus.COMMITTED, ""))
+            .run();
+      }
+    }
+    Proposer proposer = rules.proposer(proposerConfig, g.name,
+        ProposerId.random(scheduler.random()), value, q, leader,
+        new SplittableRandom(scheduler.random().nextLong()));
+    long position = q;
+    driver.run(proposer).whenComplete((o, t) -> scheduler.execute(
+        () -> roundDone(g, position, value, list, o, t)));
+  }
+
+  /**
+   * Answers the waiting entries that need no round and picks those that join round {@code q}
+   * into {@code list}: own-DC entries first (the first entry's DC leads {@code q + 1}, so
+   * leadership stays where batching happens), then the others in arrival order; an entry that
+   * reads a key an earlier one writes, or does not fit, waits. Caller holds {@code g}.
+   */
+  private void buildList(GroupState g, long q, List<Pending> list, List<Runnable> answers) {
+    List<Pending> eligible = new ArrayList<>();
+    for (var it = g.queue.iterator(); it.hasNext(); ) {
+      Pending p = it.next();
+      Message decided = judge(g, p, q);
+      if (decided != null) {
+        it.remove();
+        answers.add(answer(g, p, decided));
+      } else if (p.request.position() <= q) {
+        eligible.add(p);
+      }
+    }
+    List<Pending> ordered = new ArrayList<>();
+    eligible.stream().filter(p -> dc.equals(p.entry().originDc())).findFirst()
+        .ifPresent(ordered::add);
+    for (Pending p : eligible) {
+      if (!ordered.contains(p)) {
+        ordered.add(p);
+      }
+    }
+    List<LogEntry> entries = new ArrayList<>();
+    for (Pending p : ordered) {
+      if (!entries.isEmpty() && rules.conflicts(p.entry(), new LogValue(entries))) {
+        continue;
+      }
+      entries.add(p.entry());
+      if (entries.size() > 1 && LogCodec.encode(new LogValue(entries)).length > maxListBytes) {
+        entries.remove(entries.size() - 1);
+        continue;
+      }
+      list.add(p);
+    }
+    g.queue.removeAll(list);
+  }
+
+  /**
+   * What decided positions say about {@code p} before round {@code q}: a reply, or null when it
+   * may join the round (or must wait for a later one).
+   */
+  private Message judge(GroupState g, Pending p, long q) {
+    SubmitRequest s = p.request;
+    LogEntry e = s.entry();
+    long last = Math.min(q - 1, s.position() + s.bound());
+    for (long pos = s.position(); pos <= last; pos++) {
+      LogValue v;
+      try {
+        v = chosen(g, pos);
+      } catch (TooOldException ex) {
+        return new ErrorReply(g.name, pos, ErrorCode.TOO_OLD, "DC " + dc + " collected position "
+            + pos + " before judging " + e.txnId() + ": " + ex.getMessage());
+      }
+      if (v == null) {
+        // Below the applied watermark every position is chosen; a gap means a broken store.
+        throw new IllegalStateException("DC " + dc + " applied group " + g.name + " past "
+            + pos + " without its chosen value");
+      }
+      if (v.contains(e.txnId())) {
+        return new SubmitReply(g.name, pos, e.txnId(), SubmitStatus.COMMITTED, "");
+      }
+      if (rules.conflicts(e, v)) {
+        return new SubmitReply(g.name, pos, e.txnId(), SubmitStatus.ABORTED,
+            "read a key written at position " + pos);
+      }
+    }
+    if (q > s.position() + s.bound()) {
+      return new SubmitReply(g.name, s.position() + s.bound(), e.txnId(), SubmitStatus.ABORTED,
+          "promotion bound " + s.bound() + " used up: positions " + s.position() + ".."
+              + (s.position() + s.bound()) + " went to other entries");
+    }
+    return null;
+  }
+
+  private void roundDone(GroupState g, long q, LogValue proposed, List<Pending> list, Outcome o,
+      Throwable t) {
+    boolean decided = t == null && o != null && o.status() == Outcome.Status.LEARNED
+        && o.chosen() != null;
+    List<Runnable> answers = new ArrayList<>();
+    if (decided) {
+      LogValue v = o.chosen();
+      try {
+        // Apply here now so the next round starts at q + 1 without waiting for our own APPLY.
+        catchUp.record(g.name, q, v);
+      } catch (RuntimeException e) {
+        LOG.warn("DC {}: recording group {} position {} failed: {}", dc, g.name, q, e.toString());
+      }
+      if (v.equals(proposed)) {
+        roundsChosen.incrementAndGet();
+      }
+      synchronized (g) {
+        remember(g, q, v);
+        for (Pending p : list) {
+          if (v.contains(p.entry().txnId())) {
+            answers.add(answer(g, p, new SubmitReply(g.name, q, p.entry().txnId(),
+                SubmitStatus.COMMITTED, "")));
+          }
+        }
+      }
+    } else {
+      LOG.debug("DC {}: round at group {} position {} ended undecided: {}", dc, g.name, q,
+          t != null ? t.toString() : o == null ? "no outcome" : o.reason());
+    }
+    synchronized (g) {
+      // The others go back to the head, in order; the next round judges them against q.
+      for (int i = list.size() - 1; i >= 0; i--) {
+        Pending p = list.get(i);
+        if (!p.answered && !(decided && o.chosen().contains(p.entry().txnId()))) {
+          g.queue.addFirst(p);
+        }
+      }
+      if (g.queue.isEmpty()) {
+        g.inFlight = false;
+      }
+    }
+    answers.forEach(Runnable::run);
+    boolean more;
+    synchronized (g) {
+      more = g.inFlight;
+    }
+    if (more) {
+      if (decided) {
+        startRound(g);
+      } else {
+        // No quorum: wait a phase before trying the same position again.
+        scheduler.schedule(proposerConfig.phaseTimeoutMicros(), () -> startRound(g));
+      }
+    }
+  }
+
+  /** Marks {@code p} answered (caller holds {@code g}); the returned action completes it. */
+  private Runnable answer(GroupState g, Pending p, Message reply) {
+    if (p.answered) {
+      return () -> { };
+    }
+    p.answered = true;
+    g.byTxn.remove(p.entry().txnId(), p);
+    if (reply instanceof SubmitReply r && r.status() == SubmitStatus.COMMITTED) {
+      entriesCommitted.incrementAndGet();
+    }
+    return () -> p.reply.complete(reply);
+  }
+
+  /** A store failure before a round: every waiting entry is told, none was placed by it. */
+  private void failAll(GroupState g, RuntimeException e) {
+    List<Runnable> answers = new ArrayList<>();
+    ErrorCode code = e instanceof StoreUnavailableException ? ErrorCode.STORE_UNAVAILABLE
+        : e instanceof TooOldException ? ErrorCode.TOO_OLD : ErrorCode.CATCH_UP_FAILED;
+    if (!(e instanceof StoreUnavailableException)) {
+      LOG.error("DC {}: leader round of group {} failed", dc, g.name, e);
+    }
+    synchronized (g) {
+      for (Pending p : g.queue) {
+        answers.add(answer(g, p, new ErrorReply(g.name, p.request.position(), code,
+            "DC " + dc + " could not run a leader round: " + e.getMessage())));
+      }
+      g.queue.clear();
+      g.inFlight = false;
+    }
+    answers.forEach(Runnable::run);
+  }
+
+  /** The chosen value of {@code position} as this DC knows it, or null. */
+  private LogValue chosen(GroupState g, long position) {
+    synchronized (g) {
+      LogValue v = g.chosen.get(position);
+      if (v != null) {
+        return v;
+      }
+    }
+    Optional<LogValue> v = acceptor.chosen(g.name, position);
+    if (v.isEmpty()) {
+      return null;
+    }
+    synchronized (g) {
+      remember(g, position, v.get());
+    }
+    return v.get();
+  }
+
+  private static void remember(GroupState g, long position, LogValue v) {
+    g.chosen.put(position, v);
+    while (g.chosen.size() > CACHED_POSITIONS) {
+      g.chosen.pollFirstEntry();
+    }
+  }
+}

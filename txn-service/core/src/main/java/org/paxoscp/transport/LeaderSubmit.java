@@ -1,0 +1,159 @@
+package org.paxoscp.transport;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.transport.Message.SubmitReply;
+import org.paxoscp.transport.Message.SubmitRequest;
+import org.paxoscp.wal.LogEntry;
+
+/**
+ * The client's side of leader combination (ARCHITECTURE 5.5, docs/leader-combination.md):
+ * submits an entry to the leader DC's service and turns its answer into an {@link Outcome}.
+ *
+ * <ul>
+ *   <li>COMMITTED / ABORTED answers come from decided positions and are final.
+ *   <li>NOT_LEADER (this service placed nothing) follows the named DC, at most
+ *       {@value #MAX_HOPS} hops.
+ *   <li>Anything else (no answer in time, an error, NOT_LEADER after the last hop) leaves the
+ *       entry possibly placed at positions {@code p ... p + bound} and nowhere else: even a
+ *       refusal does not prove that, since a duplicated or delayed copy of the submit may have
+ *       reached another service instance, which placed it. The client
+ *       then <em>settles</em>: it runs a learner for each of those positions (which re-proposes a
+ *       vote it finds, or decides a no-op where nobody voted) and reports COMMITTED where a
+ *       chosen value holds the entry, ABORTED when every position is decided without it, and
+ *       UNKNOWN when some position could not be decided.
+ * </ul>
+ * The entry is never proposed by the client itself.
+ *
+ * <p>Thread-safe; never blocks.
+ */
+public final class LeaderSubmit {
+  /** The promotion bound used when the client names none. */
+  public static final int DEFAULT_BOUND = 8;
+  /** How many NOT_LEADER answers a submit follows. */
+  public static final int MAX_HOPS = 3;
+
+  private final Transport transport;
+  private final List<String> dcs;
+  private final ProposerDriver driver;
+  private final ProposerConfig learnerConfig;
+  private final Scheduler scheduler;
+  private final Duration submitTimeout;
+
+  /**
+   * @param driver runs the settling learners
+   * @param config the client's proposer settings (the learners' phase timeout and back-off)
+   * @param submitTimeout how long a submit waits for the leader's answer before settling
+   */
+  public LeaderSubmit(Transport transport, List<String> dcs, ProposerDriver driver,
+      ProposerConfig config, Scheduler scheduler, Duration submitTimeout) {
+    this.transport = Objects.requireNonNull(transport);
+    this.dcs = List.copyOf(dcs);
+    this.driver = Objects.requireNonNull(driver);
+    this.learnerConfig = config.withProtocol(Protocol.BASIC);
+    this.scheduler = Objects.requireNonNull(scheduler);
+    this.submitTimeout = Objects.requireNonNull(submitTimeout);
+  }
+
+  /** The bound for a client whose promotion cap is {@code maxPromotions} (negative: none). */
+  public static int boundFor(int maxPromotions) {
+    return maxPromotions < 0 ? DEFAULT_BOUND : Math.min(maxPromotions, SubmitRequest.MAX_BOUND);
+  }
+
+  /**
+   * Commits {@code entry} at a position from its read position + 1 to that + {@code bound},
+   * submitting first to {@code leaderDc}. The future completes with COMMITTED, ABORTED or
+   * UNKNOWN; it fails only if a settling learner throws (a broken invariant).
+   */
+  public CompletableFuture<Outcome> commit(String group, LogEntry entry, String leaderDc,
+      int bound) {
+    CompletableFuture<Outcome> result = new CompletableFuture<>();
+    SubmitRequest request = new SubmitRequest(group, entry.readPosition() + 1, entry, bound);
+    attempt(request, leaderDc, 0, result);
+    return result;
+  }
+
+  private void attempt(SubmitRequest s, String target, int hop,
+      CompletableFuture<Outcome> result) {
+    CompletableFuture<Message> reply;
+    try {
+      reply = transport.request(target, s, submitTimeout);
+    } catch (TransportException e) {
+      reply = CompletableFuture.failedFuture(e);
+    }
+    reply.whenComplete((m, t) -> {
+      if (result.isDone()) {
+        return;
+      }
+      long p = s.position();
+      if (m instanceof SubmitReply r && r.txnId().equals(s.entry().txnId())
+          && r.group().equals(s.group())) {
+        switch (r.status()) {
+          case COMMITTED -> result.complete(new Outcome(Outcome.Status.COMMITTED, r.position(),
+              (int) (r.position() - p), null, null, false));
+          case ABORTED -> result.complete(new Outcome(Outcome.Status.ABORTED, r.position(),
+              (int) Math.max(0, r.position() - p), null, "leader " + target + ": " + r.detail(),
+              true));
+          case NOT_LEADER -> {
+            if (hop + 1 < MAX_HOPS && dcs.contains(r.detail()) && !r.detail().equals(target)) {
+              attempt(s, r.detail(), hop + 1, result);
+            } else {
+              settle(s, "leadership of the group moved " + (hop + 1) + " times", result);
+            }
+          }
+          default -> settle(s, "unexpected answer " + r, result);
+        }
+      } else {
+        settle(s, m instanceof Message.ErrorReply e ? "leader " + target + ": " + e.code() + " "
+            + e.detail() : "no answer from leader " + target + " in "
+            + submitTimeout.toMillis() + " ms", result);
+      }
+    });
+  }
+
+  /** Learns positions {@code p ... p + bound}, where the leader may have placed the entry. */
+  private void settle(SubmitRequest s, String why, CompletableFuture<Outcome> result) {
+    List<CompletableFuture<Outcome>> learners = new ArrayList<>();
+    for (long pos = s.position(); pos <= s.position() + s.bound(); pos++) {
+      Proposer learner = Proposer.learner(learnerConfig, s.group(),
+          ProposerId.random(scheduler.random()), pos,
+          new SplittableRandom(scheduler.random().nextLong()));
+      learners.add(driver.run(learner));
+    }
+    CompletableFuture.allOf(learners.toArray(CompletableFuture[]::new)).whenComplete((v, t) -> {
+      if (t != null) {
+        result.completeExceptionally(t);
+        return;
+      }
+      boolean undecided = false;
+      for (CompletableFuture<Outcome> f : learners) {
+        Outcome o = f.join();
+        if (o.status() != Outcome.Status.LEARNED || o.chosen() == null) {
+          undecided = true;
+        } else if (o.chosen().contains(s.entry().txnId())) {
+          result.complete(new Outcome(Outcome.Status.COMMITTED, o.position(),
+              (int) (o.position() - s.position()), o.chosen(), null, false));
+          return;
+        }
+      }
+      long last = s.position() + s.bound();
+      if (undecided) {
+        result.complete(new Outcome(Outcome.Status.UNKNOWN, s.position(), 0, null, why
+            + "; some of positions " + s.position() + ".." + last + " could not be learned",
+            false));
+      } else {
+        result.complete(new Outcome(Outcome.Status.ABORTED, last, s.bound(), null, why
+            + "; positions " + s.position() + ".." + last + " were decided without it", true));
+      }
+    });
+  }
+}
