@@ -183,6 +183,11 @@ public final class CatchUp implements AutoCloseable {
     return r;
   }
 
+  /** The transport speaking for this DC. */
+  Transport transport() {
+    return transport;
+  }
+
   /** The driver that runs this DC's learner instances (and its leader's combined lists). */
   ProposerDriver driver() {
     return driver;

@@ -1,5 +1,6 @@
 package org.paxoscp.service;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -30,6 +31,8 @@ import org.paxoscp.transport.Message.SubmitRequest;
 import org.paxoscp.transport.Message.SubmitStatus;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
+import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.TransportException;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
@@ -106,6 +109,9 @@ public final class LeaderCombiner {
   private final AtomicLong rounds = new AtomicLong();
   private final AtomicLong roundsChosen = new AtomicLong();
   private final AtomicLong entriesCommitted = new AtomicLong();
+  private final AtomicLong forwarded = new AtomicLong();
+  private final Transport transport;
+  private final Duration forwardTimeout;
 
   /**
    * @param maxListBytes the largest encoded list one round proposes
@@ -120,11 +126,13 @@ public final class LeaderCombiner {
     this.applier = Objects.requireNonNull(applier);
     this.catchUp = Objects.requireNonNull(catchUp);
     this.driver = catchUp.driver();
+    this.transport = catchUp.transport();
     this.proposerConfig = catchUp.proposerConfig();
     this.scheduler = Objects.requireNonNull(scheduler);
     this.rules = Objects.requireNonNull(rules);
     this.maxListBytes = maxListBytes;
     this.maxWaiting = maxWaiting;
+    this.forwardTimeout = Duration.ofNanos(proposerConfig.phaseTimeoutMicros() * 2000);
   }
 
   /** Rounds started (lists proposed). */
@@ -135,6 +143,11 @@ public final class LeaderCombiner {
   /** Rounds whose own list was chosen. */
   public long roundsChosen() {
     return roundsChosen.get();
+  }
+
+  /** Submits passed on to another DC's service, which leads the next position. */
+  public long forwarded() {
+    return forwarded.get();
   }
 
   /** Entries answered COMMITTED. */
@@ -149,6 +162,12 @@ public final class LeaderCombiner {
    */
   CompletableFuture<Message> submit(SubmitRequest s) {
     GroupState g = groups.computeIfAbsent(s.group(), GroupState::new);
+    if (!s.forwarded()) {
+      OptionalInt leader = leaderOfNext(g);
+      if (leader.isPresent() && leader.getAsInt() != dcIndex) {
+        return forward(s, dcs.get(leader.getAsInt()));
+      }
+    }
     Pending p;
     boolean start;
     synchronized (g) {
@@ -207,6 +226,7 @@ public final class LeaderCombiner {
   private void startRound(GroupState g) {
     List<Pending> list = new ArrayList<>();
     List<Runnable> answers = new ArrayList<>();
+    List<Pending> toForward = new ArrayList<>();
     long q;
     OptionalInt leader;
     try {
@@ -215,17 +235,18 @@ public final class LeaderCombiner {
       leader = previous == null ? OptionalInt.empty() : Proposer.leaderAfter(dcs, previous);
       synchronized (g) {
         if (leader.isPresent() && leader.getAsInt() != dcIndex) {
-          // Another DC leads q: nothing here was placed at q or later, so the entries may go
-          // there. Entries of earlier rounds were placed only at decided positions.
-          String to = dcs.get(leader.getAsInt());
-          for (Pending p : g.queue) {
-            answers.add(answer(g, p, new SubmitReply(g.name, q, p.entry().txnId(),
-                SubmitStatus.NOT_LEADER, to)));
+          // Another DC leads q: pass the clients' entries on (nothing here placed them at q or
+          // later; earlier rounds placed them only at decided positions). Entries forwarded to
+          // this DC are not passed on again; they run here, asking the leader's grant.
+          for (var it = g.queue.iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (!p.request.forwarded()) {
+              it.remove();
+              toForward.add(p);
+            }
           }
-          g.queue.clear();
-        } else {
-          buildList(g, q, list, answers);
         }
+        buildList(g, q, list, answers);
         if (list.isEmpty()) {
           g.inFlight = !g.queue.isEmpty();
         }
@@ -235,6 +256,15 @@ public final class LeaderCombiner {
       return;
     }
     answers.forEach(Runnable::run);
+    for (Pending p : toForward) {
+      forward(p.request, dcs.get(leader.getAsInt())).whenComplete((m, t) -> {
+        synchronized (g) {
+          p.answered = true;
+          g.byTxn.remove(p.entry().txnId(), p);
+        }
+        p.reply.complete(m);
+      });
+    }
     if (list.isEmpty()) {
       synchronized (g) {
         if (!g.inFlight) {
@@ -397,6 +427,31 @@ public final class LeaderCombiner {
         scheduler.schedule(proposerConfig.phaseTimeoutMicros(), () -> startRound(g));
       }
     }
+  }
+
+  /** The leader DC of the group's next position as this DC knows it (section 5.3). */
+  private OptionalInt leaderOfNext(GroupState g) {
+    long watermark = applier.appliedWatermark(g.name);
+    LogValue previous = watermark == 0 ? null : chosen(g, watermark);
+    return previous == null ? OptionalInt.empty() : Proposer.leaderAfter(dcs, previous);
+  }
+
+  /**
+   * Passes {@code s} on to {@code leader}'s service and relays its answer; a leader that does not
+   * answer in time gives LEADER_UNREACHABLE (the client then settles the outcome).
+   */
+  private CompletableFuture<Message> forward(SubmitRequest s, String leader) {
+    forwarded.incrementAndGet();
+    CompletableFuture<Message> reply;
+    try {
+      reply = transport.request(leader, s.asForwarded(), forwardTimeout);
+    } catch (TransportException e) {
+      reply = CompletableFuture.failedFuture(e);
+    }
+    return reply.handle((m, t) -> m instanceof SubmitReply || m instanceof ErrorReply ? m
+        : new ErrorReply(s.group(), s.position(), ErrorCode.LEADER_UNREACHABLE, "DC " + dc
+            + " passed the entry on to leader DC " + leader + ", which did not answer in "
+            + forwardTimeout.toMillis() + " ms" + (t == null ? "" : ": " + t)));
   }
 
   /** Marks {@code p} answered (caller holds {@code g}); the returned action completes it. */

@@ -21,9 +21,7 @@ import org.paxoscp.wal.LogEntry;
  *
  * <ul>
  *   <li>COMMITTED / ABORTED answers come from decided positions and are final.
- *   <li>NOT_LEADER (this service placed nothing) follows the named DC, at most
- *       {@value #MAX_HOPS} hops.
- *   <li>Anything else (no answer in time, an error, NOT_LEADER after the last hop) leaves the
+ *   <li>Anything else (no answer in time, an error) leaves the
  *       entry possibly placed at positions {@code p ... p + bound} and nowhere else: even a
  *       refusal does not prove that, since a duplicated or delayed copy of the submit may have
  *       reached another service instance, which placed it. The client
@@ -39,8 +37,6 @@ import org.paxoscp.wal.LogEntry;
 public final class LeaderSubmit {
   /** The promotion bound used when the client names none. */
   public static final int DEFAULT_BOUND = 8;
-  /** How many NOT_LEADER answers a submit follows. */
-  public static final int MAX_HOPS = 3;
 
   private final Transport transport;
   private final List<String> dcs;
@@ -78,12 +74,11 @@ public final class LeaderSubmit {
       int bound) {
     CompletableFuture<Outcome> result = new CompletableFuture<>();
     SubmitRequest request = new SubmitRequest(group, entry.readPosition() + 1, entry, bound);
-    attempt(request, leaderDc, 0, result);
+    attempt(request, leaderDc, result);
     return result;
   }
 
-  private void attempt(SubmitRequest s, String target, int hop,
-      CompletableFuture<Outcome> result) {
+  private void attempt(SubmitRequest s, String target, CompletableFuture<Outcome> result) {
     CompletableFuture<Message> reply;
     try {
       reply = transport.request(target, s, submitTimeout);
@@ -103,14 +98,7 @@ public final class LeaderSubmit {
           case ABORTED -> result.complete(new Outcome(Outcome.Status.ABORTED, r.position(),
               (int) Math.max(0, r.position() - p), null, "leader " + target + ": " + r.detail(),
               true));
-          case NOT_LEADER -> {
-            if (hop + 1 < MAX_HOPS && dcs.contains(r.detail()) && !r.detail().equals(target)) {
-              attempt(s, r.detail(), hop + 1, result);
-            } else {
-              settle(s, "leadership of the group moved " + (hop + 1) + " times", result);
-            }
-          }
-          default -> settle(s, "unexpected answer " + r, result);
+          default -> throw new IllegalStateException("unknown submit status " + r.status());
         }
       } else {
         settle(s, m instanceof Message.ErrorReply e ? "leader " + target + ": " + e.code() + " "

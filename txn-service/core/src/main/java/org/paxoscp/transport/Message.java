@@ -107,10 +107,11 @@ public sealed interface Message {
    * Leader combination (ARCHITECTURE 5.5, docs/leader-combination.md): asks a service of the
    * position's leader DC to place {@code entry} in a combined list at a position from
    * {@code position} (= the entry's read position + 1) to {@code position + bound}, and to answer
-   * once that is decided.
+   * once that is decided. A service that does not lead the group's next position passes the
+   * request on to the one that does, once, with {@code forwarded} set.
    */
-  record SubmitRequest(String group, long position, LogEntry entry, int bound)
-      implements Message {
+  record SubmitRequest(String group, long position, LogEntry entry, int bound,
+      boolean forwarded) implements Message {
     /** The largest promotion bound a client may name. */
     public static final int MAX_BOUND = 64;
 
@@ -125,12 +126,21 @@ public sealed interface Message {
             + (entry.readPosition() + 1) + "), not " + position);
       }
     }
+
+    /** A client's submit (not yet forwarded). */
+    public SubmitRequest(String group, long position, LogEntry entry, int bound) {
+      this(group, position, entry, bound, false);
+    }
+
+    /** This request as passed on by a service to the leader. */
+    public SubmitRequest asForwarded() {
+      return new SubmitRequest(group, position, entry, bound, true);
+    }
   }
 
   /**
    * The answer to a {@link SubmitRequest} for transaction {@code txnId}; {@code position} is the
-   * position it refers to (see {@link SubmitStatus}); {@code detail} is the reason of an abort or
-   * the leader DC's name for {@link SubmitStatus#NOT_LEADER}.
+   * position it refers to (see {@link SubmitStatus}); {@code detail} is the reason of an abort.
    */
   record SubmitReply(String group, long position, String txnId, SubmitStatus status,
       String detail) implements Message {
@@ -150,12 +160,7 @@ public sealed interface Message {
      * decided) and the leader will not place it anywhere: it read a key a value there wrote, or
      * its promotion bound is used up.
      */
-    ABORTED,
-    /**
-     * This DC does not lead the group's next position (the detail names the DC that does); the
-     * entry was not placed anywhere by this service.
-     */
-    NOT_LEADER
+    ABORTED
   }
 
   /** A request the service could not serve; see {@link ErrorCode}. Nothing changed. */
@@ -180,6 +185,8 @@ public sealed interface Message {
     /** The position is below the group's GC watermark (section 7). */
     TOO_OLD,
     /** The leader service holds too many waiting submits; nothing was placed. */
-    OVERLOADED
+    OVERLOADED,
+    /** A service passed a submit on to the leader DC, which did not answer in time. */
+    LEADER_UNREACHABLE
   }
 }

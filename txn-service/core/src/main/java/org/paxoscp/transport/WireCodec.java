@@ -327,7 +327,7 @@ final class WireCodec {
       }
       case SUBMIT_REQUEST -> {
         Message.SubmitRequest s = (Message.SubmitRequest) m;
-        w.writeVarint(s.bound());
+        w.writeVarint(s.bound()).writeByte(s.forwarded() ? 1 : 0);
         writeValue(w, LogValue.of(s.entry()));
       }
       case SUBMIT_REPLY -> {
@@ -412,12 +412,14 @@ final class WireCodec {
           throw new CorruptDataException("promotion bound " + bound + " above "
               + Message.SubmitRequest.MAX_BOUND);
         }
+        boolean forwarded = readBool(r, "forwarded");
         LogValue v = readValue(r);
         if (v.entries().size() != 1) {
           throw new CorruptDataException("a submit carries one entry, not "
               + v.entries().size());
         }
-        yield new Message.SubmitRequest(group, position, v.entries().get(0), (int) bound);
+        yield new Message.SubmitRequest(group, position, v.entries().get(0), (int) bound,
+            forwarded);
       }
       case SUBMIT_REPLY -> new Message.SubmitReply(group, position, r.readString("txn id"),
           submitStatus(r.readByte("submit status")), r.readString("detail"));
@@ -479,6 +481,7 @@ final class WireCodec {
       case CATCH_UP_FAILED -> 4;
       case TOO_OLD -> 5;
       case OVERLOADED -> 6;
+      case LEADER_UNREACHABLE -> 7;
     };
   }
 
@@ -487,7 +490,6 @@ final class WireCodec {
     return switch (s) {
       case COMMITTED -> 1;
       case ABORTED -> 2;
-      case NOT_LEADER -> 3;
     };
   }
 
