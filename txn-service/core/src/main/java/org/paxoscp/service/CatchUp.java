@@ -183,6 +183,11 @@ public final class CatchUp implements AutoCloseable {
     return r;
   }
 
+  /** Whether {@link #close} was called (the service instance is stopping). */
+  boolean isClosed() {
+    return closed.get();
+  }
+
   /** The transport speaking for this DC. */
   Transport transport() {
     return transport;

@@ -65,6 +65,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class LeaderCombiner {
   private static final Logger LOG = LoggerFactory.getLogger(LeaderCombiner.class);
+  /**
+   * Rounds in a row an entry may take part in without its position being decided (no quorum)
+   * before it is dropped with CATCH_UP_FAILED; its client then settles the outcome itself.
+   */
+  static final int MAX_UNDECIDED_ROUNDS = 3;
   /** Chosen values kept per group for placement checks; older ones are read from the store. */
   private static final int CACHED_POSITIONS = 1024;
 
@@ -145,6 +150,17 @@ public final class LeaderCombiner {
     return roundsChosen.get();
   }
 
+  /** Groups with a round in flight at this instance now. */
+  public int roundsInFlight() {
+    int n = 0;
+    for (GroupState g : groups.values()) {
+      synchronized (g) {
+        n += g.inFlight ? 1 : 0;
+      }
+    }
+    return n;
+  }
+
   /** Submits passed on to another DC's service, which leads the next position. */
   public long forwarded() {
     return forwarded.get();
@@ -212,6 +228,7 @@ public final class LeaderCombiner {
     final SubmitRequest request;
     final CompletableFuture<Message> reply = new CompletableFuture<>();
     boolean answered;
+    int undecidedRounds;
 
     Pending(SubmitRequest request) {
       this.request = request;
@@ -230,6 +247,9 @@ public final class LeaderCombiner {
     long q;
     OptionalInt leader;
     try {
+      if (catchUp.isClosed()) {
+        throw new CatchUpFailedException("the service instance of DC " + dc + " is stopping");
+      }
       q = applier.applyKnown(g.name) + 1;
       LogValue previous = q == 1 ? null : chosen(g, q - 1);
       leader = previous == null ? OptionalInt.empty() : Proposer.leaderAfter(dcs, previous);
@@ -401,6 +421,15 @@ public final class LeaderCombiner {
     } else {
       LOG.debug("DC {}: round at group {} position {} ended undecided: {}", dc, g.name, q,
           t != null ? t.toString() : o == null ? "no outcome" : o.reason());
+      synchronized (g) {
+        for (Pending p : list) {
+          if (++p.undecidedRounds >= MAX_UNDECIDED_ROUNDS) {
+            answers.add(answer(g, p, new ErrorReply(g.name, q, ErrorCode.CATCH_UP_FAILED,
+                "DC " + dc + " could not decide position " + q + " in " + p.undecidedRounds
+                    + " rounds (no quorum); the entry may be chosen there")));
+          }
+        }
+      }
     }
     synchronized (g) {
       // The others go back to the head, in order; the next round judges them against q.
@@ -472,7 +501,9 @@ public final class LeaderCombiner {
     List<Runnable> answers = new ArrayList<>();
     ErrorCode code = e instanceof StoreUnavailableException ? ErrorCode.STORE_UNAVAILABLE
         : e instanceof TooOldException ? ErrorCode.TOO_OLD : ErrorCode.CATCH_UP_FAILED;
-    if (!(e instanceof StoreUnavailableException)) {
+    if (e instanceof CatchUpFailedException) {
+      LOG.debug("DC {}: no leader round for group {}: {}", dc, g.name, e.getMessage());
+    } else if (!(e instanceof StoreUnavailableException)) {
       LOG.error("DC {}: leader round of group {} failed", dc, g.name, e);
     }
     synchronized (g) {

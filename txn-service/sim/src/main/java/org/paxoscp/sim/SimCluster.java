@@ -45,6 +45,10 @@ final class SimCluster {
   private final LeaderCombiner.Rules leaderRules;
   private long maxPosition;
   private long restarts;
+  /** Restarts that killed an instance while it had a leader round in flight. */
+  private long restartsMidRound;
+  /** Submits served while two instances of the DC had leader rounds in flight at once. */
+  private long concurrentLeaderRounds;
   private long tooOldRequests;
   private Consumer<String> trace;
 
@@ -171,7 +175,11 @@ final class SimCluster {
     if (dc.live.isEmpty()) {
       return;
     }
-    kill(dc.live.get(random.nextInt(dc.live.size())));
+    Instance victim = dc.live.get(random.nextInt(dc.live.size()));
+    if (victim.service.combiner().roundsInFlight() > 0) {
+      restartsMidRound++;
+    }
+    kill(victim);
     restarts++;
     events.after(downMicros, () -> start(dc));
   }
@@ -196,6 +204,10 @@ final class SimCluster {
         return;
       }
       Instance i = dc.live.get(dc.live.size() == 1 ? 0 : random.nextInt(dc.live.size()));
+      if (m instanceof Message.SubmitRequest && dc.live.size() > 1 && dc.live.stream()
+          .filter(x -> x.service.combiner().roundsInFlight() > 0).count() > 1) {
+        concurrentLeaderRounds++;
+      }
       i.service.handle(dcName(from), m).whenComplete((r, t) -> {
         if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.TOO_OLD
             && m instanceof Message.Paxos) {
@@ -269,6 +281,7 @@ final class SimCluster {
     return new SimResult.Exercised(new TreeMap<>(messagesByType), fromPeers, byLearner, restarts,
         everyInstance.size(),
         everyInstance.stream().mapToLong(i -> i.service.combiner().rounds()).sum(),
-        everyInstance.stream().mapToLong(i -> i.service.combiner().entriesCommitted()).sum());
+        everyInstance.stream().mapToLong(i -> i.service.combiner().entriesCommitted()).sum(),
+        restartsMidRound, concurrentLeaderRounds);
   }
 }

@@ -56,10 +56,13 @@ public record SimResult(
    * @param instances service instances started in all
    * @param leaderRounds lists the services' leader combination proposed
    * @param leaderCommits entries the services answered COMMITTED in leader combination
+   * @param restartsMidRound restarts that killed an instance with a leader round in flight
+   * @param concurrentLeaderRounds submits served while two instances of one DC both had leader
+   *     rounds in flight
    */
   public record Exercised(SortedMap<String, Long> messagesByType, long learnedFromPeers,
       long learnedByLearner, long restarts, long instances, long leaderRounds,
-      long leaderCommits) {
+      long leaderCommits, long restartsMidRound, long concurrentLeaderRounds) {
 
     public long messages(String type) {
       return messagesByType.getOrDefault(type, 0L);
@@ -71,11 +74,12 @@ public record SimResult(
       o.messagesByType.forEach((k, v) -> m.merge(k, v, Long::sum));
       return new Exercised(m, learnedFromPeers + o.learnedFromPeers,
           learnedByLearner + o.learnedByLearner, restarts + o.restarts, instances + o.instances,
-          leaderRounds + o.leaderRounds, leaderCommits + o.leaderCommits);
+          leaderRounds + o.leaderRounds, leaderCommits + o.leaderCommits,
+          restartsMidRound + o.restartsMidRound, concurrentLeaderRounds + o.concurrentLeaderRounds);
     }
 
     public static Exercised none() {
-      return new Exercised(new java.util.TreeMap<>(), 0, 0, 0, 0, 0, 0);
+      return new Exercised(new java.util.TreeMap<>(), 0, 0, 0, 0, 0, 0, 0, 0);
     }
 
     @Override
@@ -84,7 +88,9 @@ public record SimResult(
           + ", by learners " + learnedByLearner + ", service restarts " + restarts
           + ", service instances " + instances
           + (leaderRounds > 0 ? ", leader rounds " + leaderRounds + " (entries committed "
-              + leaderCommits + ")" : "");
+              + leaderCommits + ", restarts mid-round " + restartsMidRound
+              + ", submits while two instances of a DC ran rounds " + concurrentLeaderRounds
+              + ")" : "");
     }
   }
 

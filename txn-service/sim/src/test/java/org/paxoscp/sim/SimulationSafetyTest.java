@@ -14,14 +14,14 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.sim.SimConfig.Faults;
 
 /**
- * Many seeded schedules, both protocols, every fault mix; each run is judged by the checker.
- * {@code -Dsim.seeds=N} sets the total number of schedules (default 2,000), split evenly over the
- * protocol x fault-mix cases. A failure names the seed and how to replay it.
+ * Many seeded schedules, every commit mode, every fault mix; each run is judged by the checker.
+ * {@code -Dsim.seeds=N} sets the number of schedules per commit mode (default 2,000), split evenly
+ * over the fault mixes. A failure names the seed and how to replay it.
  */
 @Timeout(600)
 class SimulationSafetyTest {
 
-  static final int TOTAL_SEEDS = Integer.getInteger("sim.seeds", 2000);
+  static final int SEEDS_PER_PROTOCOL = Integer.getInteger("sim.seeds", 2000);
 
   enum Mix {
     CLEAN(Faults.NONE),
@@ -71,8 +71,8 @@ class SimulationSafetyTest {
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("cases")
   void everyScheduleIsOneCopySerializable(Protocol protocol, Mix mix) {
-    int cases = Protocol.values().length * Mix.values().length;
-    int perCase = Math.max(1, TOTAL_SEEDS / cases);
+    int perCase = Math.max(1, (SEEDS_PER_PROTOCOL + Mix.values().length - 1)
+        / Mix.values().length);
     long firstSeed = 1_000L * mix.ordinal() + 100_000L * protocol.ordinal();
     List<String> failures = new ArrayList<>();
     long committed = 0;
@@ -111,6 +111,18 @@ class SimulationSafetyTest {
     for (String type : List.of("BeginRequest", "ReadRequest", "Prepare", "Accept",
         "GrantRequest", "Apply", "Learn")) {
       assertTrue(exercised.messages(type) > 0, "no " + type + " was sent: " + exercised);
+    }
+    if (protocol == Protocol.LEADER) {
+      assertTrue(exercised.messages("SubmitRequest") > 0 && exercised.leaderRounds() > 0
+          && exercised.leaderCommits() > 0, "leader combination never ran: " + exercised);
+      if (perCase >= 20 && (mix == Mix.RESTARTS || mix == Mix.EVERYTHING)) {
+        assertTrue(exercised.restartsMidRound() > 0, "no leader service was killed with a "
+            + "round in flight: " + exercised);
+        assertTrue(exercised.concurrentLeaderRounds() > 0, "two instances of one DC never ran "
+            + "leader rounds at once: " + exercised);
+      }
+    } else {
+      assertEquals(0, exercised.messages("SubmitRequest"), "a proposer mode submitted");
     }
     if (perCase >= 20) {
       assertTrue(exercised.learnedFromPeers() > 0, "no position learned from a peer: "
