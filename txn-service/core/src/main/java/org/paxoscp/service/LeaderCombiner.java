@@ -14,7 +14,6 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.random.RandomGenerator;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.Outcome;
@@ -86,10 +85,13 @@ public final class LeaderCombiner {
       return earlier.writesAnyOf(entry.readSet());
     }
 
-    /** The proposer of a round's list (asks {@code leader}'s grant, else basic Paxos). */
-    protected Proposer proposer(ProposerConfig cfg, String group, ProposerId id, LogValue list,
-        long position, OptionalInt leader, RandomGenerator random) {
-      return Proposer.forList(cfg, group, id, list, position, leader, random);
+    /**
+     * Whose grant a round at a position asks, given the position's leader DC by the one rule
+     * (section 5.3) and this DC: the leader's, always. A service that is not the grantor passes
+     * clients' submits on to it.
+     */
+    protected OptionalInt grantor(OptionalInt leader, int self) {
+      return leader;
     }
 
     /** Whether to answer COMMITTED when a list is proposed rather than when it is chosen. */
@@ -179,7 +181,7 @@ public final class LeaderCombiner {
   CompletableFuture<Message> submit(SubmitRequest s) {
     GroupState g = groups.computeIfAbsent(s.group(), GroupState::new);
     if (!s.forwarded()) {
-      OptionalInt leader = leaderOfNext(g);
+      OptionalInt leader = rules.grantor(leaderOfNext(g), dcIndex);
       if (leader.isPresent() && leader.getAsInt() != dcIndex) {
         return forward(s, dcs.get(leader.getAsInt()));
       }
@@ -252,7 +254,8 @@ public final class LeaderCombiner {
       }
       q = applier.applyKnown(g.name) + 1;
       LogValue previous = q == 1 ? null : chosen(g, q - 1);
-      leader = previous == null ? OptionalInt.empty() : Proposer.leaderAfter(dcs, previous);
+      leader = rules.grantor(previous == null ? OptionalInt.empty()
+          : Proposer.leaderAfter(dcs, previous), dcIndex);
       synchronized (g) {
         if (leader.isPresent() && leader.getAsInt() != dcIndex) {
           // Another DC leads q: pass the clients' entries on (nothing here placed them at q or
@@ -307,7 +310,7 @@ public final class LeaderCombiner {
             .run();
       }
     }
-    Proposer proposer = rules.proposer(proposerConfig, g.name,
+    Proposer proposer = Proposer.forList(proposerConfig, g.name,
         ProposerId.random(scheduler.random()), value, q, leader,
         new SplittableRandom(scheduler.random().nextLong()));
     long position = q;

@@ -231,7 +231,7 @@ public class Proposer {
     if (phase != Phase.GRANT || !g.requester().equals(proposerId.toString())) {
       return;
     }
-    if (!granted(g)) {
+    if (!g.granted()) {
       startPrepare(now);
       return;
     }
@@ -521,11 +521,6 @@ public class Proposer {
       }
     }
     return Optional.empty();
-  }
-
-  /** Whether the leader DC granted this proposer the fast path (section 5.3). */
-  protected boolean granted(GrantReply reply) {
-    return reply.granted();
   }
 
   /** Promotion test: does our entry read a key that {@code winner} wrote? */
