@@ -46,6 +46,9 @@ import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
+import org.paxoscp.transport.Message.SubmitReply;
+import org.paxoscp.transport.Message.SubmitRequest;
+import org.paxoscp.transport.Message.SubmitStatus;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
@@ -321,6 +324,92 @@ class TransactionServiceTest {
   }
 
   // ---- helpers -------------------------------------------------------------------------------
+
+  // ---- leader combination (ARCHITECTURE 5.5) -------------------------------------------------
+
+  @Test
+  void submitsWaitingForARoundAreCombinedIntoOneList() throws Exception {
+    List<CompletableFuture<Message>> replies = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      replies.add(submit("A", entry("s" + i, "A", 0, Map.of("k" + i, "v")), 8));
+    }
+    Map<String, Long> positions = new HashMap<>();
+    for (int i = 0; i < 10; i++) {
+      SubmitReply r = assertInstanceOf(SubmitReply.class, replies.get(i).get(20, TimeUnit.SECONDS));
+      assertEquals(SubmitStatus.COMMITTED, r.status(), r.toString());
+      positions.put(r.txnId(), r.position());
+    }
+    long last = positions.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+    awaitWatermark(DCS, last);
+    // Every reply names the position whose chosen value holds the entry.
+    Acceptor a = new Acceptor(raw.get("B"));
+    positions.forEach((txn, pos) -> assertTrue(a.chosen(G, pos).orElseThrow().contains(txn)));
+    // Submits that arrived while the first list was in flight shared later positions.
+    assertTrue(last < 10, "10 entries took " + last + " positions");
+    assertTrue(services.get("A").combiner().rounds() < 10);
+  }
+
+  @Test
+  void aSubmitThatReadAKeyAChosenValueWroteIsAbortedThere() throws Exception {
+    commit("A", 0, OptionalInt.empty(), Map.of("x", "1"));
+    LogEntry reader = new LogEntry("r1", "A", 0, new TreeSet<>(List.of("x")),
+        new TreeMap<>(Map.of("y", Mutation.put(new byte[] {1}))));
+    SubmitReply r = assertInstanceOf(SubmitReply.class,
+        submit("A", reader, 8).get(20, TimeUnit.SECONDS));
+    assertEquals(new SubmitReply(G, 1, "r1", SubmitStatus.ABORTED,
+        "read a key written at position 1"), r);
+  }
+
+  @Test
+  void aSubmitWhoseBoundIsUsedUpIsAbortedNamingTheLastPosition() throws Exception {
+    commit("A", 0, OptionalInt.empty(), Map.of("x", "1"));
+    commit("A", 1, OptionalInt.of(0), Map.of("x", "2"));
+    SubmitReply r = assertInstanceOf(SubmitReply.class,
+        submit("A", entry("late", "A", 0, Map.of("z", "1")), 1).get(20, TimeUnit.SECONDS));
+    assertEquals(SubmitStatus.ABORTED, r.status());
+    assertEquals(2, r.position());
+  }
+
+  @Test
+  void aDuplicateSubmitIsAnsweredFromTheLogNotPlacedAgain() throws Exception {
+    LogEntry e = entry("dup", "A", 0, Map.of("x", "1"));
+    SubmitReply first = assertInstanceOf(SubmitReply.class,
+        submit("A", e, 8).get(20, TimeUnit.SECONDS));
+    commit("A", 1, OptionalInt.of(0), Map.of("y", "2"));
+    SubmitReply again = assertInstanceOf(SubmitReply.class,
+        submit("A", e, 8).get(20, TimeUnit.SECONDS));
+    assertEquals(first, again);
+    assertEquals(new SubmitReply(G, 1, "dup", SubmitStatus.COMMITTED, ""), first);
+  }
+
+  @Test
+  void aSubmitToADcThatDoesNotLeadIsPassedOnToTheLeader() throws Exception {
+    commit("B", 0, OptionalInt.empty(), Map.of("x", "1"));
+    awaitWatermark(List.of("A"), 1);
+    SubmitReply r = assertInstanceOf(SubmitReply.class,
+        submit("A", entry("via-a", "A", 1, Map.of("y", "1")), 8).get(20, TimeUnit.SECONDS));
+    assertEquals(new SubmitReply(G, 2, "via-a", SubmitStatus.COMMITTED, ""), r);
+    assertEquals(1, services.get("A").combiner().forwarded());
+    assertEquals(0, services.get("A").combiner().rounds());
+    assertEquals(1, services.get("B").combiner().rounds());
+  }
+
+  @Test
+  void invalidSubmitsAreRejectedBeforeAnythingIsPlaced() throws Exception {
+    for (LogEntry bad : List.of(entry("t", "Z", 0, Map.of("x", "1")),
+        entry("t", "A", 0, Map.of()))) {
+      ErrorReply r = assertInstanceOf(ErrorReply.class,
+          submit("A", bad, 8).get(20, TimeUnit.SECONDS));
+      assertEquals(ErrorCode.BAD_REQUEST, r.code(), r.detail());
+    }
+    assertEquals(0, services.get("A").combiner().rounds());
+    assertEquals(0, new LogApplier(raw.get("A")).applyKnown(G));
+  }
+
+  private CompletableFuture<Message> submit(String dc, LogEntry e, int bound) {
+    return net.transport("client").request(dc,
+        new SubmitRequest(G, e.readPosition() + 1, e, bound), WAIT);
+  }
 
   private Outcome commit(String dc, long readPosition, OptionalInt leader,
       Map<String, String> writes) throws Exception {

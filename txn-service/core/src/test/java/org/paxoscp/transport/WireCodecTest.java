@@ -71,7 +71,16 @@ class WireCodecTest {
         new Message.ReadReply("g", 12, values, Map.of("a", 3L, "b", 12L, "z", 0L)),
         new Message.ReadReply("g", 12, Map.of()),
         new Message.ErrorReply("g", 3, Message.ErrorCode.TOO_OLD, "below watermark 9"),
-        new Message.ErrorReply("", 0, Message.ErrorCode.STORE_UNAVAILABLE, ""));
+        new Message.ErrorReply("", 0, Message.ErrorCode.STORE_UNAVAILABLE, ""),
+        new Message.ErrorReply("g", 7, Message.ErrorCode.OVERLOADED, "4096 waiting"),
+        new Message.ErrorReply("g", 7, Message.ErrorCode.LEADER_UNREACHABLE, "O silent"),
+        new Message.SubmitRequest("g", v.entries().get(0).readPosition() + 1, v.entries().get(0),
+            8),
+        new Message.SubmitRequest("g", v.entries().get(1).readPosition() + 1, v.entries().get(1),
+            0).asForwarded(),
+        new Message.SubmitReply("g", 9, "t1", Message.SubmitStatus.COMMITTED, ""),
+        new Message.SubmitReply("g", 9, "t1", Message.SubmitStatus.ABORTED,
+            "read a key written at position 9"));
   }
 
   private static Message paxos(PaxosMessage m) {
