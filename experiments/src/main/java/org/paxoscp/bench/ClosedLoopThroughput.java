@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -67,7 +68,8 @@ public final class ClosedLoopThroughput {
   public record Result(CommitProtocol protocol, int clients, double seconds, long committed,
       long aborted, long unknown, long unavailable, long promotions, long combinedCommits,
       long positions, long prepares, Histogram commitMicros, long logLength, long noops,
-      CheckResult check, int clientsCommitting, long mostByOneClient) {
+      CheckResult check, int clientsCommitting, long mostByOneClient,
+      Map<String, Histogram> commitMicrosByHome) {
     public double txnPerSecond() {
       return committed / seconds;
     }
@@ -106,6 +108,10 @@ public final class ClosedLoopThroughput {
     Set<Long> positions = ConcurrentHashMap.newKeySet();
     AtomicLongArray perClient = new AtomicLongArray(clients);
     Histogram latency = new ConcurrentHistogram(3);
+    Map<String, Histogram> latencyByHome = new LinkedHashMap<>();
+    for (String h : homes) {
+      latencyByHome.put(h, new ConcurrentHistogram(3));
+    }
     long start = System.nanoTime();
     long measureFrom = start + warmup.toNanos();
     long end = measureFrom + duration.toNanos();
@@ -187,6 +193,7 @@ public final class ClosedLoopThroughput {
                   }
                   positions.add(r.position());
                   latency.recordValue(Math.max(1, (t1 - t0) / 1000));
+                  latencyByHome.get(home).recordValue(Math.max(1, (t1 - t0) / 1000));
                 }
                 case ABORTED -> (noMajority ? unavailable : aborted).increment();
                 default -> unknown.increment();
@@ -228,6 +235,7 @@ public final class ClosedLoopThroughput {
     }
     return new Result(protocol, clients, duration.toNanos() / 1e9, committed.sum(),
         aborted.sum(), unknown.sum(), unavailable.sum(), promotions.sum(), combined.sum(),
-        positions.size(), prepares.sum(), latency, upTo, noops, check, committing, most);
+        positions.size(), prepares.sum(), latency, upTo, noops, check, committing, most,
+        latencyByHome);
   }
 }

@@ -89,8 +89,9 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "${DEFAULT-VALUE}).")
   List<String> clientDcs;
 
-  @Option(names = "--protocols", defaultValue = "cp,basic", split = ",",
-      description = "Throughput: protocols to run (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--protocols", defaultValue = "leader,cp,basic", split = ",",
+      description = "Throughput: commit modes to run, side by side in one cluster: leader "
+          + "(leader combination), cp (Paxos-CP), basic (default: ${DEFAULT-VALUE}).")
   List<String> protocols;
 
   @Option(names = "--tput-direct", description = "Throughput: clients access their home "
@@ -279,6 +280,14 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     }
     o.println("  clients = clients with at least one commit in the window; top1 = the most "
         + "commits one client made");
+    o.println("Commit latency by home DC (ms), p50 / p99:");
+    for (ClosedLoopThroughput.Result t : tput) {
+      List<String> parts = new ArrayList<>();
+      t.commitMicrosByHome().forEach((home, h) -> parts.add(String.format(Locale.ROOT,
+          "%s %.1f / %.1f (%d)", home, p50(h), pct(h, 99), h.getTotalCount())));
+      o.printf(Locale.ROOT, "  %-6s %s%n", t.protocol().name().toLowerCase(Locale.ROOT),
+          String.join(", ", parts));
+    }
   }
 
   private void writeLatencyCsv(List<Row> rows, Path file) throws IOException {
@@ -310,10 +319,10 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "unavailable,promotions,combined,positions_per_s,entries_per_position,prepares,"
           + "commit_p50_ms,commit_p99_ms,log_length,noops,checker,nearest_majority_rtt_min_ms,"
           + "nearest_majority_rtt_max_ms,inv_rtt_min_per_s,inv_rtt_max_per_s,clients_committing,"
-          + "most_commits_by_one_client");
+          + "most_commits_by_one_client" + byHomeHeader());
       for (ClosedLoopThroughput.Result t : tput) {
         w.printf(Locale.ROOT, "%s,%d,%s,%s,%.1f,%.2f,%d,%d,%d,%d,%d,%d,%.2f,%.3f,%d,%.3f,%.3f,"
-                + "%d,%d,%s,%.1f,%.1f,%.2f,%.2f,%d,%d%n", t.protocol().name().toLowerCase(Locale.ROOT),
+                + "%d,%d,%s,%.1f,%.1f,%.2f,%.2f,%d,%d", t.protocol().name().toLowerCase(Locale.ROOT),
             t.clients(), String.join("+", clientDcs), tputDirect ? "direct" : "service",
             t.seconds(), t.txnPerSecond(), t.committed(), t.aborted(), t.unknown(),
             t.unavailable(), t.promotions(), t.combinedCommits(), t.positionsPerSecond(),
@@ -321,8 +330,25 @@ public final class FastPathBenchCommand implements Callable<Integer> {
             t.logLength(), t.noops(), t.check().ok() ? "ok" : "violation", best / 1000.0,
             worst / 1000.0, best == 0 ? 0 : 1e6 / best, worst == 0 ? 0 : 1e6 / worst,
             t.clientsCommitting(), t.mostByOneClient());
+        w.println(byHome(t));
       }
     }
+  }
+
+  /** Extra throughput.csv columns: commit p50 and p99 per client home DC. */
+  private String byHomeHeader() {
+    StringBuilder b = new StringBuilder();
+    for (String dc : clientDcs) {
+      b.append(",commit_p50_ms_").append(dc).append(",commit_p99_ms_").append(dc);
+    }
+    return b.toString();
+  }
+
+  private static String byHome(ClosedLoopThroughput.Result t) {
+    StringBuilder b = new StringBuilder();
+    t.commitMicrosByHome().forEach((dc, h) -> b.append(String.format(Locale.ROOT, ",%.3f,%.3f",
+        p50(h), pct(h, 99))));
+    return b.toString();
   }
 
   /** The no-WAN commit p50 of the same home and access, NaN if not measured. */
