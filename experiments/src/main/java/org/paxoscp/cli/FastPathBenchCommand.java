@@ -19,7 +19,7 @@ import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 import org.paxoscp.bench.ClosedLoopThroughput;
 import org.paxoscp.bench.FastPathLatency;
-import org.paxoscp.bench.NearestMajority;
+import org.paxoscp.transport.NearestMajority;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.transport.ClusterConfig;

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.ProposerId;
@@ -100,8 +101,31 @@ public final class LeaderCombiner {
     }
   }
 
+  /**
+   * How a service combines.
+   *
+   * @param preference DCs best first to lead the next position: a list's first entry comes from
+   *     the best-ranked DC among its entries' origins (the first entry's DC leads the next
+   *     position, section 5.3). Empty: entries of this DC first, so leadership stays here.
+   * @param rules the safety-critical decisions ({@link Rules#SHIPPED} outside planted-bug tests)
+   */
+  public record Options(List<String> preference, Rules rules) {
+    /** Own-DC entries first; the shipped rules. */
+    public static final Options DEFAULT = new Options(List.of(), Rules.SHIPPED);
+
+    public Options {
+      preference = List.copyOf(preference);
+      Objects.requireNonNull(rules);
+    }
+
+    public Options withRules(Rules r) {
+      return new Options(preference, r);
+    }
+  }
+
   private final String dc;
   private final List<String> dcs;
+  private final List<String> preference;
   private final int dcIndex;
   private final Acceptor acceptor;
   private final LogApplier applier;
@@ -117,6 +141,7 @@ public final class LeaderCombiner {
   private final AtomicLong roundsChosen = new AtomicLong();
   private final AtomicLong entriesCommitted = new AtomicLong();
   private final AtomicLong forwarded = new AtomicLong();
+  private final AtomicLong prefetches = new AtomicLong();
   private final Transport transport;
   private final Duration forwardTimeout;
 
@@ -125,7 +150,7 @@ public final class LeaderCombiner {
    * @param maxWaiting the most entries one group may hold waiting; more are refused OVERLOADED
    */
   LeaderCombiner(String dc, List<String> dcs, Acceptor acceptor, LogApplier applier,
-      CatchUp catchUp, Scheduler scheduler, Rules rules, int maxListBytes, int maxWaiting) {
+      CatchUp catchUp, Scheduler scheduler, Options options, int maxListBytes, int maxWaiting) {
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
     this.dcIndex = this.dcs.indexOf(dc);
@@ -136,7 +161,8 @@ public final class LeaderCombiner {
     this.transport = catchUp.transport();
     this.proposerConfig = catchUp.proposerConfig();
     this.scheduler = Objects.requireNonNull(scheduler);
-    this.rules = Objects.requireNonNull(rules);
+    this.rules = options.rules();
+    this.preference = options.preference();
     this.maxListBytes = maxListBytes;
     this.maxWaiting = maxWaiting;
     this.forwardTimeout = Duration.ofNanos(proposerConfig.phaseTimeoutMicros() * 2000);
@@ -161,6 +187,11 @@ public final class LeaderCombiner {
       }
     }
     return n;
+  }
+
+  /** Grants asked in advance, in parallel with the round before. */
+  public long grantsAskedAhead() {
+    return prefetches.get();
   }
 
   /** Submits passed on to another DC's service, which leads the next position. */
@@ -219,6 +250,12 @@ public final class LeaderCombiner {
     final ArrayDeque<Pending> queue = new ArrayDeque<>();
     final Map<String, Pending> byTxn = new HashMap<>();
     final TreeMap<Long, LogValue> chosen = new TreeMap<>();
+    /** The grant asked in advance for the next round, or null. */
+    Prefetch prefetch;
+    /** One past the last position this instance's rounds saw decided (every one below is). */
+    long nextPosition = 1;
+    /** The last round chose its own list: nextPosition is the log's end as far as we know. */
+    boolean ownListChosen;
     boolean inFlight;
 
     GroupState(String name) {
@@ -252,7 +289,7 @@ public final class LeaderCombiner {
       if (catchUp.isClosed()) {
         throw new CatchUpFailedException("the service instance of DC " + dc + " is stopping");
       }
-      q = applier.applyKnown(g.name) + 1;
+      q = nextPosition(g);
       LogValue previous = q == 1 ? null : chosen(g, q - 1);
       leader = rules.grantor(previous == null ? OptionalInt.empty()
           : Proposer.leaderAfter(dcs, previous), dcIndex);
@@ -293,8 +330,10 @@ public final class LeaderCombiner {
         if (!g.inFlight) {
           return;
         }
+        g.ownListChosen = false;
       }
-      // Every waiting entry was held back (a later position only): try again shortly.
+      // Every waiting entry was held back (a later position only): read the log's end from the
+      // store and try again shortly.
       scheduler.schedule(proposerConfig.backoffBaseMicros(), () -> startRound(g));
       return;
     }
@@ -310,18 +349,52 @@ public final class LeaderCombiner {
             .run();
       }
     }
-    Proposer proposer = Proposer.forList(proposerConfig, g.name,
-        ProposerId.random(scheduler.random()), value, q, leader,
-        new SplittableRandom(scheduler.random().nextLong()));
     long position = q;
-    driver.run(proposer).whenComplete((o, t) -> scheduler.execute(
+    CompletableFuture<Boolean> asked;
+    ProposerId id;
+    synchronized (g) {
+      boolean mine = g.prefetch != null && g.prefetch.position() == q && leader.isPresent()
+          && leader.getAsInt() == dcIndex;
+      asked = mine ? g.prefetch.granted() : null;
+      id = mine ? g.prefetch.holder() : ProposerId.random(scheduler.random());
+      boolean askedAlready = g.prefetch != null && g.prefetch.position() == q + 1;
+      if (!askedAlready) {
+        g.prefetch = null;
+        if (rules.grantor(OptionalInt.of(dcIndex), dcIndex).equals(OptionalInt.of(dcIndex))
+            && value.entries().get(0).originDc().equals(dc)) {
+          // If this list is chosen, this DC leads q + 1 (section 5.3): ask its grant now, in
+          // parallel with the round, so the next round can skip the grant request.
+          g.prefetch = askGrant(g.name, q + 1);
+        }
+      }
+    }
+    SplittableRandom random = new SplittableRandom(scheduler.random().nextLong());
+    CompletableFuture<Proposer> proposer = asked == null
+        ? CompletableFuture.completedFuture(Proposer.forList(proposerConfig, g.name, id, value,
+            q, leader, random))
+        : asked.handle((granted, t) -> Boolean.TRUE.equals(granted)
+            ? Proposer.forGrantedList(proposerConfig, g.name, id, value, q, dcIndex, random)
+            : Proposer.forList(proposerConfig, g.name, id, value, q, leader, random));
+    proposer.thenCompose(driver::run).whenComplete((o, t) -> scheduler.execute(
         () -> roundDone(g, position, value, list, o, t)));
+  }
+
+  /** This DC's fast-path grant for a position, asked before the position's round starts. */
+  private record Prefetch(long position, ProposerId holder, CompletableFuture<Boolean> granted) {}
+
+  private Prefetch askGrant(String group, long position) {
+    ProposerId holder = ProposerId.random(scheduler.random());
+    CompletableFuture<Boolean> granted = CompletableFuture.supplyAsync(
+        () -> acceptor.grant(new GrantRequest(group, position, holder.toString())).granted(),
+        scheduler.executor()).exceptionally(t -> false);
+    prefetches.incrementAndGet();
+    return new Prefetch(position, holder, granted);
   }
 
   /**
    * Answers the waiting entries that need no round and picks those that join round {@code q}
-   * into {@code list}: own-DC entries first (the first entry's DC leads {@code q + 1}, so
-   * leadership stays where batching happens), then the others in arrival order; an entry that
+   * into {@code list}: first the earliest entry from the best-ranked DC (see {@link Options};
+   * the first entry's DC leads {@code q + 1}), then the others in arrival order; an entry that
    * reads a key an earlier one writes, or does not fit, waits. Caller holds {@code g}.
    */
   private void buildList(GroupState g, long q, List<Pending> list, List<Runnable> answers) {
@@ -337,7 +410,7 @@ public final class LeaderCombiner {
       }
     }
     List<Pending> ordered = new ArrayList<>();
-    eligible.stream().filter(p -> dc.equals(p.entry().originDc())).findFirst()
+    eligible.stream().min(java.util.Comparator.comparingInt(p -> rank(p.entry().originDc())))
         .ifPresent(ordered::add);
     for (Pending p : eligible) {
       if (!ordered.contains(p)) {
@@ -357,6 +430,15 @@ public final class LeaderCombiner {
       list.add(p);
     }
     g.queue.removeAll(list);
+  }
+
+  /** A DC's rank for leading the next position: preference order, then this DC, then others. */
+  private int rank(String origin) {
+    int i = preference.indexOf(origin);
+    if (i >= 0) {
+      return i;
+    }
+    return preference.size() + (origin.equals(dc) ? 0 : 1);
   }
 
   /**
@@ -403,17 +485,23 @@ public final class LeaderCombiner {
     List<Runnable> answers = new ArrayList<>();
     if (decided) {
       LogValue v = o.chosen();
-      try {
-        // Apply here now so the next round starts at q + 1 without waiting for our own APPLY.
-        catchUp.record(g.name, q, v);
-      } catch (RuntimeException e) {
-        LOG.warn("DC {}: recording group {} position {} failed: {}", dc, g.name, q, e.toString());
-      }
+      // Record and apply here in the background (the proposer's APPLY does it too); the next
+      // round starts at q + 1 at once, judging against the value kept in the cache.
+      scheduler.execute(() -> {
+        try {
+          catchUp.record(g.name, q, v);
+        } catch (RuntimeException e) {
+          LOG.warn("DC {}: recording group {} position {} failed: {}", dc, g.name, q,
+              e.toString());
+        }
+      });
       if (v.equals(proposed)) {
         roundsChosen.incrementAndGet();
       }
       synchronized (g) {
         remember(g, q, v);
+        g.nextPosition = Math.max(g.nextPosition, q + 1);
+        g.ownListChosen = v.equals(proposed);
         for (Pending p : list) {
           if (v.contains(p.entry().txnId())) {
             answers.add(answer(g, p, new SubmitReply(g.name, q, p.entry().txnId(),
@@ -425,6 +513,7 @@ public final class LeaderCombiner {
       LOG.debug("DC {}: round at group {} position {} ended undecided: {}", dc, g.name, q,
           t != null ? t.toString() : o == null ? "no outcome" : o.reason());
       synchronized (g) {
+        g.ownListChosen = false;
         for (Pending p : list) {
           if (++p.undecidedRounds >= MAX_UNDECIDED_ROUNDS) {
             answers.add(answer(g, p, new ErrorReply(g.name, q, ErrorCode.CATCH_UP_FAILED,
@@ -461,10 +550,34 @@ public final class LeaderCombiner {
     }
   }
 
+  /**
+   * The next position to place entries at: one past this DC's applied watermark, or past the
+   * last position a round of this instance saw decided if that is higher (its value is then in
+   * the cache and being applied). Every position below is decided and its value known here.
+   */
+  private long nextPosition(GroupState g) {
+    synchronized (g) {
+      long highestSubmitted = 0;
+      for (Pending p : g.queue) {
+        highestSubmitted = Math.max(highestSubmitted, p.request.position());
+      }
+      if (g.ownListChosen && highestSubmitted <= g.nextPosition) {
+        // Saves a store read per round while this instance leads; a round that meets a value
+        // chosen by someone else clears it, and a submit for a later position (its client read
+        // there, so this DC applied it) proves the log moved on without us.
+        return g.nextPosition;
+      }
+    }
+    long applied = applier.appliedWatermark(g.name) + 1;
+    synchronized (g) {
+      return Math.max(applied, g.nextPosition);
+    }
+  }
+
   /** The leader DC of the group's next position as this DC knows it (section 5.3). */
   private OptionalInt leaderOfNext(GroupState g) {
-    long watermark = applier.appliedWatermark(g.name);
-    LogValue previous = watermark == 0 ? null : chosen(g, watermark);
+    long last = nextPosition(g) - 1;
+    LogValue previous = last == 0 ? null : chosen(g, last);
     return previous == null ? OptionalInt.empty() : Proposer.leaderAfter(dcs, previous);
   }
 

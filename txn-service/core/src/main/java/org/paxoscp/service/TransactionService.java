@@ -128,16 +128,13 @@ public final class TransactionService implements RequestHandler {
    */
   public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
       Limits limits, Scheduler scheduler, GroupCollector collector) {
-    this(dc, dcs, store, catchUp, limits, scheduler, collector, LeaderCombiner.Rules.SHIPPED);
+    this(dc, dcs, store, catchUp, limits, scheduler, collector, LeaderCombiner.Options.DEFAULT);
   }
 
-  /**
-   * As above, with the leader combiner's rules given; only tests that plant a bug pass other
-   * rules than {@link LeaderCombiner.Rules#SHIPPED}.
-   */
+  /** As above, with leader combination's options (ARCHITECTURE 5.5). */
   public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
       Limits limits, Scheduler scheduler, GroupCollector collector,
-      LeaderCombiner.Rules leaderRules) {
+      LeaderCombiner.Options leaderOptions) {
     this.collector = collector;
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
@@ -150,7 +147,7 @@ public final class TransactionService implements RequestHandler {
     this.limits = Objects.requireNonNull(limits);
     this.scheduler = Objects.requireNonNull(scheduler);
     this.combiner = new LeaderCombiner(dc, this.dcs, acceptor, applier, catchUp, scheduler,
-        leaderRules, limits.maxReplyBytes() - LIST_MARGIN, MAX_WAITING_SUBMITS);
+        leaderOptions, limits.maxReplyBytes() - LIST_MARGIN, MAX_WAITING_SUBMITS);
   }
 
   /** Leader combination at this service (rounds and entries, for reports). */

@@ -352,6 +352,22 @@ public final class ClusterConfig {
     return dcs.stream().map(Dc::name).toList();
   }
 
+  /**
+   * The DCs best first for leading a group's positions in leader combination (ARCHITECTURE
+   * 5.5): with WAN emulation on, by round-trip time to their nearest majority (a leader's round
+   * takes that long), ties in cluster order; empty without emulation, where each leader DC
+   * keeps the leadership it has (see {@code LeaderCombiner}).
+   */
+  public List<String> leaderPreference() {
+    if (!wan.enabled()) {
+      return List.of();
+    }
+    List<String> names = new ArrayList<>(dcNames());
+    names.sort(java.util.Comparator.comparingLong(
+        d -> NearestMajority.rttMicros(wan.latency(), dcNames(), d)));
+    return List.copyOf(names);
+  }
+
   /** The DC named {@code name}. @throws UnknownDcException if there is none */
   public Dc dc(String name) {
     for (Dc d : dcs) {

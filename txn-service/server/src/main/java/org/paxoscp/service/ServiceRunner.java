@@ -128,7 +128,8 @@ public final class ServiceRunner implements AutoCloseable {
         opened.push(collector);
       }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
-          config.limits(), scheduler, collector);
+          config.limits(), scheduler, collector, new LeaderCombiner.Options(
+              cluster.leaderPreference(), LeaderCombiner.Rules.SHIPPED));
       handler.set(service);
 
       if (discovery != null) {

@@ -14,6 +14,7 @@ import org.paxoscp.service.CatchUp;
 import org.paxoscp.service.GroupCollector;
 import org.paxoscp.service.LeaderCombiner;
 import org.paxoscp.service.TransactionService;
+import org.paxoscp.transport.NearestMajority;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.transport.Message;
@@ -43,6 +44,8 @@ final class SimCluster {
   /** The collectors' settings, or null when the run has no GC. */
   private final GroupCollector.Settings gcSettings;
   private final LeaderCombiner.Rules leaderRules;
+  /** DCs by nearest-majority RTT, as a service gets them from an emulated WAN. */
+  private final List<String> leaderPreference;
   private long maxPosition;
   private long restarts;
   /** Restarts that killed an instance while it had a leader round in flight. */
@@ -92,7 +95,7 @@ final class SimCluster {
       this.collector = gcSettings == null ? null : new GroupCollector(dc.name, cfg.dcs(),
           dc.store, transport, gcSettings, scheduler, dc.collected::put);
       this.service = new TransactionService(dc.name, cfg.dcs(), dc.serviceStore, catchUp, limits,
-          scheduler, collector, leaderRules);
+          scheduler, collector, new LeaderCombiner.Options(leaderPreference, leaderRules));
     }
   }
 
@@ -100,6 +103,10 @@ final class SimCluster {
       SimGc gc, LeaderCombiner.Rules leaderRules) {
     this.cfg = cfg;
     this.leaderRules = leaderRules;
+    List<String> byRtt = new ArrayList<>(cfg.dcs());
+    byRtt.sort(java.util.Comparator.comparingLong(
+        d -> NearestMajority.rttMicros(cfg.latency(), cfg.dcs(), d)));
+    this.leaderPreference = List.copyOf(byRtt);
     this.events = events;
     this.network = network;
     this.random = random;

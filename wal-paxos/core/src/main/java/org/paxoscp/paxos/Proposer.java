@@ -59,6 +59,8 @@ public class Proposer {
   private final LogEntry entry;
   /** A leader's combined list (ARCHITECTURE 5.5), proposed like a learner's no-op; or null. */
   private final LogValue batch;
+  /** The list's proposer already holds the position's fast-path grant (asked in advance). */
+  private boolean pregranted;
   private final RandomGenerator random;
   private final List<LogValue> winners = new ArrayList<>();
 
@@ -140,6 +142,20 @@ public class Proposer {
         Objects.requireNonNull(list), position, leaderDc, random);
   }
 
+  /**
+   * As {@link #forList}, for a proposer that already holds {@code position}'s fast-path grant
+   * from the position's leader DC (section 5.3): it starts with ACCEPT at the fast ballot. The
+   * caller must have been granted it by the DC that the value chosen at {@code position - 1}
+   * makes the leader, and nobody else may use the grant.
+   */
+  public static Proposer forGrantedList(ProposerConfig cfg, String group, ProposerId proposerId,
+      LogValue list, long position, int leaderDc, RandomGenerator random) {
+    Proposer p = forList(cfg, group, proposerId, list, position, OptionalInt.of(leaderDc),
+        random);
+    p.pregranted = true;
+    return p;
+  }
+
   /** A learner for {@code position}: finds out (or decides, with a no-op) its chosen value. */
   public static Proposer learner(ProposerConfig cfg, String group, ProposerId proposerId, long position,
       RandomGenerator random) {
@@ -214,7 +230,11 @@ public class Proposer {
     highestSeen = Ballot.FAST;
     ownEntryProposedHere = false;
     refusedHere = false;
-    if ((entry != null || batch != null) && leaderDc.isPresent()) {
+    if (pregranted) {
+      pregranted = false;
+      ballot = Ballot.FAST;
+      sendAccept(ownValue(), now);
+    } else if ((entry != null || batch != null) && leaderDc.isPresent()) {
       phase = Phase.GRANT;
       out.add(new Output.Send(leaderDc.getAsInt(), new GrantRequest(group, position,
           proposerId.toString())));

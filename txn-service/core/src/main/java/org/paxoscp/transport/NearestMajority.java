@@ -1,8 +1,7 @@
-package org.paxoscp.bench;
+package org.paxoscp.transport;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.paxoscp.transport.Latency;
 
 /**
  * The round-trip time from a DC to its nearest majority: a proposer in DC {@code home} needs

@@ -1,11 +1,10 @@
-package org.paxoscp.bench;
+package org.paxoscp.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.paxoscp.transport.Latency;
 
 class NearestMajorityTest {
   private final Latency paper = Latency.paperRegions();
