@@ -13,7 +13,7 @@ public enum CommitProtocol {
    * Leader combination (ARCHITECTURE 5.5): the transaction is submitted to the service of the
    * position's leader DC, which proposes every waiting non-conflicting transaction as one list
    * and places a transaction whose reads were not overwritten at a later position, up to the
-   * client's promotion cap (8 positions when uncapped).
+   * client's promotion cap (16 positions when uncapped).
    */
   LEADER
 }

@@ -123,7 +123,8 @@ public final class TxnClient implements AutoCloseable {
     ProposerDriver proposerDriver = new ProposerDriver(transport, cluster.dcNames(), scheduler,
         cluster.phaseTimeout());
     LeaderSubmit leaderSubmit = new LeaderSubmit(transport, cluster.dcNames(), proposerDriver,
-        proposer, scheduler, cluster.phaseTimeout().multipliedBy(SUBMIT_TIMEOUT_PHASES));
+        proposer, scheduler, cluster.phaseTimeout().multipliedBy(SUBMIT_TIMEOUT_PHASES),
+        cluster.leaderCosts());
     this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
         leaderSubmit, random);
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "

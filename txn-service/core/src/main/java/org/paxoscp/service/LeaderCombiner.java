@@ -3,6 +3,7 @@ package org.paxoscp.service;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,12 +18,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.PaxosMessage.GrantReply;
 import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.transport.LeaderSubmit;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
@@ -86,15 +89,6 @@ public final class LeaderCombiner {
       return earlier.writesAnyOf(entry.readSet());
     }
 
-    /**
-     * Whose grant a round at a position asks, given the position's leader DC by the one rule
-     * (section 5.3) and this DC: the leader's, always. A service that is not the grantor passes
-     * clients' submits on to it.
-     */
-    protected OptionalInt grantor(OptionalInt leader, int self) {
-      return leader;
-    }
-
     /** Whether to answer COMMITTED when a list is proposed rather than when it is chosen. */
     protected boolean answerWhenProposed() {
       return false;
@@ -104,28 +98,25 @@ public final class LeaderCombiner {
   /**
    * How a service combines.
    *
-   * @param preference DCs best first to lead the next position: a list's first entry comes from
-   *     the best-ranked DC among its entries' origins (the first entry's DC leads the next
-   *     position, section 5.3). Empty: entries of this DC first, so leadership stays here.
+   * @param leaderCosts what leading costs at each DC (its nearest-majority RTT; missing: 0).
+   *     A list's first entry, whose DC leads the next position (section 5.3), comes from the
+   *     cheapest DC among the list's origins, this DC winning ties: so leadership moves to a
+   *     cheaper DC when one has an entry waiting, and otherwise stays here while this DC has one.
    * @param rules the safety-critical decisions ({@link Rules#SHIPPED} outside planted-bug tests)
    */
-  public record Options(List<String> preference, Rules rules) {
-    /** Own-DC entries first; the shipped rules. */
-    public static final Options DEFAULT = new Options(List.of(), Rules.SHIPPED);
+  public record Options(Map<String, Long> leaderCosts, Rules rules) {
+    /** Every DC costs the same (own-DC entries first); the shipped rules. */
+    public static final Options DEFAULT = new Options(Map.of(), Rules.SHIPPED);
 
     public Options {
-      preference = List.copyOf(preference);
+      leaderCosts = Map.copyOf(leaderCosts);
       Objects.requireNonNull(rules);
-    }
-
-    public Options withRules(Rules r) {
-      return new Options(preference, r);
     }
   }
 
   private final String dc;
   private final List<String> dcs;
-  private final List<String> preference;
+  private final Map<String, Long> leaderCosts;
   private final int dcIndex;
   private final Acceptor acceptor;
   private final LogApplier applier;
@@ -144,6 +135,10 @@ public final class LeaderCombiner {
   private final AtomicLong prefetches = new AtomicLong();
   private final Transport transport;
   private final Duration forwardTimeout;
+  /** How long a DC that did not answer a pass-on counts as down ({@link LeaderSubmit#batcher}). */
+  private final long downMicros;
+  /** Per DC, until when it counts as down. */
+  private final Map<String, Long> down = new ConcurrentHashMap<>();
 
   /**
    * @param maxListBytes the largest encoded list one round proposes
@@ -162,10 +157,11 @@ public final class LeaderCombiner {
     this.proposerConfig = catchUp.proposerConfig();
     this.scheduler = Objects.requireNonNull(scheduler);
     this.rules = options.rules();
-    this.preference = options.preference();
+    this.leaderCosts = options.leaderCosts();
     this.maxListBytes = maxListBytes;
     this.maxWaiting = maxWaiting;
     this.forwardTimeout = Duration.ofNanos(proposerConfig.phaseTimeoutMicros() * 2000);
+    this.downMicros = proposerConfig.phaseTimeoutMicros() * 10;
   }
 
   /** Rounds started (lists proposed). */
@@ -212,9 +208,9 @@ public final class LeaderCombiner {
   CompletableFuture<Message> submit(SubmitRequest s) {
     GroupState g = groups.computeIfAbsent(s.group(), GroupState::new);
     if (!s.forwarded()) {
-      OptionalInt leader = rules.grantor(leaderOfNext(g), dcIndex);
-      if (leader.isPresent() && leader.getAsInt() != dcIndex) {
-        return forward(s, dcs.get(leader.getAsInt()));
+      Optional<String> to = passOnTo(g);
+      if (to.isPresent()) {
+        return forward(s, to.get());
       }
     }
     Pending p;
@@ -291,10 +287,9 @@ public final class LeaderCombiner {
       }
       q = nextPosition(g);
       LogValue previous = q == 1 ? null : chosen(g, q - 1);
-      leader = rules.grantor(previous == null ? OptionalInt.empty()
-          : Proposer.leaderAfter(dcs, previous), dcIndex);
+      leader = previous == null ? OptionalInt.empty() : Proposer.leaderAfter(dcs, previous);
       synchronized (g) {
-        if (leader.isPresent() && leader.getAsInt() != dcIndex) {
+        if (leaderCosts.isEmpty() && leader.isPresent() && leader.getAsInt() != dcIndex) {
           // Another DC leads q: pass the clients' entries on (nothing here placed them at q or
           // later; earlier rounds placed them only at decided positions). Entries forwarded to
           // this DC are not passed on again; they run here, asking the leader's grant.
@@ -343,6 +338,11 @@ public final class LeaderCombiner {
     }
     LogValue value = new LogValue(entries);
     rounds.incrementAndGet();
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("DC {} group {}: round at {} (leader {}), {} entries, first from {}", dc, g.name,
+          q, leader.isPresent() ? dcs.get(leader.getAsInt()) : "none", entries.size(),
+          entries.get(0).originDc());
+    }
     if (rules.answerWhenProposed()) {
       for (Pending p : list) {
         answer(g, p, new SubmitReply(g.name, q, p.entry().txnId(), SubmitStatus.COMMITTED, ""))
@@ -354,17 +354,18 @@ public final class LeaderCombiner {
     ProposerId id;
     synchronized (g) {
       boolean mine = g.prefetch != null && g.prefetch.position() == q && leader.isPresent()
-          && leader.getAsInt() == dcIndex;
+          && leader.getAsInt() == g.prefetch.grantor();
       asked = mine ? g.prefetch.granted() : null;
       id = mine ? g.prefetch.holder() : ProposerId.random(scheduler.random());
       boolean askedAlready = g.prefetch != null && g.prefetch.position() == q + 1;
       if (!askedAlready) {
         g.prefetch = null;
-        if (rules.grantor(OptionalInt.of(dcIndex), dcIndex).equals(OptionalInt.of(dcIndex))
-            && value.entries().get(0).originDc().equals(dc)) {
-          // If this list is chosen, this DC leads q + 1 (section 5.3): ask its grant now, in
-          // parallel with the round, so the next round can skip the grant request.
-          g.prefetch = askGrant(g.name, q + 1);
+        // If this list is chosen, its first entry's DC leads q + 1 (section 5.3): ask that
+        // DC's grant for q + 1 now, in parallel with the round, so the next round can skip the
+        // grant request. It is used only if the value chosen at q makes that DC the leader.
+        int next = dcs.indexOf(value.entries().get(0).originDc());
+        if (next >= 0) {
+          g.prefetch = askGrant(g.name, q + 1, next);
         }
       }
     }
@@ -373,28 +374,45 @@ public final class LeaderCombiner {
         ? CompletableFuture.completedFuture(Proposer.forList(proposerConfig, g.name, id, value,
             q, leader, random))
         : asked.handle((granted, t) -> Boolean.TRUE.equals(granted)
-            ? Proposer.forGrantedList(proposerConfig, g.name, id, value, q, dcIndex, random)
+            ? Proposer.forGrantedList(proposerConfig, g.name, id, value, q,
+                leader.orElse(dcIndex), random)
             : Proposer.forList(proposerConfig, g.name, id, value, q, leader, random));
     proposer.thenCompose(driver::run).whenComplete((o, t) -> scheduler.execute(
         () -> roundDone(g, position, value, list, o, t)));
   }
 
-  /** This DC's fast-path grant for a position, asked before the position's round starts. */
-  private record Prefetch(long position, ProposerId holder, CompletableFuture<Boolean> granted) {}
+  /** DC {@code grantor}'s fast-path grant for a position, asked before its round starts. */
+  private record Prefetch(long position, int grantor, ProposerId holder,
+      CompletableFuture<Boolean> granted) {}
 
-  private Prefetch askGrant(String group, long position) {
+  private Prefetch askGrant(String group, long position, int grantor) {
     ProposerId holder = ProposerId.random(scheduler.random());
-    CompletableFuture<Boolean> granted = CompletableFuture.supplyAsync(
-        () -> acceptor.grant(new GrantRequest(group, position, holder.toString())).granted(),
-        scheduler.executor()).exceptionally(t -> false);
+    GrantRequest request = new GrantRequest(group, position, holder.toString());
+    CompletableFuture<Boolean> granted;
+    if (grantor == dcIndex) {
+      granted = CompletableFuture.supplyAsync(() -> acceptor.grant(request).granted(),
+          scheduler.executor());
+    } else {
+      CompletableFuture<Message> reply;
+      try {
+        reply = transport.request(dcs.get(grantor), new Message.Paxos(request),
+            Duration.ofNanos(proposerConfig.phaseTimeoutMicros() * 250));
+      } catch (TransportException e) {
+        reply = CompletableFuture.failedFuture(e);
+      }
+      granted = reply.thenApply(m -> m instanceof Message.Paxos p
+          && p.message() instanceof GrantReply r && r.granted()
+          && r.requester().equals(holder.toString()) && r.position() == position);
+    }
     prefetches.incrementAndGet();
-    return new Prefetch(position, holder, granted);
+    return new Prefetch(position, grantor, holder, granted.exceptionally(t -> false));
   }
 
   /**
    * Answers the waiting entries that need no round and picks those that join round {@code q}
-   * into {@code list}: first the earliest entry from the best-ranked DC (see {@link Options};
-   * the first entry's DC leads {@code q + 1}), then the others in arrival order; an entry that
+   * into {@code list}: first the earliest entry from the cheapest DC to lead (see
+   * {@link Options}; the first entry's DC leads {@code q + 1}), then the others in arrival
+   * order; an entry that
    * reads a key an earlier one writes, or does not fit, waits. Caller holds {@code g}.
    */
   private void buildList(GroupState g, long q, List<Pending> list, List<Runnable> answers) {
@@ -410,7 +428,9 @@ public final class LeaderCombiner {
       }
     }
     List<Pending> ordered = new ArrayList<>();
-    eligible.stream().min(java.util.Comparator.comparingInt(p -> rank(p.entry().originDc())))
+    // Stream.min keeps the earliest of equal entries: arrival order among equally cheap DCs.
+    eligible.stream().min(Comparator.comparingLong((Pending p) -> cost(p.entry().originDc()))
+        .thenComparingInt(p -> p.entry().originDc().equals(dc) ? 0 : 1))
         .ifPresent(ordered::add);
     for (Pending p : eligible) {
       if (!ordered.contains(p)) {
@@ -432,13 +452,26 @@ public final class LeaderCombiner {
     g.queue.removeAll(list);
   }
 
-  /** A DC's rank for leading the next position: preference order, then this DC, then others. */
-  private int rank(String origin) {
-    int i = preference.indexOf(origin);
-    if (i >= 0) {
-      return i;
+  /**
+   * Where a client's entry goes instead of into rounds here, if anywhere. With leader costs, to
+   * the group's batcher ({@link LeaderSubmit#batcher}) when that is another DC; without, to the DC that
+   * leads the next position as this DC knows it (which may be stale: a round anywhere asks the
+   * leader's grant, so the grant decides).
+   */
+  private Optional<String> passOnTo(GroupState g) {
+    if (!leaderCosts.isEmpty()) {
+      String b = LeaderSubmit.batcher(leaderCosts, dcs, down, scheduler.nowMicros());
+      return b.equals(dc) ? Optional.empty() : Optional.of(b);
     }
-    return preference.size() + (origin.equals(dc) ? 0 : 1);
+    OptionalInt leader = leaderOfNext(g);
+    return leader.isPresent() && leader.getAsInt() != dcIndex
+        ? Optional.of(dcs.get(leader.getAsInt())) : Optional.empty();
+  }
+
+
+
+  private long cost(String origin) {
+    return leaderCosts.getOrDefault(origin, 0L);
   }
 
   /**
@@ -586,6 +619,7 @@ public final class LeaderCombiner {
    * answer in time gives LEADER_UNREACHABLE (the client then settles the outcome).
    */
   private CompletableFuture<Message> forward(SubmitRequest s, String leader) {
+    // (leader: the DC that batches or leads, see passOnTo)
     forwarded.incrementAndGet();
     CompletableFuture<Message> reply;
     try {
@@ -593,10 +627,15 @@ public final class LeaderCombiner {
     } catch (TransportException e) {
       reply = CompletableFuture.failedFuture(e);
     }
-    return reply.handle((m, t) -> m instanceof SubmitReply || m instanceof ErrorReply ? m
-        : new ErrorReply(s.group(), s.position(), ErrorCode.LEADER_UNREACHABLE, "DC " + dc
-            + " passed the entry on to leader DC " + leader + ", which did not answer in "
-            + forwardTimeout.toMillis() + " ms" + (t == null ? "" : ": " + t)));
+    return reply.handle((m, t) -> {
+      if (m instanceof SubmitReply || m instanceof ErrorReply) {
+        return m;
+      }
+      down.put(leader, scheduler.nowMicros() + downMicros);
+      return new ErrorReply(s.group(), s.position(), ErrorCode.LEADER_UNREACHABLE, "DC " + dc
+          + " passed the entry on to DC " + leader + ", which did not answer in "
+          + forwardTimeout.toMillis() + " ms" + (t == null ? "" : ": " + t));
+    });
   }
 
   /** Marks {@code p} answered (caller holds {@code g}); the returned action completes it. */

@@ -353,19 +353,19 @@ public final class ClusterConfig {
   }
 
   /**
-   * The DCs best first for leading a group's positions in leader combination (ARCHITECTURE
-   * 5.5): with WAN emulation on, by round-trip time to their nearest majority (a leader's round
-   * takes that long), ties in cluster order; empty without emulation, where each leader DC
-   * keeps the leadership it has (see {@code LeaderCombiner}).
+   * What leading a group's positions costs at each DC in leader combination (ARCHITECTURE 5.5),
+   * in microseconds: with WAN emulation on, its round-trip time to its nearest majority (a
+   * leader's round takes that long); empty without emulation, where every DC costs the same and
+   * each leader keeps the leadership it has (see {@code LeaderCombiner.Options}).
    */
-  public List<String> leaderPreference() {
-    if (!wan.enabled()) {
-      return List.of();
+  public Map<String, Long> leaderCosts() {
+    Map<String, Long> costs = new LinkedHashMap<>();
+    if (wan.enabled()) {
+      for (String d : dcNames()) {
+        costs.put(d, NearestMajority.rttMicros(wan.latency(), dcNames(), d));
+      }
     }
-    List<String> names = new ArrayList<>(dcNames());
-    names.sort(java.util.Comparator.comparingLong(
-        d -> NearestMajority.rttMicros(wan.latency(), dcNames(), d)));
-    return List.copyOf(names);
+    return Collections.unmodifiableMap(costs);
   }
 
   /** The DC named {@code name}. @throws UnknownDcException if there is none */

@@ -3,9 +3,11 @@ package org.paxoscp.transport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
@@ -36,7 +38,7 @@ import org.paxoscp.wal.LogEntry;
  */
 public final class LeaderSubmit {
   /** The promotion bound used when the client names none. */
-  public static final int DEFAULT_BOUND = 8;
+  public static final int DEFAULT_BOUND = 16;
 
   private final Transport transport;
   private final List<String> dcs;
@@ -44,6 +46,8 @@ public final class LeaderSubmit {
   private final ProposerConfig learnerConfig;
   private final Scheduler scheduler;
   private final Duration submitTimeout;
+  private final Map<String, Long> leaderCosts;
+  private final Map<String, Long> down = new ConcurrentHashMap<>();
 
   /**
    * @param driver runs the settling learners
@@ -52,6 +56,19 @@ public final class LeaderSubmit {
    */
   public LeaderSubmit(Transport transport, List<String> dcs, ProposerDriver driver,
       ProposerConfig config, Scheduler scheduler, Duration submitTimeout) {
+    this(transport, dcs, driver, config, scheduler, submitTimeout, Map.of());
+  }
+
+  /**
+   * As above; with {@code leaderCosts} (what leading costs per DC, e.g.
+   * {@code ClusterConfig.leaderCosts()}) non-empty, submits go to the group's batcher by the
+   * services' own rule ({@link #batcher}) instead of the leader the client was
+   * given; a batcher that does not answer counts as down for ten submit timeouts.
+   */
+  public LeaderSubmit(Transport transport, List<String> dcs, ProposerDriver driver,
+      ProposerConfig config, Scheduler scheduler, Duration submitTimeout,
+      Map<String, Long> leaderCosts) {
+    this.leaderCosts = Map.copyOf(leaderCosts);
     this.transport = Objects.requireNonNull(transport);
     this.dcs = List.copyOf(dcs);
     this.driver = Objects.requireNonNull(driver);
@@ -74,7 +91,8 @@ public final class LeaderSubmit {
       int bound) {
     CompletableFuture<Outcome> result = new CompletableFuture<>();
     SubmitRequest request = new SubmitRequest(group, entry.readPosition() + 1, entry, bound);
-    attempt(request, leaderDc, result);
+    attempt(request, leaderCosts.isEmpty() ? leaderDc
+        : batcher(leaderCosts, dcs, down, scheduler.nowMicros()), result);
     return result;
   }
 
@@ -101,11 +119,40 @@ public final class LeaderSubmit {
           default -> throw new IllegalStateException("unknown submit status " + r.status());
         }
       } else {
+        if (m == null) {
+          down.put(target, scheduler.nowMicros() + submitTimeout.toNanos() / 100);
+        }
         settle(s, m instanceof Message.ErrorReply e ? "leader " + target + ": " + e.code() + " "
             + e.detail() : "no answer from leader " + target + " in "
             + submitTimeout.toMillis() + " ms", result);
       }
     });
+  }
+
+  /**
+   * The DC that batches a group's entries when leading costs differ between DCs: the cheapest
+   * one not marked down (a submit or pass-on to it went unanswered), ties in cluster order; the
+   * cheapest overall if all are down. Clients and services pick it by the same rule, so in a
+   * healthy cluster one service batches and no entry is passed on twice. The batcher asks each
+   * position's grant of the position's leader DC, wherever that is.
+   *
+   * @param downUntil per DC, until when (scheduler micros) it counts as down
+   */
+  public static String batcher(Map<String, Long> leaderCosts, List<String> dcs,
+      Map<String, Long> downUntil, long nowMicros) {
+    String best = null;
+    String bestAll = null;
+    for (String d : dcs) {
+      long c = leaderCosts.getOrDefault(d, 0L);
+      if (bestAll == null || c < leaderCosts.getOrDefault(bestAll, 0L)) {
+        bestAll = d;
+      }
+      if (downUntil.getOrDefault(d, 0L) <= nowMicros
+          && (best == null || c < leaderCosts.getOrDefault(best, 0L))) {
+        best = d;
+      }
+    }
+    return best != null ? best : bestAll;
   }
 
   /** Learns positions {@code p ... p + bound}, where the leader may have placed the entry. */

@@ -129,7 +129,7 @@ public final class ServiceRunner implements AutoCloseable {
       }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
           config.limits(), scheduler, collector, new LeaderCombiner.Options(
-              cluster.leaderPreference(), LeaderCombiner.Rules.SHIPPED));
+              cluster.leaderCosts(), LeaderCombiner.Rules.SHIPPED));
       handler.set(service);
 
       if (discovery != null) {

@@ -2,7 +2,9 @@ package org.paxoscp.sim;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SortedMap;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
@@ -44,8 +46,8 @@ final class SimCluster {
   /** The collectors' settings, or null when the run has no GC. */
   private final GroupCollector.Settings gcSettings;
   private final LeaderCombiner.Rules leaderRules;
-  /** DCs by nearest-majority RTT, as a service gets them from an emulated WAN. */
-  private final List<String> leaderPreference;
+  /** Nearest-majority RTT per DC, as a service gets it from an emulated WAN. */
+  private final Map<String, Long> leaderCosts;
   private long maxPosition;
   private long restarts;
   /** Restarts that killed an instance while it had a leader round in flight. */
@@ -95,7 +97,7 @@ final class SimCluster {
       this.collector = gcSettings == null ? null : new GroupCollector(dc.name, cfg.dcs(),
           dc.store, transport, gcSettings, scheduler, dc.collected::put);
       this.service = new TransactionService(dc.name, cfg.dcs(), dc.serviceStore, catchUp, limits,
-          scheduler, collector, new LeaderCombiner.Options(leaderPreference, leaderRules));
+          scheduler, collector, new LeaderCombiner.Options(leaderCosts, leaderRules));
     }
   }
 
@@ -103,10 +105,11 @@ final class SimCluster {
       SimGc gc, LeaderCombiner.Rules leaderRules) {
     this.cfg = cfg;
     this.leaderRules = leaderRules;
-    List<String> byRtt = new ArrayList<>(cfg.dcs());
-    byRtt.sort(java.util.Comparator.comparingLong(
-        d -> NearestMajority.rttMicros(cfg.latency(), cfg.dcs(), d)));
-    this.leaderPreference = List.copyOf(byRtt);
+    Map<String, Long> costs = new LinkedHashMap<>();
+    for (String d : cfg.dcs()) {
+      costs.put(d, NearestMajority.rttMicros(cfg.latency(), cfg.dcs(), d));
+    }
+    this.leaderCosts = costs;
     this.events = events;
     this.network = network;
     this.random = random;
@@ -122,6 +125,11 @@ final class SimCluster {
       dcs.add(dc);
       start(dc);
     }
+  }
+
+  /** Nearest-majority RTT per DC: what leading costs there (leader combination). */
+  Map<String, Long> leaderCosts() {
+    return leaderCosts;
   }
 
   void trace(Consumer<String> sink) {

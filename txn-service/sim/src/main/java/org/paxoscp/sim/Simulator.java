@@ -305,7 +305,7 @@ public final class Simulator {
       this.transport = new SimTransport(cluster, home, false);
       this.driver = new ProposerDriver(transport, cfg.dcs(), cluster.scheduler(), phaseTimeout);
       this.leaderSubmit = new LeaderSubmit(transport, cfg.dcs(), driver, cfg.proposer(),
-          cluster.scheduler(), phaseTimeout.multipliedBy(3));
+          cluster.scheduler(), phaseTimeout.multipliedBy(3), cluster.leaderCosts());
       // Staggered starts within the first inter-arrival period.
       this.nextArrival = (long) (rng.nextDouble() * 1_000_000 / cfg.ratePerClient());
     }

@@ -3,7 +3,6 @@ package org.paxoscp.sim;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
-import java.util.OptionalInt;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -15,32 +14,22 @@ import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 
 /**
- * Proof that the simulator and checker catch each way leader combination could break safety
- * (ARCHITECTURE 5.5): the same schedules are clean with the shipped rules and violate one-copy
- * serializability with each planted bug.
+ * Proof that the simulator and checker catch leader combination's placement and answering
+ * rules broken (ARCHITECTURE 5.5): the same schedules are clean with the shipped rules and
+ * violate one-copy serializability with each planted bug. (A list proposed at the fast ballot
+ * without the grant breaks agreement only in a narrow interleaving, which
+ * {@code FastWithoutGrantCounterexampleTest} replays; with one batcher per group the simulator
+ * rarely reaches it.)
  */
 @Timeout(300)
 class LeaderPlantedBugSimulationTest {
   private static final int SEEDS = 20;
-  /**
-   * Two grantors break agreement only when FAST votes split and a later PREPARE quorum sees both
-   * values at the FAST ballot: rare (4 of these 500 schedules), so this bug gets more seeds.
-   */
-  private static final int GRANT_SEEDS = 500;
 
   /** Places entries without the placement rule's conflict check (chosen values and list). */
   static final class NoPlacementCheck extends LeaderCombiner.Rules {
     @Override
     protected boolean conflicts(LogEntry entry, LogValue earlier) {
       return false;
-    }
-  }
-
-  /** Every DC's service grants itself the fast path: two grantors for one position. */
-  static final class EveryDcItsOwnGrantor extends LeaderCombiner.Rules {
-    @Override
-    protected OptionalInt grantor(OptionalInt leader, int self) {
-      return OptionalInt.of(self);
     }
   }
 
@@ -62,6 +51,9 @@ class LeaderPlantedBugSimulationTest {
 
   private static final Faults LOSSY = new Faults(0.10, 0.05, 0.10, false, false, false, false,
       false);
+  /** Lossy, and one DC served by two service instances at once (two batchers if it batches). */
+  private static final Faults TWO_INSTANCES = new Faults(0.10, 0.05, 0.10, false, false, false,
+      false, true);
 
   private static int caught(LeaderCombiner.Rules rules, Faults faults, int seeds,
       Predicate<SimResult> violation) {
@@ -84,13 +76,6 @@ class LeaderPlantedBugSimulationTest {
   }
 
   @Test
-  void aListProposedWithoutTheLeadersGrantIsCaught() {
-    int caught = caught(new EveryDcItsOwnGrantor(), LOSSY, GRANT_SEEDS,
-        r -> r.check().has(Violation.Kind.AGREEMENT) || !r.applyConflicts().isEmpty());
-    assertTrue(caught >= 1, "two grantors were never caught in " + GRANT_SEEDS + " runs");
-  }
-
-  @Test
   void committedBeforeAMajorityAcceptedIsCaught() {
     int caught = caught(new CommittedBeforeChosen(), LOSSY, SEEDS,
         r -> r.check().has(Violation.Kind.COMMITTED_NOT_IN_LOG)
@@ -100,8 +85,8 @@ class LeaderPlantedBugSimulationTest {
 
   @Test
   void theSameSchedulesAreCleanWithTheShippedRules() {
-    for (Faults faults : List.of(Faults.NONE, LOSSY)) {
-      for (long seed = 1; seed <= (faults == LOSSY ? GRANT_SEEDS : SEEDS); seed++) {
+    for (Faults faults : List.of(Faults.NONE, LOSSY, TWO_INSTANCES)) {
+      for (long seed = 1; seed <= SEEDS; seed++) {
         SimResult r = new Simulator(contended(seed, faults)).run();
         assertTrue(r.safe() && r.finished(), "seed " + seed + ": " + r.check());
       }
