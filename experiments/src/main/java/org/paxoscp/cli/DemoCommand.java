@@ -31,14 +31,15 @@ import picocli.CommandLine.Option;
 /**
  * {@code paxoscp demo}: starts a local multi-DC cluster (embedded HBase, one UDP Transaction
  * Service per DC, the paper's emulated round-trip times), runs the paper's workload shape with
- * basic Paxos and then with Paxos-CP, judges each run with the serializability checker, and
- * prints the two side by side; the table is also written as CSV and as a PNG chart.
+ * basic Paxos, Paxos-CP and leader combination in turn, judges each run with the
+ * serializability checker, and prints them side by side; the table is also written as CSV and
+ * as a PNG chart.
  *
  * <p>Exit codes: 0 success; 1 a checker violation or a failed run; 2 usage.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-    description = "Run basic Paxos and Paxos-CP side by side on a local 3-DC cluster "
-        + "(embedded HBase, UDP services, emulated WAN) and judge both runs.")
+    description = "Run basic Paxos, Paxos-CP and leader combination side by side on a local "
+        + "3-DC cluster (embedded HBase, UDP services, emulated WAN) and judge every run.")
 public final class DemoCommand implements Callable<Integer> {
 
   @Option(names = "--dcs", defaultValue = "V1,V2,V3", split = ",",
@@ -113,7 +114,8 @@ public final class DemoCommand implements Callable<Integer> {
     boolean safe = true;
     try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dataDir,
         wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
-      for (CommitProtocol p : List.of(CommitProtocol.BASIC, CommitProtocol.CP)) {
+      for (CommitProtocol p : List.of(CommitProtocol.BASIC, CommitProtocol.CP,
+          CommitProtocol.LEADER)) {
         String label = p.name().toLowerCase(Locale.ROOT);
         WorkloadSpec spec = new WorkloadSpec("demo-" + label, base.homeDcs(), base.clients(),
             base.attributes(), base.ops(), base.readFraction(), base.txnsPerClient(),

@@ -71,8 +71,9 @@ public final class ShellCommand implements Callable<Integer> {
       description = "The client's home DC (default: the first DC of the cluster).")
   String dc;
 
-  @Option(names = "--protocol", defaultValue = "cp", paramLabel = "cp|basic",
-      description = "Commit protocol: cp (Paxos-CP, default) or basic (basic Paxos).")
+  @Option(names = "--protocol", defaultValue = "cp", paramLabel = "cp|basic|leader",
+      description = "Commit protocol: cp (Paxos-CP, default), basic (basic Paxos) or leader "
+          + "(leader combination).")
   String protocolName;
 
   @Option(names = "--verbose",
@@ -109,8 +110,9 @@ public final class ShellCommand implements Callable<Integer> {
       protocol = switch (protocolName.toLowerCase(Locale.ROOT)) {
         case "cp" -> CommitProtocol.CP;
         case "basic" -> CommitProtocol.BASIC;
-        default -> throw new IllegalArgumentException("--protocol must be cp or basic, was "
-            + protocolName);
+        case "leader" -> CommitProtocol.LEADER;
+        default -> throw new IllegalArgumentException("--protocol must be cp, basic or leader, "
+            + "was " + protocolName);
       };
       if (!Files.isRegularFile(configFile)) {
         throw new IllegalArgumentException("no such file " + configFile);
@@ -136,7 +138,7 @@ public final class ShellCommand implements Callable<Integer> {
     try (client) {
       Session session = new Session(client, out);
       out.printf("Client of DC %s (DCs %s, %s). Type help for commands.%n", home,
-          cluster.dcNames(), protocol == CommitProtocol.CP ? "Paxos-CP" : "basic Paxos");
+          cluster.dcNames(), modeName(protocol));
       out.flush();
       BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
       while (true) {
@@ -300,7 +302,7 @@ public final class ShellCommand implements Callable<Integer> {
 
     private void status() {
       out.println("home DC " + client.homeDc() + ", protocol "
-          + (client.protocol() == CommitProtocol.CP ? "Paxos-CP" : "basic Paxos"));
+          + modeName(client.protocol()));
       if (txn == null) {
         out.println("no open transaction");
       } else {
@@ -361,5 +363,13 @@ public final class ShellCommand implements Callable<Integer> {
     UsageException(String message) {
       super(message);
     }
+  }
+
+  private static String modeName(CommitProtocol p) {
+    return switch (p) {
+      case BASIC -> "basic Paxos";
+      case CP -> "Paxos-CP";
+      case LEADER -> "leader combination";
+    };
   }
 }

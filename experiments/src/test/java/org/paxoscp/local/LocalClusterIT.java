@@ -179,6 +179,42 @@ class LocalClusterIT {
         "V3 did not apply the positions it missed");
   }
 
+  // ---- 2b. leader combination while the batching DC's service stops mid-run ------------------
+
+  @Test
+  void leaderCombinationStaysSerializableWhenTheBatchingDcStopsMidRun() throws Exception {
+    String group = "leader-batcher-down";
+    // Clients in every DC; equal leading costs, so V1 (first in cluster order) batches.
+    WorkloadSpec spec = new WorkloadSpec(group, DCS, 6, 50, 4, 0.5, 12, 50,
+        Duration.ofMillis(2), 31);
+    AtomicInteger finished = new AtomicInteger();
+    CompletableFuture<WorkloadRunner.Result> run = CompletableFuture.supplyAsync(() -> {
+      try {
+        return WorkloadRunner.run(spec, home -> cluster.client(home, CommitProtocol.LEADER),
+            finished::set);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    });
+    poll("a third of the transactions to finish", Duration.ofSeconds(60),
+        () -> finished.get() >= spec.totalTxns() / 3 || run.isDone());
+    long batched = cluster.service("V1").orElseThrow().service().combiner().rounds();
+    cluster.stopService("V1");
+    WorkloadRunner.Result r = run.get(120, TimeUnit.SECONDS);
+    System.out.println(describe(spec, CommitProtocol.LEADER, r));
+    assertTrue(batched > 0, "V1 ran no leader rounds before it stopped");
+
+    long seenByV1 = lastPosition(cluster.logs(group, 10_000).get("V1"));
+    long afterStop = r.history().stream()
+        .filter(t -> t.status() == TxnRecord.Status.COMMITTED && t.commitPosition() > seenByV1)
+        .count();
+    assertTrue(afterStop >= 5, "only " + afterStop + " commits after the batching DC stopped "
+        + "(it knew up to " + seenByV1 + "): " + r);
+    cluster.startService("V1");
+    judge(group, r.history());
+  }
+
   // ---- 3. the home DC's service is down ------------------------------------------------------
 
   @Test
