@@ -52,10 +52,12 @@ class CheckCommandIT {
   @Test
   void theExportedRunIsOneCopySerializable() throws IOException {
     assertTrue(Files.readAllLines(export.resolve("wal/V1.jsonl")).size() > 0);
-    assertEquals(2, Files.list(export.resolve("history")).count(), "one file per protocol run");
+    assertEquals(3, Files.list(export.resolve("history")).count(),
+        "one file per commit mode's run (basic, cp, leader)");
     CommandRun.Result r = CommandRun.run(new CheckCommand(), export.toString());
     assertEquals(0, r.code(), r.out() + r.err());
     assertTrue(r.out().contains("group demo-cp:"), r.out());
+    assertTrue(r.out().contains("group demo-leader:"), r.out());
     assertTrue(r.out().contains("one-copy serializable"), r.out());
   }
 

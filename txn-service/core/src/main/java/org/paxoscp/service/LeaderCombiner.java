@@ -345,8 +345,7 @@ public final class LeaderCombiner {
     }
     if (rules.answerWhenProposed()) {
       for (Pending p : list) {
-        answer(g, p, new SubmitReply(g.name, q, p.entry().txnId(), SubmitStatus.COMMITTED, ""))
-            .run();
+        answer(g, p, SubmitReply.committed(g.name, q, p.entry().txnId(), list.size())).run();
       }
     }
     long position = q;
@@ -496,17 +495,17 @@ public final class LeaderCombiner {
             + pos + " without its chosen value");
       }
       if (v.contains(e.txnId())) {
-        return new SubmitReply(g.name, pos, e.txnId(), SubmitStatus.COMMITTED, "");
+        return SubmitReply.committed(g.name, pos, e.txnId(), v.entries().size());
       }
       if (rules.conflicts(e, v)) {
-        return new SubmitReply(g.name, pos, e.txnId(), SubmitStatus.ABORTED,
-            "read a key written at position " + pos);
+        return SubmitReply.aborted(g.name, pos, e.txnId(), "read a key written at position "
+            + pos);
       }
     }
     if (q > s.position() + s.bound()) {
-      return new SubmitReply(g.name, s.position() + s.bound(), e.txnId(), SubmitStatus.ABORTED,
-          "promotion bound " + s.bound() + " used up: positions " + s.position() + ".."
-              + (s.position() + s.bound()) + " went to other entries");
+      return SubmitReply.aborted(g.name, s.position() + s.bound(), e.txnId(), "promotion bound "
+          + s.bound() + " used up: positions " + s.position() + ".." + (s.position() + s.bound())
+          + " went to other entries");
     }
     return null;
   }
@@ -537,8 +536,8 @@ public final class LeaderCombiner {
         g.ownListChosen = v.equals(proposed);
         for (Pending p : list) {
           if (v.contains(p.entry().txnId())) {
-            answers.add(answer(g, p, new SubmitReply(g.name, q, p.entry().txnId(),
-                SubmitStatus.COMMITTED, "")));
+            answers.add(answer(g, p, SubmitReply.committed(g.name, q, p.entry().txnId(),
+                v.entries().size())));
           }
         }
       }

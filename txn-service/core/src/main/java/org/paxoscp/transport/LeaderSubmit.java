@@ -112,7 +112,7 @@ public final class LeaderSubmit {
           && r.group().equals(s.group())) {
         switch (r.status()) {
           case COMMITTED -> result.complete(new Outcome(Outcome.Status.COMMITTED, r.position(),
-              (int) (r.position() - p), null, null, false));
+              (int) (r.position() - p), null, null, false, r.entries()));
           case ABORTED -> result.complete(new Outcome(Outcome.Status.ABORTED, r.position(),
               (int) Math.max(0, r.position() - p), null, "leader " + target + ": " + r.detail(),
               true));

@@ -140,14 +140,29 @@ public sealed interface Message {
 
   /**
    * The answer to a {@link SubmitRequest} for transaction {@code txnId}; {@code position} is the
-   * position it refers to (see {@link SubmitStatus}); {@code detail} is the reason of an abort.
+   * position it refers to (see {@link SubmitStatus}); {@code entries} is how many entries the
+   * value chosen there holds (COMMITTED; 0 otherwise); {@code detail} is the reason of an abort.
    */
   record SubmitReply(String group, long position, String txnId, SubmitStatus status,
-      String detail) implements Message {
+      int entries, String detail) implements Message {
     public SubmitReply {
       Objects.requireNonNull(txnId);
       Objects.requireNonNull(status);
       Objects.requireNonNull(detail);
+      if (entries < 0) {
+        throw new IllegalArgumentException("entries must be >= 0, got " + entries);
+      }
+    }
+
+    /** A COMMITTED answer: the entry is in the value chosen at {@code position}. */
+    public static SubmitReply committed(String group, long position, String txnId,
+        int entries) {
+      return new SubmitReply(group, position, txnId, SubmitStatus.COMMITTED, entries, "");
+    }
+
+    /** An ABORTED answer naming the position that settled it and why. */
+    public static SubmitReply aborted(String group, long position, String txnId, String why) {
+      return new SubmitReply(group, position, txnId, SubmitStatus.ABORTED, 0, why);
     }
   }
 

@@ -332,7 +332,8 @@ final class WireCodec {
       }
       case SUBMIT_REPLY -> {
         Message.SubmitReply s = (Message.SubmitReply) m;
-        w.writeString(s.txnId()).writeByte(submitStatus(s.status())).writeString(s.detail());
+        w.writeString(s.txnId()).writeByte(submitStatus(s.status())).writeVarint(s.entries())
+            .writeString(s.detail());
       }
       default -> throw new IllegalStateException("unhandled wire type " + type);
     }
@@ -421,8 +422,16 @@ final class WireCodec {
         yield new Message.SubmitRequest(group, position, v.entries().get(0), (int) bound,
             forwarded);
       }
-      case SUBMIT_REPLY -> new Message.SubmitReply(group, position, r.readString("txn id"),
-          submitStatus(r.readByte("submit status")), r.readString("detail"));
+      case SUBMIT_REPLY -> {
+        String txnId = r.readString("txn id");
+        Message.SubmitStatus status = submitStatus(r.readByte("submit status"));
+        long entries = r.readVarint("entries");
+        if (entries > Integer.MAX_VALUE) {
+          throw new CorruptDataException("entries " + entries + " out of range");
+        }
+        yield new Message.SubmitReply(group, position, txnId, status, (int) entries,
+            r.readString("detail"));
+      }
     };
   }
 

@@ -356,8 +356,7 @@ class TransactionServiceTest {
         new TreeMap<>(Map.of("y", Mutation.put(new byte[] {1}))));
     SubmitReply r = assertInstanceOf(SubmitReply.class,
         submit("A", reader, 8).get(20, TimeUnit.SECONDS));
-    assertEquals(new SubmitReply(G, 1, "r1", SubmitStatus.ABORTED,
-        "read a key written at position 1"), r);
+    assertEquals(SubmitReply.aborted(G, 1, "r1", "read a key written at position 1"), r);
   }
 
   @Test
@@ -379,7 +378,7 @@ class TransactionServiceTest {
     SubmitReply again = assertInstanceOf(SubmitReply.class,
         submit("A", e, 8).get(20, TimeUnit.SECONDS));
     assertEquals(first, again);
-    assertEquals(new SubmitReply(G, 1, "dup", SubmitStatus.COMMITTED, ""), first);
+    assertEquals(SubmitReply.committed(G, 1, "dup", 1), first);
   }
 
   @Test
@@ -388,7 +387,7 @@ class TransactionServiceTest {
     awaitWatermark(List.of("A"), 1);
     SubmitReply r = assertInstanceOf(SubmitReply.class,
         submit("A", entry("via-a", "A", 1, Map.of("y", "1")), 8).get(20, TimeUnit.SECONDS));
-    assertEquals(new SubmitReply(G, 2, "via-a", SubmitStatus.COMMITTED, ""), r);
+    assertEquals(SubmitReply.committed(G, 2, "via-a", 1), r);
     assertEquals(1, services.get("A").combiner().forwarded());
     assertEquals(0, services.get("A").combiner().rounds());
     assertEquals(1, services.get("B").combiner().rounds());

@@ -78,9 +78,8 @@ class WireCodecTest {
             8),
         new Message.SubmitRequest("g", v.entries().get(1).readPosition() + 1, v.entries().get(1),
             0).asForwarded(),
-        new Message.SubmitReply("g", 9, "t1", Message.SubmitStatus.COMMITTED, ""),
-        new Message.SubmitReply("g", 9, "t1", Message.SubmitStatus.ABORTED,
-            "read a key written at position 9"));
+        Message.SubmitReply.committed("g", 9, "t1", 300),
+        Message.SubmitReply.aborted("g", 9, "t1", "read a key written at position 9"));
   }
 
   private static Message paxos(PaxosMessage m) {

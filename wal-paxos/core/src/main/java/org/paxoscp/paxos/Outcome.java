@@ -13,9 +13,18 @@ import org.paxoscp.wal.LogValue;
  * @param reason a human-readable explanation for ABORTED and UNKNOWN
  * @param contended for a proposer that gave up without learning a chosen value: whether some DC
  *     refused its ballots (competing proposers) rather than staying silent (DCs down or cut off)
+ * @param chosenEntries how many entries the value decided at {@code position} holds, when known
+ *     (also when the value itself is not carried, as in a leader's answer); else 0
  */
 public record Outcome(Status status, long position, int promotions, LogValue chosen, String reason,
-    boolean contended) {
+    boolean contended, int chosenEntries) {
+
+  /** An outcome whose {@code chosenEntries} is the size of {@code chosen} (0 when null). */
+  public Outcome(Status status, long position, int promotions, LogValue chosen, String reason,
+      boolean contended) {
+    this(status, position, promotions, chosen, reason, contended,
+        chosen == null ? 0 : chosen.entries().size());
+  }
 
   public enum Status {
     /** The entry is in the chosen value of {@code position}. */
@@ -30,6 +39,6 @@ public record Outcome(Status status, long position, int promotions, LogValue cho
 
   /** True when the committed value held other transactions besides this one (combination). */
   public boolean combined() {
-    return chosen != null && chosen.entries().size() > 1;
+    return chosenEntries > 1;
   }
 }

@@ -213,7 +213,7 @@ class ProposerTest {
   // ---- commit paths -----------------------------------------------------------------------
 
   @ParameterizedTest
-  @EnumSource(Protocol.class)
+  @EnumSource(value = Protocol.class, names = {"BASIC", "CP"})
   void uncontendedCommitRunsPrepareAcceptApply(Protocol protocol) {
     Net net = new Net();
     LogEntry e = entry("t1", "dc0", Set.of("a"), Set.of("b"));
