@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Answers come only from decided positions.</b> Before an entry submitted for position
  * {@code p} with bound {@code b} joins round {@code q}, the values chosen at {@code p ... q-1}
- * (all applied here, since {@code q} is one past this DC's applied watermark) are checked: one
+ * (all decided and known here: {@code q} is one past the last position this instance saw
+ * decided, or past this DC's applied watermark if that is higher) are checked: one
  * that holds the entry answers COMMITTED there; one that writes a key the entry read answers
  * ABORTED (the placement rule forbids any later position); {@code q > p + b} answers ABORTED
  * (the bound is used up, and every position in {@code p ... p + b} is decided without it).
@@ -190,7 +191,7 @@ public final class LeaderCombiner {
     return prefetches.get();
   }
 
-  /** Submits passed on to another DC's service, which leads the next position. */
+  /** Submits passed on to another DC's service (the group's batcher or the next leader). */
   public long forwarded() {
     return forwarded.get();
   }
@@ -614,11 +615,11 @@ public final class LeaderCombiner {
   }
 
   /**
-   * Passes {@code s} on to {@code leader}'s service and relays its answer; a leader that does not
-   * answer in time gives LEADER_UNREACHABLE (the client then settles the outcome).
+   * Passes {@code s} on to {@code leader}'s service (the DC {@link #passOnTo} named) and relays
+   * its answer; one that does not answer in time is marked down and gives LEADER_UNREACHABLE
+   * (the client then settles the outcome).
    */
   private CompletableFuture<Message> forward(SubmitRequest s, String leader) {
-    // (leader: the DC that batches or leads, see passOnTo)
     forwarded.incrementAndGet();
     CompletableFuture<Message> reply;
     try {
