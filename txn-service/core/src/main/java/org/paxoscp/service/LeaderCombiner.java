@@ -412,8 +412,8 @@ public final class LeaderCombiner {
    * Answers the waiting entries that need no round and picks those that join round {@code q}
    * into {@code list}: first the earliest entry from the cheapest DC to lead (see
    * {@link Options}; the first entry's DC leads {@code q + 1}), then the others in arrival
-   * order; an entry that
-   * reads a key an earlier one writes, or does not fit, waits. Caller holds {@code g}.
+   * order; an entry that reads a key an earlier one writes, or does not fit, waits. Caller holds
+   * {@code g}.
    */
   private void buildList(GroupState g, long q, List<Pending> list, List<Runnable> answers) {
     List<Pending> eligible = new ArrayList<>();
