@@ -74,8 +74,11 @@ public final class LeaderCombiner {
    * before it is dropped with CATCH_UP_FAILED; its client then settles the outcome itself.
    */
   static final int MAX_UNDECIDED_ROUNDS = 3;
-  /** Chosen values kept per group for placement checks; older ones are read from the store. */
-  private static final int CACHED_POSITIONS = 1024;
+  /**
+   * Chosen values kept per group for placement checks (twice the largest bound); older ones are
+   * read from the store. Bounds the memory a service holds per group it has batched for.
+   */
+  private static final int CACHED_POSITIONS = 2 * SubmitRequest.MAX_BOUND;
 
   /**
    * The combiner's safety-critical decisions. Production code uses {@link #SHIPPED}; tests
