@@ -149,15 +149,8 @@ class LocalClusterIT {
     WorkloadSpec spec = new WorkloadSpec(group, List.of("V1", "V2"), 4, 50, 4, 0.5, 12, 50,
         Duration.ofMillis(2), 21);
     AtomicInteger finished = new AtomicInteger();
-    CompletableFuture<WorkloadRunner.Result> run = CompletableFuture.supplyAsync(() -> {
-      try {
-        return WorkloadRunner.run(spec, home -> cluster.client(home, CommitProtocol.CP),
-            finished::set);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<WorkloadRunner.Result> run = runInBackground(spec, CommitProtocol.CP,
+        finished);
     poll("a third of the transactions to finish", Duration.ofSeconds(40),
         () -> finished.get() >= spec.totalTxns() / 3 || run.isDone());
     cluster.stopService("V3");
@@ -188,15 +181,8 @@ class LocalClusterIT {
     WorkloadSpec spec = new WorkloadSpec(group, DCS, 6, 50, 4, 0.5, 12, 50,
         Duration.ofMillis(2), 31);
     AtomicInteger finished = new AtomicInteger();
-    CompletableFuture<WorkloadRunner.Result> run = CompletableFuture.supplyAsync(() -> {
-      try {
-        return WorkloadRunner.run(spec, home -> cluster.client(home, CommitProtocol.LEADER),
-            finished::set);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<WorkloadRunner.Result> run = runInBackground(spec, CommitProtocol.LEADER,
+        finished);
     poll("a third of the transactions to finish", Duration.ofSeconds(60),
         () -> finished.get() >= spec.totalTxns() / 3 || run.isDone());
     long batched = cluster.service("V1").orElseThrow().service().combiner().rounds();
@@ -462,6 +448,19 @@ class LocalClusterIT {
 
   private static long lastPosition(SortedMap<Long, LogValue> log) {
     return log.isEmpty() ? 0 : log.lastKey();
+  }
+
+  /** Runs {@code spec} on another thread; {@code finished} counts finished transactions. */
+  private static CompletableFuture<WorkloadRunner.Result> runInBackground(WorkloadSpec spec,
+      CommitProtocol protocol, AtomicInteger finished) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return WorkloadRunner.run(spec, home -> cluster.client(home, protocol), finished::set);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    });
   }
 
   private static void poll(String what, Duration timeout, BooleanSupplier condition) {

@@ -133,10 +133,8 @@ public final class LeaderCombiner {
   private final int maxWaiting;
   private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
   private final AtomicLong rounds = new AtomicLong();
-  private final AtomicLong roundsChosen = new AtomicLong();
   private final AtomicLong entriesCommitted = new AtomicLong();
   private final AtomicLong forwarded = new AtomicLong();
-  private final AtomicLong prefetches = new AtomicLong();
   private final Transport transport;
   private final Duration forwardTimeout;
   /** How long a DC that did not answer a pass-on counts as down ({@link LeaderSubmit#batcher}). */
@@ -173,11 +171,6 @@ public final class LeaderCombiner {
     return rounds.get();
   }
 
-  /** Rounds whose own list was chosen. */
-  public long roundsChosen() {
-    return roundsChosen.get();
-  }
-
   /** Groups with a round in flight at this instance now. */
   public int roundsInFlight() {
     int n = 0;
@@ -187,11 +180,6 @@ public final class LeaderCombiner {
       }
     }
     return n;
-  }
-
-  /** Grants asked in advance, in parallel with the round before. */
-  public long grantsAskedAhead() {
-    return prefetches.get();
   }
 
   /** Submits passed on to another DC's service (the group's batcher or the next leader). */
@@ -407,7 +395,6 @@ public final class LeaderCombiner {
           && p.message() instanceof GrantReply r && r.granted()
           && r.requester().equals(holder.toString()) && r.position() == position);
     }
-    prefetches.incrementAndGet();
     return new Prefetch(position, grantor, holder, granted.exceptionally(t -> false));
   }
 
@@ -441,15 +428,19 @@ public final class LeaderCombiner {
       }
     }
     List<LogEntry> entries = new ArrayList<>();
+    // A list encodes as one header plus its entries, so the sum of one-entry encodings is an
+    // upper bound on its size (computed once per entry, not once per candidate list).
+    long bytes = 0;
     for (Pending p : ordered) {
       if (!entries.isEmpty() && rules.conflicts(p.entry(), new LogValue(entries))) {
         continue;
       }
-      entries.add(p.entry());
-      if (entries.size() > 1 && LogCodec.encode(new LogValue(entries)).length > maxListBytes) {
-        entries.remove(entries.size() - 1);
+      int size = LogCodec.encode(LogValue.of(p.entry())).length;
+      if (!entries.isEmpty() && bytes + size > maxListBytes) {
         continue;
       }
+      entries.add(p.entry());
+      bytes += size;
       list.add(p);
     }
     g.queue.removeAll(list);
@@ -531,9 +522,6 @@ public final class LeaderCombiner {
               e.toString());
         }
       });
-      if (v.equals(proposed)) {
-        roundsChosen.incrementAndGet();
-      }
       synchronized (g) {
         remember(g, q, v);
         g.nextPosition = Math.max(g.nextPosition, q + 1);
