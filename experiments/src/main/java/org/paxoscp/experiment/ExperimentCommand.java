@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -63,9 +64,27 @@ public final class ExperimentCommand implements Callable<Integer> {
       + "timeout (the paper's two seconds; default: ${DEFAULT-VALUE}).")
   long requestTimeoutMs;
 
+  @Option(names = "--protocols", split = ",", paramLabel = "MODE",
+      description = "Commit modes to run at every point, in this order: basic, cp, leader "
+          + "(default: all three). Fewer modes for calibration runs; the results page uses all.")
+  List<String> protocols;
+
   @Override
   public Integer call() throws Exception {
     PrintStream o = System.out;
+    List<CommitProtocol> modes = new ArrayList<>();
+    for (String p : protocols == null ? List.<String>of() : protocols) {
+      try {
+        modes.add(CommitProtocol.valueOf(p.trim().toUpperCase(Locale.ROOT)));
+      } catch (IllegalArgumentException e) {
+        System.err.println("paxoscp experiment: unknown --protocols value '" + p
+            + "'; one of basic, cp, leader");
+        return 2;
+      }
+    }
+    if (modes.isEmpty()) {
+      modes.addAll(List.of(CommitProtocol.values()));
+    }
     List<Figure> figures = new ArrayList<>();
     if (name.equals("all")) {
       figures.addAll(List.of(Figure.values()));
@@ -87,11 +106,11 @@ public final class ExperimentCommand implements Callable<Integer> {
     for (Figure f : figures) {
       int n = txns != null ? txns : f.defaultTxns(quick);
       FigureRunner.Settings s = new FigureRunner.Settings(n, seed, opMs, 10, 0.5, store,
-          Duration.ofMillis(requestTimeoutMs));
+          Duration.ofMillis(requestTimeoutMs), List.copyOf(modes));
       List<Point> points = f.points(n);
       o.printf(Locale.ROOT, "experiment %s (%s): %d points x %d modes, %d transactions per mode "
           + "per point%s, seed %d, think time %d ms/op%n", f.cliName(), f.paperName(),
-          points.size(), org.paxoscp.client.CommitProtocol.values().length,
+          points.size(), modes.size(),
           points.get(0).totalTxns(), f.perDc() ? " (" + n + " per DC client)" : "", seed, opMs);
       String started = Instant.now().toString();
       long t0 = System.nanoTime();
@@ -115,6 +134,10 @@ public final class ExperimentCommand implements Callable<Integer> {
       }
       if (txns != null) {
         args.addAll(List.of("--txns", Integer.toString(txns)));
+      }
+      if (protocols != null) {
+        args.addAll(List.of("--protocols", String.join(",",
+            modes.stream().map(m -> m.name().toLowerCase(Locale.ROOT)).toList())));
       }
       args.addAll(List.of("--seed", Long.toString(seed), "--op-ms", Long.toString(opMs),
           "--request-timeout-ms", Long.toString(requestTimeoutMs), "--store", store.toString()));

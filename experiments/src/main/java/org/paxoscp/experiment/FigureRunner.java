@@ -46,9 +46,10 @@ public final class FigureRunner {
    * @param readFraction fraction of reads
    * @param store where the DCs keep their state
    * @param requestTimeout the protocol's timeout (the paper: 2 s)
+   * @param modes the commit modes run at every point, in order
    */
   public record Settings(int txns, long seed, long opMs, int ops, double readFraction,
-      LocalCluster.StoreKind store, Duration requestTimeout) {}
+      LocalCluster.StoreKind store, Duration requestTimeout, List<CommitProtocol> modes) {}
 
   private FigureRunner() {}
 
@@ -60,8 +61,8 @@ public final class FigureRunner {
     for (Point p : points) {
       byCluster.computeIfAbsent(p.dcs(), k -> new ArrayList<>()).add(p);
     }
-    CommitProtocol[] modes = CommitProtocol.values();
-    long total = points.stream().mapToLong(Point::totalTxns).sum() * modes.length;
+    List<CommitProtocol> modes = s.modes();
+    long total = points.stream().mapToLong(Point::totalTxns).sum() * modes.size();
     List<Row> rows = new ArrayList<>();
     try (ProgressBar bar = new ProgressBarBuilder().setTaskName(figure.cliName())
         .setInitialMax(total).setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(1000)

@@ -46,7 +46,7 @@ final class Manifest {
     cfg.put("request_timeout_ms", s.requestTimeout().toMillis());
     cfg.put("wan", "paper region RTTs (org.paxoscp.transport.Latency.paperRegions)");
     List<String> modes = new ArrayList<>();
-    for (var p : org.paxoscp.client.CommitProtocol.values()) {
+    for (var p : s.modes()) {
       modes.add(p.name().toLowerCase(java.util.Locale.ROOT));
     }
     cfg.put("modes", modes);
