@@ -179,8 +179,17 @@ public final class CatchUp implements AutoCloseable {
           + "position {}: kept {}, refused {}", localDc, group, position,
           acceptor.chosen(group, position).map(Object::toString).orElse("?"), value);
     }
-    applier.applyKnown(group);
+    if (r == Acceptor.ApplyResult.CONFLICT) {
+      applier.applyKnown(group);
+    } else {
+      applier.applyKnown(group, position, value);
+    }
     return r;
+  }
+
+  /** The applier this catch-up applies with (shared by the service over the same store). */
+  LogApplier applier() {
+    return applier;
   }
 
   /** Whether {@link #close} was called (the service instance is stopping). */

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -34,6 +35,7 @@ import org.paxoscp.transport.Message.SubmitRequest;
 import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -142,8 +144,9 @@ public final class TransactionService implements RequestHandler {
       throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
     }
     this.acceptor = new Acceptor(store);
-    this.applier = new LogApplier(store);
     this.catchUp = Objects.requireNonNull(catchUp);
+    // One applier for the service and its catch-up, so both see one remembered watermark.
+    this.applier = catchUp.applier();
     this.limits = Objects.requireNonNull(limits);
     this.scheduler = Objects.requireNonNull(scheduler);
     this.combiner = new LeaderCombiner(dc, this.dcs, acceptor, applier, catchUp, scheduler,
@@ -276,7 +279,10 @@ public final class TransactionService implements RequestHandler {
    */
   private void applied(String group, long position, Apply a) {
     catchUp.record(group, position, a.value());
-    long watermark = applier.appliedWatermark(group);
+    // A lower bound of the store's watermark, as of the apply just done: enough both for the
+    // collector (a low report only delays collection) and for the gap test (a catch-up to a
+    // position already applied ends at once).
+    long watermark = applier.knownApplied(group);
     if (collector != null) {
       collector.onApplied(group, watermark);
     }
@@ -297,7 +303,7 @@ public final class TransactionService implements RequestHandler {
     if (b.position() < 0) {
       throw new Rejected("minimum read position must be >= 0, got " + b.position());
     }
-    return ensureApplied(b.group(), b.position()).thenApply(watermark -> {
+    return applyOrCatchUp(b.group(), b.position()).thenApply(watermark -> {
       if (applier.tooOld(b.group(), watermark)) {
         // Cannot happen while the watermark stays below every DC's applied one; refuse rather
         // than hand out a read position whose versions may be gone.
@@ -312,7 +318,11 @@ public final class TransactionService implements RequestHandler {
     if (watermark == 0) {
       return "";
     }
-    return acceptor.chosen(group, watermark).map(v -> {
+    Optional<LogValue> chosen = applier.lastApplied(group, watermark);
+    if (chosen.isEmpty()) {
+      chosen = acceptor.chosen(group, watermark);
+    }
+    return chosen.map(v -> {
       OptionalInt i = Proposer.leaderAfter(dcs, v);
       return i.isPresent() ? dcs.get(i.getAsInt()) : "";
     }).orElse("");
@@ -366,6 +376,16 @@ public final class TransactionService implements RequestHandler {
    * @return completes with the applied watermark, at least {@code target}
    */
   private CompletableFuture<Long> ensureApplied(String group, long target) {
+    long known = applier.knownApplied(group);
+    if (known >= target) {
+      // Already applied here (the known watermark is a lower bound of the store's): no store read.
+      return CompletableFuture.completedFuture(known);
+    }
+    return applyOrCatchUp(group, target);
+  }
+
+  /** {@link #ensureApplied} that first applies everything known, for a fresh watermark. */
+  private CompletableFuture<Long> applyOrCatchUp(String group, long target) {
     long watermark = applier.applyKnown(group);
     if (watermark >= target) {
       return CompletableFuture.completedFuture(watermark);

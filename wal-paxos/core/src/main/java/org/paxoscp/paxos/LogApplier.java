@@ -3,9 +3,12 @@ package org.paxoscp.paxos;
 import static org.paxoscp.paxos.WalLayout.APPLIED;
 import static org.paxoscp.paxos.WalLayout.DATA_VALUE;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.wal.LogEntry;
@@ -27,6 +30,17 @@ public final class LogApplier {
 
   private final KvStore store;
   private final Acceptor acceptor;
+  /**
+   * Per group, the highest applied watermark this applier has read from or written to the store,
+   * with the chosen value at that position when this applier applied it. Only a lower bound of
+   * the store's watermark (other appliers over the same store move it too), and used only as one:
+   * {@link #knownApplied} answers "is position p applied?" without a store read when the answer
+   * is yes. A chosen value never changes, so the remembered value is always the position's.
+   */
+  private final ConcurrentHashMap<String, Applied> known = new ConcurrentHashMap<>();
+
+  /** A watermark and, if this applier applied it, the chosen value at it (else null). */
+  private record Applied(long position, LogValue value) {}
 
   public LogApplier(KvStore store) {
     this.store = store;
@@ -35,8 +49,29 @@ public final class LogApplier {
 
   /** Highest position p such that every position <= p is applied to this DC's data table. */
   public long appliedWatermark(String group) {
-    return store.read(Table.META, WalLayout.metaRow(group), APPLIED, KvStore.LATEST)
+    long w = store.read(Table.META, WalLayout.metaRow(group), APPLIED, KvStore.LATEST)
         .map(c -> WalLayout.decodeLong(c.value())).orElse(0L);
+    remember(group, w, null);
+    return w;
+  }
+
+  /**
+   * A lower bound of {@link #appliedWatermark} without a store read: the highest watermark this
+   * applier has seen or set (0 before the first). Every position at or below it is applied.
+   */
+  public long knownApplied(String group) {
+    Applied a = known.get(group);
+    return a == null ? 0 : a.position();
+  }
+
+  /**
+   * The chosen value at {@code position} if it is the watermark this applier last applied, else
+   * empty (then ask the acceptor).
+   */
+  public Optional<LogValue> lastApplied(String group, long position) {
+    Applied a = known.get(group);
+    return a != null && a.position() == position && a.value() != null
+        ? Optional.of(a.value()) : Optional.empty();
   }
 
   /**
@@ -46,15 +81,33 @@ public final class LogApplier {
    * @return the new applied watermark
    */
   public long applyKnown(String group) {
+    return applyKnown(group, 0, null);
+  }
+
+  /**
+   * {@link #applyKnown(String)} for a caller that has just recorded {@code value} as the chosen
+   * value of {@code position} in this DC's WAL: that position is applied from {@code value}
+   * instead of being read back.
+   */
+  public long applyKnown(String group, long position, LogValue value) {
     long applied = appliedWatermark(group);
     while (true) {
-      Optional<LogValue> next = acceptor.chosen(group, applied + 1);
+      Optional<LogValue> next = value != null && applied + 1 == position
+          ? Optional.of(value) : acceptor.chosen(group, applied + 1);
       if (next.isEmpty()) {
         return applied;
       }
       writeVersions(group, applied + 1, next.get());
-      applied = advance(group, applied, applied + 1);
+      long to = advance(group, applied, applied + 1);
+      remember(group, to, to == applied + 1 ? next.get() : null);
+      applied = to;
     }
+  }
+
+  private void remember(String group, long position, LogValue value) {
+    known.merge(group, new Applied(position, value),
+        (old, now) -> now.position() > old.position()
+            || (now.position() == old.position() && old.value() == null) ? now : old);
   }
 
   private void writeVersions(String group, long position, LogValue value) {
@@ -62,10 +115,12 @@ public final class LogApplier {
     for (LogEntry e : value.entries()) {
       folded.putAll(e.writes());
     }
+    List<KvStore.RowWrite> rows = new ArrayList<>(folded.size());
     for (var w : folded.entrySet()) {
-      store.write(Table.DATA, WalLayout.dataRow(group, w.getKey()), position,
-          Map.of(DATA_VALUE, encodeItem(w.getValue())));
+      rows.add(new KvStore.RowWrite(WalLayout.dataRow(group, w.getKey()),
+          Map.of(DATA_VALUE, encodeItem(w.getValue()))));
     }
+    store.writeRows(Table.DATA, position, rows);
   }
 
   /** Moves the watermark from {@code from} to {@code to} unless another applier got further. */

@@ -1,5 +1,6 @@
 package org.paxoscp.store;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -51,6 +52,20 @@ public interface KvStore extends AutoCloseable {
    * (row, column, timestamp) replaces that version.
    */
   void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells);
+
+  /** One row's cells for {@link #writeRows}. */
+  record RowWrite(byte[] row, Map<String, byte[]> cells) {}
+
+  /**
+   * Writes each row's cells at {@code timestamp}, as {@link #write} would one row at a time:
+   * each row atomically, the rows in no particular order and not atomically together. A store
+   * may send them in one request (HBase does); the default calls {@link #write} per row.
+   */
+  default void writeRows(Table table, long timestamp, List<RowWrite> rows) {
+    for (RowWrite w : rows) {
+      write(table, w.row(), timestamp, w.cells());
+    }
+  }
 
   /**
    * Writes {@code cells} at {@code timestamp} atomically if and only if the newest version of

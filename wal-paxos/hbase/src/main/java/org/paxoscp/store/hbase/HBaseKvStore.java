@@ -3,8 +3,10 @@ package org.paxoscp.store.hbase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -187,6 +189,20 @@ public final class HBaseKvStore implements KvStore {
   public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
     Put put = put(row, timestamp, cells);
     call(table, "write", row, () -> tables.get(table).put(put));
+  }
+
+  /** One multi-row request (HBase's {@code putAll}) instead of one request per row. */
+  @Override
+  public void writeRows(Table table, long timestamp, List<RowWrite> rows) {
+    if (rows.isEmpty()) {
+      return;
+    }
+    List<Put> puts = new ArrayList<>(rows.size());
+    for (RowWrite w : rows) {
+      puts.add(put(w.row(), timestamp, w.cells()));
+    }
+    call(table, "writeRows(" + rows.size() + ")", rows.get(0).row(),
+        () -> tables.get(table).putAll(puts));
   }
 
   @Override
