@@ -118,6 +118,22 @@ public abstract class KvStoreContract {
   }
 
   @Test
+  void writeRowsWritesEveryRowAtTheTimestamp() {
+    store.write(Table.DATA, b("a"), 5, Map.of("d", b("old")));
+    store.writeRows(Table.DATA, 7, List.of(
+        new KvStore.RowWrite(b("a"), Map.of("d", b("a7"))),
+        new KvStore.RowWrite(b("b"), Map.of("d", b("b7"), "e", b("e7")))));
+    store.writeRows(Table.DATA, 8, List.of());
+    assertEquals(Optional.of("old"), readString(Table.DATA, "a", "d", 6));
+    assertEquals(Optional.of("a7"), readString(Table.DATA, "a", "d", KvStore.LATEST));
+    assertEquals(Optional.of("b7"), readString(Table.DATA, "b", "d", 7));
+    assertEquals(Optional.of("e7"), readString(Table.DATA, "b", "e", 7));
+    assertEquals(Optional.empty(), readString(Table.DATA, "b", "d", 6));
+    assertThrows(IllegalArgumentException.class, () -> store.writeRows(Table.DATA, 9,
+        List.of(new KvStore.RowWrite(b("c"), Map.of()))));
+  }
+
+  @Test
   void multiCellWriteAndReadRow() {
     store.write(Table.WAL, b("p"), KvStore.UNVERSIONED, Map.of("n", b("1"), "b", b("2"), "v", b("3")));
     Map<String, Cell> row = store.readRow(Table.WAL, b("p"));
