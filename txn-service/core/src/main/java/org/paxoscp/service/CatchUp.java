@@ -179,11 +179,9 @@ public final class CatchUp implements AutoCloseable {
           + "position {}: kept {}, refused {}", localDc, group, position,
           acceptor.chosen(group, position).map(Object::toString).orElse("?"), value);
     }
-    if (r == Acceptor.ApplyResult.CONFLICT) {
-      applier.applyKnown(group);
-    } else {
-      applier.applyKnown(group, position, value);
-    }
+    long applied = r == Acceptor.ApplyResult.CONFLICT ? applier.applyKnown(group)
+        : applier.applyKnown(group, position, value);
+    completeWaiters(group, applied);
     return r;
   }
 
@@ -308,6 +306,31 @@ public final class CatchUp implements AutoCloseable {
   private void fail(String group, GroupRun run, RuntimeException failure) {
     LOG.warn("catch-up of group {} at DC {} stopped: {}", group, localDc, failure.toString());
     stop(run, failure);
+  }
+
+  /**
+   * Completes every waiter of {@code group} that {@code applied} reached, whoever applied it: a
+   * request waiting for a position that an APPLY delivers while the run is still asking peers
+   * for it need not wait for that answer. The run itself goes on and ends at its next step.
+   */
+  private void completeWaiters(String group, long applied) {
+    GroupRun run = runs.get(group);
+    if (run == null) {
+      return;
+    }
+    List<Waiter> reached = new ArrayList<>();
+    synchronized (run) {
+      for (Iterator<Waiter> it = run.waiters.iterator(); it.hasNext(); ) {
+        Waiter w = it.next();
+        if (w.target() <= applied) {
+          reached.add(w);
+          it.remove();
+        }
+      }
+    }
+    for (Waiter w : reached) {
+      w.future().complete(applied);
+    }
   }
 
   private static void completeReached(GroupRun run, long applied) {
