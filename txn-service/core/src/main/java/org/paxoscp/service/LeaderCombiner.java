@@ -512,16 +512,8 @@ public final class LeaderCombiner {
     List<Runnable> answers = new ArrayList<>();
     if (decided) {
       LogValue v = o.chosen();
-      // Record and apply here in the background (the proposer's APPLY does it too); the next
-      // round starts at q + 1 at once, judging against the value kept in the cache.
-      scheduler.execute(() -> {
-        try {
-          catchUp.record(g.name, q, v);
-        } catch (RuntimeException e) {
-          LOG.warn("DC {}: recording group {} position {} failed: {}", dc, g.name, q,
-              e.toString());
-        }
-      });
+      // The proposer's APPLY, sent to every DC including this one, records and applies it here;
+      // the next round starts at q + 1 at once, judging against the value kept in the cache.
       synchronized (g) {
         remember(g, q, v);
         g.nextPosition = Math.max(g.nextPosition, q + 1);
