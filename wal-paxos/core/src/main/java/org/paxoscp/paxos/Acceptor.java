@@ -178,6 +178,17 @@ public final class Acceptor {
     return v;
   }
 
+  /**
+   * The chosen cell of a position if this DC's WAL holds it, without the GC check of
+   * {@link #chosen}: empty also for a collected position. For callers that treat empty only as
+   * "stop here" and never as "not chosen" (the applier's look-ahead past its watermark); one
+   * store read instead of two.
+   */
+  public Optional<LogValue> chosenIfRecorded(String group, long position) {
+    return store.read(Table.WAL, WalLayout.walRow(group, position), CHOSEN, KvStore.LATEST)
+        .map(c -> LogCodec.decode(c.value()));
+  }
+
   /** Throws {@link TooOldException} if {@code position} is at or below the GC watermark. */
   private void refuseIfCollected(String group, long position) {
     long gc = LogCollector.gcWatermark(store, group);

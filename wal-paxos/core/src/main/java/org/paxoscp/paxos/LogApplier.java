@@ -92,8 +92,11 @@ public final class LogApplier {
   public long applyKnown(String group, long position, LogValue value) {
     long applied = appliedWatermark(group);
     while (true) {
+      // Empty means "not recorded here", or collected: either way applying stops, and nothing
+      // is concluded from it (a catch-up learns the position through Acceptor.chosen, which
+      // tells the two apart).
       Optional<LogValue> next = value != null && applied + 1 == position
-          ? Optional.of(value) : acceptor.chosen(group, applied + 1);
+          ? Optional.of(value) : acceptor.chosenIfRecorded(group, applied + 1);
       if (next.isEmpty()) {
         return applied;
       }
