@@ -1,5 +1,8 @@
 package org.paxoscp.experiment;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,6 +74,10 @@ public final class ExperimentCommand implements Callable<Integer> {
           + "(default: all three). Fewer modes for calibration runs; the results page uses all.")
   List<String> protocols;
 
+  @Option(names = "--charts-only", description = "Run nothing: draw each figure's two charts "
+      + "again from DIR/NAME/NAME.csv and manifest.json of an earlier run.")
+  boolean chartsOnly;
+
   @Override
   public Integer call() throws Exception {
     PrintStream o = System.out;
@@ -103,6 +110,9 @@ public final class ExperimentCommand implements Callable<Integer> {
       System.err.println("paxoscp experiment: --txns must be positive");
       return 2;
     }
+    if (chartsOnly) {
+      return redrawCharts(figures, o);
+    }
     long allStarted = System.nanoTime();
     boolean ok = true;
     for (Figure f : figures) {
@@ -124,8 +134,7 @@ public final class ExperimentCommand implements Callable<Integer> {
       Files.createDirectories(dir);
       FigureReport.writePointsCsv(rows, dir.resolve(f.cliName() + ".csv"));
       FigureReport.writeTxnsCsv(rows, dir.resolve(f.cliName() + "-txns.csv"));
-      String what = f.paperName() + " (" + f.cliName() + "), " + points.get(0).totalTxns()
-          + " txns per mode per point" + (quick ? ", --quick" : "") + ", seed " + seed;
+      String what = chartSubject(f, n, quick, seed);
       FigureReport.writeCommitsChart(rows, dir.resolve(f.cliName() + "-commits.png"),
           "Commits by promotion round: " + what);
       FigureReport.writeLatencyChart(rows, dir.resolve(f.cliName() + "-latency.png"),
@@ -154,6 +163,36 @@ public final class ExperimentCommand implements Callable<Integer> {
           (System.nanoTime() - allStarted) / 1e9);
     }
     return ok ? 0 : 1;
+  }
+
+  /** What a chart's title says the run was. */
+  private static String chartSubject(Figure f, int txns, boolean quick, long seed) {
+    return f.paperName() + " (" + f.cliName() + "), " + f.points(txns).get(0).totalTxns()
+        + " txns per mode per point" + (quick ? ", --quick" : "") + ", seed " + seed;
+  }
+
+  /** {@code --charts-only}: the charts of each figure under {@code out}, from its files. */
+  private int redrawCharts(List<Figure> figures, PrintStream o) throws IOException {
+    for (Figure f : figures) {
+      Path dir = out.resolve(f.cliName());
+      Path csv = dir.resolve(f.cliName() + ".csv");
+      Path manifest = dir.resolve("manifest.json");
+      if (!Files.exists(csv) || !Files.exists(manifest)) {
+        System.err.println("paxoscp experiment: --charts-only needs " + csv + " and " + manifest
+            + " from an earlier run");
+        return 2;
+      }
+      JsonNode cfg = new ObjectMapper().readTree(manifest.toFile()).path("config");
+      String what = chartSubject(f, cfg.path("txns_per_mode_per_point").asInt(),
+          cfg.path("quick").asBoolean(), cfg.path("seed").asLong());
+      List<FigureReport.Bar> bars = FigureReport.readBars(csv, f);
+      FigureReport.writeCommitsChart(bars, f.xAxis(), dir.resolve(f.cliName() + "-commits.png"),
+          "Commits by promotion round: " + what);
+      FigureReport.writeLatencyChart(bars, f.xAxis(), dir.resolve(f.cliName() + "-latency.png"),
+          "Commit latency by round: " + what);
+      o.printf("%s: charts drawn again from %s%n", f.cliName(), csv);
+    }
+    return 0;
   }
 
   /** Reads {@code --store hbase|memory}. */

@@ -95,26 +95,85 @@ public final class FigureReport {
     return Double.isNaN(v) ? "" : String.format(Locale.ROOT, "%.2f", v);
   }
 
+  /**
+   * What a chart shows of one run: its x label (the point, or the client DC in Figure 8), its
+   * mode, commits by promotion round (columns 0 .. {@link Row#ROUNDS}), read-only commits and the
+   * mean commit latency by round (NaN where none). Built from a {@link Row}, or read back from
+   * the points CSV so that charts can be drawn again without running again.
+   */
+  record Bar(String x, String mode, int[] rounds, int readOnly, double[] meanMs, int maxRound) {
+    static Bar of(Row r) {
+      int[] rounds = new int[Row.ROUNDS + 1];
+      double[] means = new double[Row.ROUNDS + 1];
+      for (int k = 0; k <= Row.ROUNDS; k++) {
+        rounds[k] = r.round(k);
+        means[k] = r.meanCommitMs(k);
+      }
+      return new Bar(FigureReport.x(r), r.mode(), rounds, r.readOnly(), means, r.maxRound());
+    }
+  }
+
+  /**
+   * The bars of a points CSV written by {@link #writePointsCsv} (a file this class wrote: no
+   * quoting, so a split on commas reads it), as the charts show them.
+   */
+  static List<Bar> readBars(Path csv, Figure figure) throws IOException {
+    List<String> lines = Files.readAllLines(csv, StandardCharsets.UTF_8);
+    if (lines.isEmpty() || !lines.get(0).equals(POINTS_HEADER)) {
+      throw new IOException(csv + " is not a points CSV of this version (header differs)");
+    }
+    List<String> cols = List.of(POINTS_HEADER.split(","));
+    List<Bar> bars = new ArrayList<>();
+    for (String line : lines.subList(1, lines.size())) {
+      String[] v = line.split(",", -1);
+      if (v.length != cols.size()) {
+        throw new IOException(csv + ": a line has " + v.length + " columns, not " + cols.size());
+      }
+      String home = v[cols.indexOf("home_dc")];
+      if (figure.perDc() == home.equals("all")) {
+        continue;
+      }
+      String[] roundCols = {"r0", "r1", "r2", "r3_or_more"};
+      int[] rounds = new int[Row.ROUNDS + 1];
+      double[] means = new double[Row.ROUNDS + 1];
+      for (int k = 0; k <= Row.ROUNDS; k++) {
+        rounds[k] = Integer.parseInt(v[cols.indexOf(roundCols[k])]);
+        String m = v[cols.indexOf(k == Row.ROUNDS ? "mean_commit_ms_r3_or_more"
+            : "mean_commit_ms_r" + k)];
+        means[k] = m.isEmpty() ? Double.NaN : Double.parseDouble(m);
+      }
+      bars.add(new Bar(figure.perDc() ? home : v[cols.indexOf("point")],
+          v[cols.indexOf("mode")], rounds, Integer.parseInt(v[cols.indexOf("read_only")]),
+          means, Integer.parseInt(v[cols.indexOf("max_round")])));
+    }
+    return bars;
+  }
+
   /** Stacked bars: per point and mode, commits by promotion round (the paper's (a) panels). */
   public static void writeCommitsChart(List<Row> rows, Path file, String title)
       throws IOException {
+    writeCommitsChart(shown(rows).stream().map(Bar::of).toList(), xAxis(rows), file, title);
+  }
+
+  static void writeCommitsChart(List<Bar> shown, String xAxis, Path file, String title)
+      throws IOException {
     System.setProperty("java.awt.headless", "true");
-    List<Row> shown = shown(rows);
-    CategoryChart chart = new CategoryChartBuilder().width(900).height(520).title(title)
-        .xAxisTitle(shown.isEmpty() ? "" : shown.get(0).figure().xAxis() + " / mode")
-        .yAxisTitle("committed transactions").build();
+    CategoryChart chart = new CategoryChartBuilder().width(1000).height(560).title(title)
+        .xAxisTitle(xAxis + " / mode").yAxisTitle("committed transactions").build();
     chart.getStyler().setStacked(true);
     chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+    // One bar per point and mode: slanted labels stay readable with 15 bars.
+    chart.getStyler().setXAxisLabelRotation(45);
     chart.getStyler().setSeriesColors(new Color[] {new Color(0x1f4e99), new Color(0x3f7fd6),
         new Color(0x7fb2ee), new Color(0x2e9e6a), new Color(0x9e9e9e)});
-    List<String> labels = shown.stream().map(r -> x(r) + " " + r.mode()).toList();
+    List<String> labels = shown.stream().map(b -> b.x() + " " + b.mode()).toList();
     for (int k = 0; k <= Row.ROUNDS; k++) {
       final int col = k;
       String name = k == 0 ? "first try" : k + (k < Row.ROUNDS ? "" : "+") + " promotion"
           + (k == 1 ? "" : "s");
-      chart.addSeries(name, labels, shown.stream().map(r -> r.round(col)).toList());
+      chart.addSeries(name, labels, shown.stream().map(b -> b.rounds()[col]).toList());
     }
-    chart.addSeries("read-only", labels, shown.stream().map(Row::readOnly).toList());
+    chart.addSeries("read-only", labels, shown.stream().map(Bar::readOnly).toList());
     save(chart, file);
   }
 
@@ -124,34 +183,41 @@ public final class FigureReport {
    */
   public static void writeLatencyChart(List<Row> rows, Path file, String title)
       throws IOException {
+    writeLatencyChart(shown(rows).stream().map(Bar::of).toList(), xAxis(rows), file, title);
+  }
+
+  static void writeLatencyChart(List<Bar> shown, String xAxis, Path file, String title)
+      throws IOException {
     System.setProperty("java.awt.headless", "true");
-    List<Row> shown = shown(rows);
-    CategoryChart chart = new CategoryChartBuilder().width(900).height(520).title(title)
-        .xAxisTitle(shown.isEmpty() ? "" : shown.get(0).figure().xAxis())
-        .yAxisTitle("mean commit latency (ms)").build();
+    CategoryChart chart = new CategoryChartBuilder().width(1000).height(560).title(title)
+        .xAxisTitle(xAxis).yAxisTitle("mean commit latency (ms)").build();
     chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
     Set<String> xs = new LinkedHashSet<>();
     Set<String> modes = new LinkedHashSet<>();
-    for (Row r : shown) {
-      xs.add(x(r));
-      modes.add(r.mode());
+    for (Bar b : shown) {
+      xs.add(b.x());
+      modes.add(b.mode());
     }
     List<String> labels = List.copyOf(xs);
     for (String mode : modes) {
-      List<Row> of = shown.stream().filter(r -> r.mode().equals(mode)).toList();
-      int maxCol = Math.min(Row.ROUNDS, of.stream().mapToInt(Row::maxRound).max().orElse(0));
+      List<Bar> of = shown.stream().filter(b -> b.mode().equals(mode)).toList();
+      int maxCol = Math.min(Row.ROUNDS, of.stream().mapToInt(Bar::maxRound).max().orElse(0));
       for (int k = 0; k <= maxCol; k++) {
         final int col = k;
         List<Double> ys = new ArrayList<>();
         for (String xl : labels) {
-          double v = of.stream().filter(r -> x(r).equals(xl)).findFirst()
-              .map(r -> r.meanCommitMs(col)).orElse(Double.NaN);
+          double v = of.stream().filter(b -> b.x().equals(xl)).findFirst()
+              .map(b -> b.meanMs()[col]).orElse(Double.NaN);
           ys.add(Double.isNaN(v) ? 0.0 : v);
         }
         chart.addSeries(mode + " r" + k + (k == Row.ROUNDS ? "+" : ""), labels, ys);
       }
     }
     save(chart, file);
+  }
+
+  private static String xAxis(List<Row> rows) {
+    return rows.isEmpty() ? "" : rows.get(0).figure().xAxis();
   }
 
   private static void save(CategoryChart chart, Path file) throws IOException {

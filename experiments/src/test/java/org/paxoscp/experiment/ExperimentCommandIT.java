@@ -95,6 +95,18 @@ class ExperimentCommandIT {
     assertTrue(m.path("machine").path("cores").asInt() > 0);
     assertTrue(m.path("all_runs_serializable").asBoolean());
 
+    assertCharts(f, d);
+
+    // The charts can be drawn again from the files alone.
+    for (String png : List.of("-commits.png", "-latency.png")) {
+      Files.delete(d.resolve(f.cliName() + png));
+    }
+    assertEquals(0, new CommandLine(new ExperimentCommand()).execute(f.cliName(),
+        "--charts-only", "--out", dir.toString()));
+    assertCharts(f, d);
+  }
+
+  private static void assertCharts(Figure f, Path d) throws IOException {
     byte[] magic = {(byte) 0x89, 'P', 'N', 'G'};
     for (String png : List.of("-commits.png", "-latency.png")) {
       byte[] b = Files.readAllBytes(d.resolve(f.cliName() + png));
