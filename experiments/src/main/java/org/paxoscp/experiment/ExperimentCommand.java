@@ -84,7 +84,13 @@ public final class ExperimentCommand implements Callable<Integer> {
     List<CommitProtocol> modes = new ArrayList<>();
     for (String p : protocols == null ? List.<String>of() : protocols) {
       try {
-        modes.add(CommitProtocol.valueOf(p.trim().toUpperCase(Locale.ROOT)));
+        CommitProtocol mode = CommitProtocol.valueOf(p.trim().toUpperCase(Locale.ROOT));
+        if (modes.contains(mode)) {
+          // Each (point, mode) run has an entity group of its own, named after the mode.
+          System.err.println("paxoscp experiment: --protocols names " + p + " twice");
+          return 2;
+        }
+        modes.add(mode);
       } catch (IllegalArgumentException e) {
         System.err.println("paxoscp experiment: unknown --protocols value '" + p
             + "'; one of basic, cp, leader");
@@ -182,10 +188,18 @@ public final class ExperimentCommand implements Callable<Integer> {
             + " from an earlier run");
         return 2;
       }
-      JsonNode cfg = new ObjectMapper().readTree(manifest.toFile()).path("config");
-      String what = chartSubject(f, cfg.path("txns_per_mode_per_point").asInt(),
-          cfg.path("quick").asBoolean(), cfg.path("seed").asLong());
-      List<FigureReport.Bar> bars = FigureReport.readBars(csv, f);
+      String what;
+      List<FigureReport.Bar> bars;
+      try {
+        JsonNode cfg = new ObjectMapper().readTree(manifest.toFile()).path("config");
+        what = chartSubject(f, cfg.path("txns_per_mode_per_point").asInt(1),
+            cfg.path("quick").asBoolean(), cfg.path("seed").asLong());
+        bars = FigureReport.readBars(csv, f);
+      } catch (IOException | RuntimeException e) {
+        System.err.println("paxoscp experiment: --charts-only cannot read " + dir + ": "
+            + e.getMessage());
+        return 2;
+      }
       FigureReport.writeCommitsChart(bars, f.xAxis(), dir.resolve(f.cliName() + "-commits.png"),
           "Commits by promotion round: " + what);
       FigureReport.writeLatencyChart(bars, f.xAxis(), dir.resolve(f.cliName() + "-latency.png"),

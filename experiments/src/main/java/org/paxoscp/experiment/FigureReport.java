@@ -76,16 +76,17 @@ public final class FigureReport {
   /** Every transaction of every run. */
   public static void writeTxnsCsv(List<Row> rows, Path file) throws IOException {
     List<String> lines = new ArrayList<>();
-    lines.add("figure,point,mode,client,home_dc,outcome,promotions,combined,commit_ms,txn_ms");
+    lines.add("figure,point,mode,client,home_dc,outcome,promotions,combined,commit_ms,txn_ms,"
+        + "abort_reason");
     for (Row r : rows) {
       if (!r.homeDc().equals("all")) {
         continue;
       }
       for (Sample s : r.samples()) {
-        lines.add(String.format(Locale.ROOT, "%s,%s,%s,%d,%s,%s,%d,%s,%.3f,%.3f",
+        lines.add(String.format(Locale.ROOT, "%s,%s,%s,%d,%s,%s,%d,%s,%.3f,%.3f,%s",
             r.figure().cliName(), r.point().label(), r.mode(), s.client(), s.homeDc(),
             s.outcome(), s.promotions(), s.combined(), s.commitMicros() / 1000.0,
-            s.txnMicros() / 1000.0));
+            s.txnMicros() / 1000.0, s.abortReason()));
       }
     }
     Files.write(file, lines, StandardCharsets.UTF_8);

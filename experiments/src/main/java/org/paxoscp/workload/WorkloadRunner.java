@@ -56,7 +56,38 @@ public final class WorkloadRunner {
    * @param txnMicros begin to outcome
    */
   public record Sample(int client, String homeDc, String outcome, int promotions,
-      boolean combined, long commitMicros, long txnMicros) {}
+      boolean combined, long commitMicros, long txnMicros, String abortReason) {
+    /** A sample with no abort reason. */
+    public Sample(int client, String homeDc, String outcome, int promotions, boolean combined,
+        long commitMicros, long txnMicros) {
+      this(client, homeDc, outcome, promotions, combined, commitMicros, txnMicros, "");
+    }
+  }
+
+  /**
+   * Why a commit aborted, in one word: {@code conflict} (it read a key a winner wrote),
+   * {@code lost-position} (basic Paxos: another transaction took its position), {@code no-quorum}
+   * (its proposer gave up on a position it never carried its entry to), {@code cap} or
+   * {@code bound} (its promotion cap or leader bound was used up), {@code too-old} (its read
+   * position was collected), else {@code other}.
+   */
+  public static String abortKind(String reason) {
+    String r = reason == null ? "" : reason;
+    if (r.contains("read a key written")) {
+      return "conflict";
+    } else if (r.startsWith("lost position")) {
+      return "lost-position";
+    } else if (r.startsWith("no quorum")) {
+      return "no-quorum";
+    } else if (r.startsWith("promotion cap")) {
+      return "cap";
+    } else if (r.contains("promotion bound")) {
+      return "bound";
+    } else if (r.contains("below the group's GC watermark")) {
+      return "too-old";
+    }
+    return "other";
+  }
 
   private WorkloadRunner() {}
 
@@ -108,7 +139,7 @@ public final class WorkloadRunner {
             Outcome o = runOne(spec, txc, "c" + client, rnd, history, latency);
             samples.accept(new Sample(client, home,
                 o.kind.name().toLowerCase(java.util.Locale.ROOT), o.promotions, o.combined,
-                o.commitMicros, (System.nanoTime() - begun) / 1000));
+                o.commitMicros, (System.nanoTime() - begun) / 1000, o.abortReason));
             switch (o.kind) {
               case COMMITTED -> {
                 rounds.computeIfAbsent(o.promotions, k -> new AtomicInteger()).incrementAndGet();
@@ -148,9 +179,13 @@ public final class WorkloadRunner {
   private enum Kind { COMMITTED, READ_ONLY, ABORTED, UNKNOWN, UNAVAILABLE }
 
   private record Outcome(Kind kind, int promotions, boolean combined, long position,
-      long commitMicros) {
+      long commitMicros, String abortReason) {
     Outcome(Kind kind, int promotions, boolean combined, long position) {
-      this(kind, promotions, combined, position, 0);
+      this(kind, promotions, combined, position, 0, "");
+    }
+
+    Outcome(Kind kind, int promotions, boolean combined, long position, long commitMicros) {
+      this(kind, promotions, combined, position, commitMicros, "");
     }
   }
 
@@ -199,7 +234,9 @@ public final class WorkloadRunner {
       return new Outcome(Kind.COMMITTED, r.promotions(), r.combined(), r.position(), micros);
     } catch (TransactionAbortedException e) {
       history.add(record(tx, client, TxnRecord.Status.ABORTED, reads, writes, -1));
-      return new Outcome(Kind.ABORTED, 0, false, 0, Math.max(1, (System.nanoTime() - t0) / 1000));
+      // Promotions before the abort: how far the transaction got.
+      return new Outcome(Kind.ABORTED, e.result().promotions(), false, 0,
+          Math.max(1, (System.nanoTime() - t0) / 1000), abortKind(e.result().reason()));
     } catch (OutcomeUnknownException e) {
       history.add(record(tx, client, TxnRecord.Status.UNKNOWN, reads, writes, -1));
       return new Outcome(Kind.UNKNOWN, 0, false, 0, Math.max(1, (System.nanoTime() - t0) / 1000));

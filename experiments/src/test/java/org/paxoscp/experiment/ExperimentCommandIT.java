@@ -85,6 +85,11 @@ class ExperimentCommandIT {
     List<String> txnLines = Files.readAllLines(d.resolve(f.cliName() + "-txns.csv"),
         StandardCharsets.UTF_8);
     assertEquals(1 + points.size() * modes.size() * TXNS, txnLines.size());
+    for (String line : txnLines.subList(1, txnLines.size())) {
+      String[] c = line.split(",", -1);
+      assertEquals(c[5].equals("aborted"), !c[10].isEmpty(), "abort reason exactly on aborts: "
+          + line);
+    }
 
     JsonNode m = new ObjectMapper().readTree(d.resolve("manifest.json").toFile());
     assertEquals(f.cliName(), m.path("figure").asText());

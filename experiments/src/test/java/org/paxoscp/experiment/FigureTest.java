@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.paxoscp.workload.WorkloadRunner;
 import org.paxoscp.workload.WorkloadRunner.Sample;
 
 class FigureTest {
@@ -66,5 +67,19 @@ class FigureTest {
     FigureReport.writeLatencyChart(List.of(r), dir.resolve("l.png"), "t");
     assertTrue(Files.size(dir.resolve("c.png")) > 0);
     assertTrue(Files.size(dir.resolve("l.png")) > 0);
+  }
+
+  @Test
+  void abortReasonsAreNamedByKind() {
+    assertEquals("conflict", WorkloadRunner.abortKind("read a key written at position 7 by t1"));
+    assertEquals("lost-position", WorkloadRunner.abortKind("lost position 7"));
+    assertEquals("no-quorum", WorkloadRunner.abortKind("no quorum at position 7 after 3 "
+        + "attempts (competing proposers held higher ballots)"));
+    assertEquals("cap", WorkloadRunner.abortKind("promotion cap 2 reached"));
+    assertEquals("bound", WorkloadRunner.abortKind("promotion bound 16 used up: positions 3..19"
+        + " went to other entries"));
+    assertEquals("too-old", WorkloadRunner.abortKind("position 4 is below the group's GC "
+        + "watermark: collected"));
+    assertEquals("other", WorkloadRunner.abortKind(null));
   }
 }
