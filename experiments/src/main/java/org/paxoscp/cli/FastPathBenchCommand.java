@@ -90,9 +90,10 @@ public final class FastPathBenchCommand implements Callable<Integer> {
   List<String> clientDcs;
 
   @Option(names = "--protocols", defaultValue = "leader,cp,basic", split = ",",
+      converter = CommitProtocolConverter.class,
       description = "Throughput: commit modes to run, side by side in one cluster: leader "
           + "(leader combination), cp (Paxos-CP), basic (default: ${DEFAULT-VALUE}).")
-  List<String> protocols;
+  List<CommitProtocol> protocols;
 
   @Option(names = "--tput-direct", description = "Throughput: clients access their home "
       + "DC's store directly.")
@@ -146,7 +147,8 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     o.printf(Locale.ROOT, "  nearest-majority RTT: %s%n", describeNm(nm));
     o.printf(Locale.ROOT, "  latency: homes=%s access=%s warm-up=%d measured=%d per setting; "
         + "throughput: %d clients in %s, %s, %d s after %d s warm-up%n", homes, access, warmup,
-        txns, clients, clientDcs, protocols, duration, tputWarmup);
+        txns, clients, clientDcs, protocols.stream()
+            .map(m -> m.name().toLowerCase(Locale.ROOT)).toList(), duration, tputWarmup);
     List<Row> rows = new ArrayList<>();
     int failures = 0;
     if (!noLocal) {
@@ -160,8 +162,8 @@ public final class FastPathBenchCommand implements Callable<Integer> {
         wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
       failures += latency(cluster, modes, nm, true, rows);
       if (clients > 0) {
-        for (String p : protocols) {
-          CommitProtocol protocol = CommitProtocol.valueOf(p.toUpperCase(Locale.ROOT));
+        for (CommitProtocol protocol : protocols) {
+          String p = protocol.name().toLowerCase(Locale.ROOT);
           o.printf(Locale.ROOT, "  throughput %s: %d clients, %d s warm-up + %d s ...%n", p,
               clients, tputWarmup, duration);
           ClosedLoopThroughput.Result t = ClosedLoopThroughput.run(cluster, protocol, clientDcs,

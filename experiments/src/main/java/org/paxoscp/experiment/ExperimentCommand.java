@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.paxoscp.cli.CommitProtocolConverter;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
 import picocli.CommandLine.Command;
@@ -70,9 +71,10 @@ public final class ExperimentCommand implements Callable<Integer> {
   long requestTimeoutMs;
 
   @Option(names = "--protocols", split = ",", paramLabel = "MODE",
+      converter = CommitProtocolConverter.class,
       description = "Commit modes to run at every point, in this order: basic, cp, leader "
           + "(default: all three). Fewer modes for calibration runs; the results page uses all.")
-  List<String> protocols;
+  List<CommitProtocol> protocols;
 
   @Option(names = "--charts-only", description = "Run nothing: draw each figure's two charts "
       + "again from DIR/NAME/NAME.csv and manifest.json of an earlier run.")
@@ -81,24 +83,11 @@ public final class ExperimentCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintStream o = System.out;
-    List<CommitProtocol> modes = new ArrayList<>();
-    for (String p : protocols == null ? List.<String>of() : protocols) {
-      try {
-        CommitProtocol mode = CommitProtocol.valueOf(p.trim().toUpperCase(Locale.ROOT));
-        if (modes.contains(mode)) {
-          // Each (point, mode) run has an entity group of its own, named after the mode.
-          System.err.println("paxoscp experiment: --protocols names " + p + " twice");
-          return 2;
-        }
-        modes.add(mode);
-      } catch (IllegalArgumentException e) {
-        System.err.println("paxoscp experiment: unknown --protocols value '" + p
-            + "'; one of basic, cp, leader");
-        return 2;
-      }
-    }
-    if (modes.isEmpty()) {
-      modes.addAll(List.of(CommitProtocol.values()));
+    List<CommitProtocol> modes = protocols == null ? List.of(CommitProtocol.values()) : protocols;
+    if (modes.stream().distinct().count() < modes.size()) {
+      // Each (point, mode) run has an entity group of its own, named after the mode.
+      System.err.println("paxoscp experiment: --protocols names a mode twice: " + modes);
+      return 2;
     }
     List<Figure> figures = new ArrayList<>();
     if (name.equals("all")) {

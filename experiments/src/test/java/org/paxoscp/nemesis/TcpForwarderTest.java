@@ -1,7 +1,6 @@
 package org.paxoscp.nemesis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -11,8 +10,10 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.paxoscp.testing.Poll;
 
 /** The TCP forwarder carries a connection both ways and stops listening when closed. */
 class TcpForwarderTest {
@@ -54,24 +55,18 @@ class TcpForwarderTest {
       // It stopped listening: the address can be bound again. (A connect attempt is no proof: a
       // TCP connection to a free local port can occasionally connect to itself.) Closing the
       // listening channel completes asynchronously, so allow it two seconds.
-      assertTrue(bindableWithin(listen, 2_000), "the forwarder still holds " + listen);
+      Poll.until("the forwarder to release " + listen, Duration.ofSeconds(2),
+          () -> bindable(listen));
     }
   }
 
-  private static boolean bindableWithin(InetSocketAddress address, long millis)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + millis * 1_000_000;
-    while (true) {
-      try (ServerSocket again = new ServerSocket()) {
-        again.setReuseAddress(true);
-        again.bind(address);
-        return true;
-      } catch (IOException e) {
-        if (System.nanoTime() > deadline) {
-          return false;
-        }
-        Thread.sleep(20);
-      }
+  private static boolean bindable(InetSocketAddress address) {
+    try (ServerSocket again = new ServerSocket()) {
+      again.setReuseAddress(true);
+      again.bind(address);
+      return true;
+    } catch (IOException e) {
+      return false;
     }
   }
 }
