@@ -78,7 +78,8 @@ public final class ProposerDriver {
         try {
           process(event.get());
         } catch (RuntimeException e) {
-          LOG.error("proposer for group {} position {} failed", proposer.position(), e);
+          LOG.error("proposer for group {} position {} failed", proposer.group(),
+              proposer.position(), e);
           result.completeExceptionally(e);
         }
       }

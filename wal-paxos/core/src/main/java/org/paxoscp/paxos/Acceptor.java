@@ -102,7 +102,8 @@ public final class Acceptor {
     if (s.chosen != null) {
       return new AcceptReply(m.group(), m.position(), m.ballot(), false, s.promise, s.chosen);
     }
-    refuseIfCollected(m.group(), m.position());
+    // The GC watermark is read after the row either way: after the write when the vote is
+    // taken, before the refusal otherwise (one store read per ACCEPT, not two).
     // The promise cell is rewritten with the "voted" mark, so that a PREPARE that read this row
     // before the vote fails its check-and-write and reads again (see State).
     Map<String, byte[]> vote = Map.of(PROMISE, State.votedPromise(m.ballot()),
@@ -123,9 +124,11 @@ public final class Acceptor {
     }
     if (ok) {
       refuseIfCollectedAfterWrite(m.group(), m.position(), row);
+      return new AcceptReply(m.group(), m.position(), m.ballot(), true, m.ballot(), null);
     }
-    Ballot promise = ok ? m.ballot() : State.read(store, row).promise;
-    return new AcceptReply(m.group(), m.position(), m.ballot(), ok, promise, null);
+    refuseIfCollected(m.group(), m.position());
+    return new AcceptReply(m.group(), m.position(), m.ballot(), false,
+        State.read(store, row).promise, null);
   }
 
   /**
@@ -137,7 +140,8 @@ public final class Acceptor {
     WalLayout.validateGroup(m.group());
     byte[] row = WalLayout.walRow(m.group(), m.position());
     byte[] encoded = LogCodec.encode(m.value());
-    refuseIfCollected(m.group(), m.position());
+    // No watermark read before the write: one after it refuses (and removes) a write that
+    // landed on a collected position, whenever the collection happened.
     if (store.checkAndWrite(Table.WAL, row, CHOSEN, null, KvStore.UNVERSIONED,
         Map.of(CHOSEN, encoded))) {
       refuseIfCollectedAfterWrite(m.group(), m.position(), row);
@@ -152,7 +156,7 @@ public final class Acceptor {
     WalLayout.validateGroup(m.group());
     byte[] row = WalLayout.walRow(m.group(), m.position());
     byte[] who = m.requester().getBytes(StandardCharsets.UTF_8);
-    refuseIfCollected(m.group(), m.position());
+    // As in apply: the watermark read after the write is the one the answer needs.
     boolean granted = store.checkAndWrite(Table.WAL, row, GRANT, null, KvStore.UNVERSIONED,
         Map.of(GRANT, who));
     if (!granted) {

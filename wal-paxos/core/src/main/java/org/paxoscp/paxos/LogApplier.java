@@ -39,6 +39,12 @@ public final class LogApplier {
    */
   private final ConcurrentHashMap<String, Applied> known = new ConcurrentHashMap<>();
 
+  /**
+   * Per group, the highest position a caller of {@link #applyKnown(String, long, LogValue)} has
+   * recorded: its look-ahead past the position it applies stops there without a store read.
+   */
+  private final ConcurrentHashMap<String, Long> highestRecorded = new ConcurrentHashMap<>();
+
   /** A watermark and, if this applier applied it, the chosen value at it (else null). */
   private record Applied(long position, LogValue value) {}
 
@@ -87,16 +93,33 @@ public final class LogApplier {
   /**
    * {@link #applyKnown(String)} for a caller that has just recorded {@code value} as the chosen
    * value of {@code position} in this DC's WAL: that position is applied from {@code value}
-   * instead of being read back.
+   * instead of being read back. Two store reads are saved in the common case of positions
+   * recorded in order: when this applier's known watermark is {@code position - 1}, applying
+   * starts there without reading the store's (a lower bound is a safe start: see
+   * {@link #advance}); and past {@code position} it looks for more recorded positions only up to
+   * the highest one a caller of this method has recorded (a position recorded by another
+   * applier over the same store is applied by that applier, or by the next
+   * {@link #applyKnown(String)}, which looks without a bound).
    */
   public long applyKnown(String group, long position, LogValue value) {
-    long applied = appliedWatermark(group);
+    long applied;
+    if (value != null) {
+      highestRecorded.merge(group, position, Math::max);
+      long known = knownApplied(group);
+      applied = known == position - 1 ? known : appliedWatermark(group);
+    } else {
+      applied = appliedWatermark(group);
+    }
     while (true) {
+      long at = applied + 1;
+      if (value != null && at > position && at > highestRecorded.getOrDefault(group, 0L)) {
+        return applied;
+      }
       // Empty means "not recorded here", or collected: either way applying stops, and nothing
       // is concluded from it (a catch-up learns the position through Acceptor.chosen, which
       // tells the two apart).
-      Optional<LogValue> next = value != null && applied + 1 == position
-          ? Optional.of(value) : acceptor.chosenIfRecorded(group, applied + 1);
+      Optional<LogValue> next = value != null && at == position
+          ? Optional.of(value) : acceptor.chosenIfRecorded(group, at);
       if (next.isEmpty()) {
         return applied;
       }
@@ -126,7 +149,15 @@ public final class LogApplier {
     store.writeRows(Table.DATA, position, rows);
   }
 
-  /** Moves the watermark from {@code from} to {@code to} unless another applier got further. */
+  /**
+   * Moves the watermark from {@code from} to {@code to} unless another applier got further.
+   * {@code from} may be below the store's watermark (a remembered lower bound): the
+   * check-and-write then fails and the store's value is returned. The versions written for
+   * {@code to} meanwhile are the ones already there (a position's versions are fixed by its
+   * chosen value), or, if the position was collected since, versions older than the newest one
+   * at or below the GC watermark, which no read above the watermark returns ({@link
+   * LogCollector}).
+   */
   private long advance(String group, long from, long to) {
     byte[] row = WalLayout.metaRow(group);
     byte[] expected = from == 0 ? null : WalLayout.encodeLong(from);

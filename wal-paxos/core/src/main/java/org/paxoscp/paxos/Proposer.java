@@ -178,6 +178,11 @@ public class Proposer {
     return outcome;
   }
 
+  /** The entity group this instance decides a position of. */
+  public String group() {
+    return group;
+  }
+
   /** The position currently worked on. */
   public long position() {
     return position;
