@@ -193,18 +193,15 @@ public final class LeaderCombiner {
   }
 
   /**
-   * Queues {@code s}; the caller has applied this DC up to {@code s.position() - 1}. Starts a
+   * Queues {@code s} for rounds here; the caller has asked {@link #passOn} first (an entry it
+   * passed on is not submitted here) and has applied this DC up to {@code s.position() - 1}.
+   * If the leader moved meanwhile, the entry still runs here: every round asks the grant of the
+   * position's leader, and rounds pass clients' entries on when another DC leads. Starts a
    * round at once when none is in flight. The future completes with a {@link SubmitReply} or an
    * {@link ErrorReply}, or never (the client's timeout then settles the outcome).
    */
   CompletableFuture<Message> submit(SubmitRequest s) {
     GroupState g = groups.computeIfAbsent(s.group(), GroupState::new);
-    if (!s.forwarded()) {
-      Optional<String> to = passOnTo(g);
-      if (to.isPresent()) {
-        return forward(s, to.get());
-      }
-    }
     Pending p;
     boolean start;
     synchronized (g) {
@@ -228,6 +225,19 @@ public final class LeaderCombiner {
       startRound(g);
     }
     return p.reply;
+  }
+
+  /**
+   * Passes a client's entry on to the DC that batches it when that is not this one (see
+   * {@link #passOnTo}), relaying the answer; empty when it is batched here (and always for an
+   * entry another DC passed on). Needs nothing applied at this DC.
+   */
+  Optional<CompletableFuture<Message>> passOn(SubmitRequest s) {
+    if (s.forwarded()) {
+      return Optional.empty();
+    }
+    GroupState g = groups.computeIfAbsent(s.group(), GroupState::new);
+    return passOnTo(g).map(to -> forward(s, to));
   }
 
   // ---- rounds ------------------------------------------------------------------------------

@@ -278,7 +278,16 @@ public final class TransactionService implements RequestHandler {
    * that every position up to it exists (section 5.4).
    */
   private void applied(String group, long position, Apply a) {
-    catchUp.record(group, position, a.value());
+    // A begin arriving meanwhile (typically its client's next, right after this commit) may
+    // read at this position before it is recorded and applied here (see begin).
+    applier.announce(group, position, a.value());
+    try {
+      catchUp.record(group, position, a.value());
+    } catch (RuntimeException e) {
+      // Not recorded here (the store failed): begins no longer count on this DC having it.
+      applier.withdraw(group, position);
+      throw e;
+    }
     // A lower bound of the store's watermark, as of the apply just done: enough both for the
     // collector (a low report only delays collection) and for the gap test (a catch-up to a
     // position already applied ends at once).
@@ -298,19 +307,25 @@ public final class TransactionService implements RequestHandler {
 
   // ---- begin and read -----------------------------------------------------------------------
 
-  /** Section 4 step 1: the read position, at least the client's last commit position. */
+  /**
+   * Section 4 step 1: the read position, at least the client's last commit position: the
+   * highest position up to which every chosen value has reached this DC (LogApplier#readPosition).
+   * The last ones may still be being recorded and applied by the APPLY that brought them, which a
+   * read at it waits for ({@link #read}), so a begin that arrives just after its client's commit
+   * does not wait for the commit's APPLY to be recorded and applied here, nor apply it a second
+   * time. No GC check: the read position is at or above
+   * this DC's applied watermark, and the GC watermark stays below every DC's applied one by the
+   * retention (section 7); reads and acceptors check it anyway.
+   */
   private CompletableFuture<Message> begin(BeginRequest b) {
     if (b.position() < 0) {
       throw new Rejected("minimum read position must be >= 0, got " + b.position());
     }
-    return applyOrCatchUp(b.group(), b.position()).thenApply(watermark -> {
-      if (applier.tooOld(b.group(), watermark)) {
-        // Cannot happen while the watermark stays below every DC's applied one; refuse rather
-        // than hand out a read position whose versions may be gone.
-        throw new TooOldException(b.group(), watermark, watermark);
-      }
-      return new BeginReply(b.group(), watermark, leaderAfter(b.group(), watermark));
-    });
+    long readPosition = applier.readPosition(b.group());
+    CompletableFuture<Long> at = readPosition >= b.position()
+        ? CompletableFuture.completedFuture(readPosition)
+        : applyOrCatchUp(b.group(), b.position());
+    return at.thenApply(w -> new BeginReply(b.group(), w, leaderAfter(b.group(), w)));
   }
 
   /** The fast-path leader for {@code watermark + 1}, by the one rule (section 5.3), or "". */
@@ -318,7 +333,7 @@ public final class TransactionService implements RequestHandler {
     if (watermark == 0) {
       return "";
     }
-    Optional<LogValue> chosen = applier.lastApplied(group, watermark);
+    Optional<LogValue> chosen = applier.knownValue(group, watermark);
     if (chosen.isEmpty()) {
       chosen = acceptor.chosen(group, watermark);
     }
@@ -432,6 +447,12 @@ public final class TransactionService implements RequestHandler {
       e.writes().keySet().forEach(WalLayout::validateKey);
     } catch (IllegalArgumentException ex) {
       throw new Rejected(ex.getMessage());
+    }
+    // An entry passed on to another DC's batcher needs nothing applied here (the batcher
+    // applies the read position itself); only one batched here does.
+    Optional<CompletableFuture<Message>> passedOn = combiner.passOn(s);
+    if (passedOn.isPresent()) {
+      return passedOn.get();
     }
     return ensureApplied(s.group(), s.position() - 1).thenCompose(w -> combiner.submit(s));
   }

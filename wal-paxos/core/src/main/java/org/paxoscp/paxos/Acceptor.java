@@ -98,24 +98,34 @@ public final class Acceptor {
   public AcceptReply accept(Accept m) {
     WalLayout.validateGroup(m.group());
     byte[] row = WalLayout.walRow(m.group(), m.position());
-    State s = State.read(store, row);
-    if (s.chosen != null) {
-      return new AcceptReply(m.group(), m.position(), m.ballot(), false, s.promise, s.chosen);
-    }
-    // The GC watermark is read after the row either way: after the write when the vote is
-    // taken, before the refusal otherwise (one store read per ACCEPT, not two).
     // The promise cell is rewritten with the "voted" mark, so that a PREPARE that read this row
     // before the vote fails its check-and-write and reads again (see State).
     Map<String, byte[]> vote = Map.of(PROMISE, State.votedPromise(m.ballot()),
         VOTE_BALLOT, m.ballot().encode(), VOTE_VALUE, LogCodec.encode(m.value()));
+    // The GC watermark is read after the row either way: after the write when the vote is
+    // taken, before the refusal otherwise.
+    if (m.ballot().isFast()
+        && store.checkAndWrite(Table.WAL, row, PROMISE, null, KvStore.UNVERSIONED, vote)) {
+      // The fast ballot is the lowest: a row without a promise may take it, and the
+      // check-and-write is that test, so the common fast ACCEPT reads nothing first. A row that
+      // holds only a chosen value (learned here, never promised or voted on) takes the vote too.
+      // Paxos allows it, and it cannot make a second value chosen: a value chosen at the fast
+      // ballot is the grant holder's only fast value (section 5.3), so this vote repeats it; a
+      // value chosen at a higher ballot was accepted by a majority that all hold promises and
+      // refuse the fast ballot, so no majority can form for it.
+      refuseIfCollectedAfterWrite(m.group(), m.position(), row);
+      return new AcceptReply(m.group(), m.position(), m.ballot(), true, m.ballot(), null);
+    }
+    State s = State.read(store, row);
+    if (s.chosen != null) {
+      return new AcceptReply(m.group(), m.position(), m.ballot(), false, s.promise, s.chosen);
+    }
     boolean ok;
     if (m.ballot().isFast()) {
-      if (s.promise == null) {
-        ok = store.checkAndWrite(Table.WAL, row, PROMISE, null, KvStore.UNVERSIONED, vote);
-      } else {
-        // A duplicate of the fast-path ACCEPT already taken: answer it again, change nothing.
-        ok = s.promise.isFast() && s.voteValue != null && s.voteValue.equals(m.value());
-      }
+      // The row holds a promise (the check-and-write failed): only a duplicate of the fast-path
+      // vote already taken is answered again, changing nothing.
+      ok = s.promise != null && s.promise.isFast() && s.voteValue != null
+          && s.voteValue.equals(m.value());
     } else if (m.ballot().equals(s.promise)) {
       // Line 18: write the vote only if nextBal still equals this ballot.
       ok = store.checkAndWrite(Table.WAL, row, PROMISE, s.promiseBytes, KvStore.UNVERSIONED, vote);

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.wal.LogEntry;
@@ -27,6 +28,8 @@ import org.paxoscp.wal.Mutation;
 public final class LogApplier {
   private static final byte LIVE = 1;
   private static final byte TOMBSTONE = 0;
+  /** The most chosen values per group held in memory above the known watermark. */
+  static final int MAX_AHEAD = 1024;
 
   private final KvStore store;
   private final Acceptor acceptor;
@@ -40,10 +43,23 @@ public final class LogApplier {
   private final ConcurrentHashMap<String, Applied> known = new ConcurrentHashMap<>();
 
   /**
-   * Per group, the highest position a caller of {@link #applyKnown(String, long, LogValue)} has
-   * recorded: its look-ahead past the position it applies stops there without a store read.
+   * Per group, the chosen values that callers of {@link #applyKnown(String, long, LogValue)}
+   * have recorded in this DC's WAL above the known watermark: being applied by those callers.
+   * Their look-ahead past the position they apply takes the next value from here and stops,
+   * without a store read, where there is none; {@link #readPosition} counts them. Trimmed as the
+   * known watermark passes them.
    */
-  private final ConcurrentHashMap<String, Long> highestRecorded = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ConcurrentSkipListMap<Long, LogValue>> recorded =
+      new ConcurrentHashMap<>();
+  /**
+   * Per group, chosen values {@link #announce announced} above the known watermark: they have
+   * reached this DC (an APPLY) and are about to be recorded and applied. Only
+   * {@link #readPosition} and {@link #knownValue} use them, never applying (a position is
+   * applied only once its chosen value is in this DC's WAL). Trimmed as the known watermark
+   * passes them.
+   */
+  private final ConcurrentHashMap<String, ConcurrentSkipListMap<Long, LogValue>> announced =
+      new ConcurrentHashMap<>();
 
   /** A watermark and, if this applier applied it, the chosen value at it (else null). */
   private record Applied(long position, LogValue value) {}
@@ -71,13 +87,73 @@ public final class LogApplier {
   }
 
   /**
-   * The chosen value at {@code position} if it is the watermark this applier last applied, else
-   * empty (then ask the acceptor).
+   * Notes that {@code value} is the chosen value of {@code position} (a proposer that learned it
+   * chosen said so) before it is recorded and applied here, for {@link #readPosition}.
    */
-  public Optional<LogValue> lastApplied(String group, long position) {
+  public void announce(String group, long position, LogValue value) {
+    if (position > knownApplied(group)) {
+      hold(announced, group, position, value);
+    }
+  }
+
+  /** Takes back an {@link #announce} whose value could not be recorded here. */
+  public void withdraw(String group, long position) {
+    ConcurrentSkipListMap<Long, LogValue> a = announced.get(group);
+    if (a != null) {
+      a.remove(position);
+    }
+  }
+
+  /**
+   * Adds to one of the maps of values above the watermark, unless it holds {@link #MAX_AHEAD}
+   * already (a DC whose store is down keeps receiving APPLYs it cannot apply): a value left out
+   * is read from the store when applying reaches it.
+   */
+  private static void hold(ConcurrentHashMap<String, ConcurrentSkipListMap<Long, LogValue>> m,
+      String group, long position, LogValue value) {
+    ConcurrentSkipListMap<Long, LogValue> r =
+        m.computeIfAbsent(group, g -> new ConcurrentSkipListMap<>());
+    if (r.size() < MAX_AHEAD) {
+      r.put(position, value);
+    }
+  }
+
+  /**
+   * A read position for a new transaction (section 4, step 1), with one store read: the store's
+   * applied watermark, raised over the following positions whose chosen values have reached this
+   * DC and are being recorded and applied (by a caller of
+   * {@link #applyKnown(String, long, LogValue)}, or after {@link #announce}). Every position at or
+   * below it is chosen, but the last few may not be applied yet: a read at it must first apply up
+   * to it (the service's reads do, catching up if a recording failed).
+   */
+  public long readPosition(String group) {
+    long w = appliedWatermark(group);
+    ConcurrentSkipListMap<Long, LogValue> r = recorded.get(group);
+    ConcurrentSkipListMap<Long, LogValue> a = announced.get(group);
+    while ((r != null && r.containsKey(w + 1)) || (a != null && a.containsKey(w + 1))) {
+      w++;
+    }
+    return w;
+  }
+
+  /**
+   * The chosen value at {@code position} if this applier holds it in memory (the watermark it
+   * last applied, or a position recorded or announced and being applied), else empty (then ask
+   * the acceptor).
+   */
+  public Optional<LogValue> knownValue(String group, long position) {
     Applied a = known.get(group);
-    return a != null && a.position() == position && a.value() != null
-        ? Optional.of(a.value()) : Optional.empty();
+    if (a != null && a.position() == position && a.value() != null) {
+      return Optional.of(a.value());
+    }
+    for (var m : List.of(recorded, announced)) {
+      ConcurrentSkipListMap<Long, LogValue> r = m.get(group);
+      LogValue v = r == null ? null : r.get(position);
+      if (v != null) {
+        return Optional.of(v);
+      }
+    }
+    return Optional.empty();
   }
 
   /**
@@ -96,15 +172,17 @@ public final class LogApplier {
    * instead of being read back. Two store reads are saved in the common case of positions
    * recorded in order: when this applier's known watermark is {@code position - 1}, applying
    * starts there without reading the store's (a lower bound is a safe start: see
-   * {@link #advance}); and past {@code position} it looks for more recorded positions only up to
-   * the highest one a caller of this method has recorded (a position recorded by another
-   * applier over the same store is applied by that applier, or by the next
-   * {@link #applyKnown(String)}, which looks without a bound).
+   * {@link #advance}); and past {@code position} it applies only positions that callers of
+   * this method recorded, from memory (a position recorded by another applier over the same
+   * store is applied by that applier, or by the next {@link #applyKnown(String)}, which reads the
+   * store).
    */
   public long applyKnown(String group, long position, LogValue value) {
     long applied;
+    ConcurrentSkipListMap<Long, LogValue> ahead = null;
     if (value != null) {
-      highestRecorded.merge(group, position, Math::max);
+      hold(recorded, group, position, value);
+      ahead = recorded.get(group);
       long known = knownApplied(group);
       applied = known == position - 1 ? known : appliedWatermark(group);
     } else {
@@ -112,16 +190,20 @@ public final class LogApplier {
     }
     while (true) {
       long at = applied + 1;
-      if (value != null && at > position && at > highestRecorded.getOrDefault(group, 0L)) {
-        return applied;
-      }
       // Empty means "not recorded here", or collected: either way applying stops, and nothing
       // is concluded from it (a catch-up learns the position through Acceptor.chosen, which
       // tells the two apart).
-      Optional<LogValue> next = value != null && at == position
-          ? Optional.of(value) : acceptor.chosenIfRecorded(group, at);
+      Optional<LogValue> next;
+      if (ahead != null && at == position) {
+        next = Optional.of(value);
+      } else if (ahead != null && at > position) {
+        next = Optional.ofNullable(ahead.get(at));
+      } else {
+        next = acceptor.chosenIfRecorded(group, at);
+      }
       if (next.isEmpty()) {
-        return applied;
+        // Another applier may have gone further meanwhile; the known watermark says how far.
+        return Math.max(applied, knownApplied(group));
       }
       writeVersions(group, applied + 1, next.get());
       long to = advance(group, applied, applied + 1);
@@ -131,9 +213,15 @@ public final class LogApplier {
   }
 
   private void remember(String group, long position, LogValue value) {
-    known.merge(group, new Applied(position, value),
+    Applied a = known.merge(group, new Applied(position, value),
         (old, now) -> now.position() > old.position()
             || (now.position() == old.position() && old.value() == null) ? now : old);
+    for (var m : List.of(recorded, announced)) {
+      ConcurrentSkipListMap<Long, LogValue> r = m.get(group);
+      if (r != null) {
+        r.headMap(a.position(), true).clear();
+      }
+    }
   }
 
   private void writeVersions(String group, long position, LogValue value) {
@@ -211,12 +299,6 @@ public final class LogApplier {
     }
     return new VersionedRead(cell.flatMap(c -> decodeItem(c.value())),
         cell.map(KvStore.Cell::timestamp).orElse(0L));
-  }
-
-  /** Whether the GC watermark has been raised to {@code readPosition} or above. */
-  public boolean tooOld(String group, long readPosition) {
-    long gc = LogCollector.gcWatermark(store, group);
-    return gc > 0 && readPosition <= gc;
   }
 
   static byte[] encodeItem(Mutation m) {

@@ -275,6 +275,33 @@ public abstract class AcceptorContract {
   }
 
   @Test
+  void aFastAcceptOnAPromisedChosenRowIsAnsweredWithTheChosenValue() {
+    assertTrue(prepare(ballot(1, 1)).promised());
+    assertTrue(accept(ballot(1, 1), value("t1")).accepted());
+    acceptor.apply(new Apply(G, P, value("t1")));
+
+    AcceptReply a = accept(Ballot.FAST, value("t2"));
+    assertFalse(a.accepted());
+    assertEquals(value("t1"), a.chosen());
+  }
+
+  @Test
+  void aFastAcceptOnARowHoldingOnlyALearnedChosenValueVotesAndKeepsTheChosenValue() {
+    // The DC learned the value (an APPLY) without promising or voting: the fast ballot is
+    // accepted there as on a fresh row (see Acceptor#accept for why that is safe); the chosen
+    // value stays and is what every later request is answered with.
+    acceptor.apply(new Apply(G, P, value("t1")));
+    assertTrue(accept(Ballot.FAST, value("t1")).accepted());
+    assertEquals(Optional.of(value("t1")), acceptor.chosen(G, P));
+    PrepareReply p = prepare(ballot(1, 1));
+    assertFalse(p.promised());
+    assertEquals(value("t1"), p.chosen());
+    AcceptReply again = accept(Ballot.FAST, value("t1"));
+    assertFalse(again.accepted());
+    assertEquals(value("t1"), again.chosen());
+  }
+
+  @Test
   void positionsAreIndependent() {
     assertTrue(prepare(ballot(3, 1)).promised());
     PrepareReply other = acceptor.prepare(new Prepare(G, P + 1, ballot(1, 1)));
