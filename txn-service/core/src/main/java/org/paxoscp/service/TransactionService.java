@@ -308,12 +308,13 @@ public final class TransactionService implements RequestHandler {
   // ---- begin and read -----------------------------------------------------------------------
 
   /**
-   * Section 4 step 1: the read position, at least the client's last commit position: the
-   * highest position up to which every chosen value has reached this DC (LogApplier#readPosition).
-   * The last ones may still be being recorded and applied by the APPLY that brought them, which a
-   * read at it waits for ({@link #read}), so a begin that arrives just after its client's commit
-   * does not wait for the commit's APPLY to be recorded and applied here, nor apply it a second
-   * time. No GC check: the read position is at or above
+   * Section 4 step 1: the read position: this DC's applied watermark, or, when that is below
+   * the client's last commit position, that position once every chosen value up to it has
+   * reached this DC ({@code LogApplier#readPosition}). Those last positions may still be being
+   * recorded and applied by the APPLYs that brought them, which a read at it waits for
+   * ({@link #read}), so a begin that arrives just after its client's commit does not wait for
+   * the commit's APPLY to be recorded and applied here, nor apply it a second time. A begin with
+   * minimum 0 (a peer's GC asking for this DC's applied watermark) gets the applied watermark. No GC check: the read position is at or above
    * this DC's applied watermark, and the GC watermark stays below every DC's applied one by the
    * retention (section 7); reads and acceptors check it anyway.
    */
@@ -321,7 +322,7 @@ public final class TransactionService implements RequestHandler {
     if (b.position() < 0) {
       throw new Rejected("minimum read position must be >= 0, got " + b.position());
     }
-    long readPosition = applier.readPosition(b.group());
+    long readPosition = applier.readPosition(b.group(), b.position());
     CompletableFuture<Long> at = readPosition >= b.position()
         ? CompletableFuture.completedFuture(readPosition)
         : applyOrCatchUp(b.group(), b.position());

@@ -139,4 +139,38 @@ public abstract class LogApplierContract {
     assertEquals(4, applier.applyKnown(G));
     assertEquals(Optional.of("4"), applier.read(G, "d", 4).map(v -> new String(v, UTF_8)));
   }
+
+  @Test
+  void recordedValuesAreAppliedInOrderFromMemoryAndTheirGapIsFilledFromTheStore() {
+    choose(1, LOG.get(0));
+    assertEquals(1, applier.applyKnown(G, 1, LOG.get(0)));
+    // 3 recorded (and handed over) before 2: nothing to apply past the gap yet.
+    choose(3, LOG.get(2));
+    assertEquals(1, applier.applyKnown(G, 3, LOG.get(2)));
+    choose(2, LOG.get(1));
+    assertEquals(3, applier.applyKnown(G, 2, LOG.get(1)), "3 applied from memory after 2");
+    // 5 recorded by another applier of this DC: not known here, so an in-order hand-over of 4
+    // stops at 4 without reading the store; an applyKnown without a value reads on to 5.
+    choose(5, LOG.get(4));
+    choose(4, LOG.get(3));
+    assertEquals(4, applier.applyKnown(G, 4, LOG.get(3)));
+    assertEquals(5, applier.applyKnown(G));
+    assertEquals(Optional.empty(), applier.read(G, "a", 5));
+    assertEquals(Optional.of("5"), applier.read(G, "b", 5).map(v -> new String(v, UTF_8)));
+  }
+
+  @Test
+  void aReadPositionCountsAnnouncedPositionsOnlyUpToTheMinimumAsked() {
+    choose(1, LOG.get(0));
+    assertEquals(1, applier.applyKnown(G));
+    applier.announce(G, 2, LOG.get(1));
+    applier.announce(G, 3, LOG.get(2));
+    assertEquals(1, applier.readPosition(G, 0), "minimum 0 (a peer's GC): the applied watermark");
+    assertEquals(2, applier.readPosition(G, 2));
+    assertEquals(3, applier.readPosition(G, 7), "4 has not reached this DC");
+    assertEquals(Optional.of(LOG.get(2)), applier.knownValue(G, 3));
+    applier.withdraw(G, 2);
+    assertEquals(1, applier.readPosition(G, 3), "2 could not be recorded: not counted");
+    assertEquals(1, applier.appliedWatermark(G), "announcing applies nothing");
+  }
 }
