@@ -64,12 +64,16 @@ public final class ClosedLoopThroughput {
    * @param clientsCommitting clients with at least one commit in the window (fairness: a policy
    *     that hands the log to a few clients can look like a throughput gain)
    * @param mostByOneClient the most commits one client made in the window
+   * @param commitMicrosByHome commit latency of committed transactions, per client home DC
+   * @param beginMicrosByHome latency of every successful {@code begin} in the window, per client
+   *     home DC (a closed-loop client begins right after its last commit, so this includes
+   *     waiting for that commit to reach its home DC)
    */
   public record Result(CommitProtocol protocol, int clients, double seconds, long committed,
       long aborted, long unknown, long unavailable, long promotions, long combinedCommits,
       long positions, long prepares, Histogram commitMicros, long logLength, long noops,
       CheckResult check, int clientsCommitting, long mostByOneClient,
-      Map<String, Histogram> commitMicrosByHome) {
+      Map<String, Histogram> commitMicrosByHome, Map<String, Histogram> beginMicrosByHome) {
     public double txnPerSecond() {
       return committed / seconds;
     }
@@ -109,8 +113,10 @@ public final class ClosedLoopThroughput {
     AtomicLongArray perClient = new AtomicLongArray(clients);
     Histogram latency = new ConcurrentHistogram(3);
     Map<String, Histogram> latencyByHome = new LinkedHashMap<>();
+    Map<String, Histogram> beginByHome = new LinkedHashMap<>();
     for (String h : homes) {
       latencyByHome.put(h, new ConcurrentHistogram(3));
+      beginByHome.put(h, new ConcurrentHistogram(3));
     }
     long start = System.nanoTime();
     long measureFrom = start + warmup.toNanos();
@@ -144,8 +150,12 @@ public final class ClosedLoopThroughput {
                 preparesAtStart = transport.counts().prepares();
               }
               Transaction tx;
+              long began = System.nanoTime();
               try {
                 tx = client.begin(group);
+                if (began >= measureFrom) {
+                  beginByHome.get(home).recordValue(Math.max(1, (System.nanoTime() - began) / 1000));
+                }
               } catch (UnavailableException e) {
                 if (System.nanoTime() >= measureFrom) {
                   unavailable.increment();
@@ -236,6 +246,6 @@ public final class ClosedLoopThroughput {
     return new Result(protocol, clients, duration.toNanos() / 1e9, committed.sum(),
         aborted.sum(), unknown.sum(), unavailable.sum(), promotions.sum(), combined.sum(),
         positions.size(), prepares.sum(), latency, upTo, noops, check, committing, most,
-        latencyByHome);
+        latencyByHome, beginByHome);
   }
 }

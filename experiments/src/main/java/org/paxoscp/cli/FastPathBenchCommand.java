@@ -282,14 +282,22 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     }
     o.println("  clients = clients with at least one commit in the window; top1 = the most "
         + "commits one client made");
-    o.println("Commit latency by home DC (ms), p50 / p99:");
+    o.println("Commit latency by home DC (ms), p50 / p99 (commits):");
     for (ClosedLoopThroughput.Result t : tput) {
-      List<String> parts = new ArrayList<>();
-      t.commitMicrosByHome().forEach((home, h) -> parts.add(String.format(Locale.ROOT,
-          "%s %.1f / %.1f (%d)", home, p50(h), pct(h, 99), h.getTotalCount())));
-      o.printf(Locale.ROOT, "  %-6s %s%n", t.protocol().name().toLowerCase(Locale.ROOT),
-          String.join(", ", parts));
+      printByHome(t, t.commitMicrosByHome());
     }
+    o.println("Begin latency by home DC (ms), p50 / p99 (begins):");
+    for (ClosedLoopThroughput.Result t : tput) {
+      printByHome(t, t.beginMicrosByHome());
+    }
+  }
+
+  private void printByHome(ClosedLoopThroughput.Result t, Map<String, Histogram> byHome) {
+    List<String> parts = new ArrayList<>();
+    byHome.forEach((home, h) -> parts.add(String.format(Locale.ROOT,
+        "%s %.1f / %.1f (%d)", home, p50(h), pct(h, 99), h.getTotalCount())));
+    o.printf(Locale.ROOT, "  %-6s %s%n", t.protocol().name().toLowerCase(Locale.ROOT),
+        String.join(", ", parts));
   }
 
   private void writeLatencyCsv(List<Row> rows, Path file) throws IOException {
@@ -337,19 +345,27 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     }
   }
 
-  /** Extra throughput.csv columns: commit p50 and p99 per client home DC. */
+  /**
+   * Extra throughput.csv columns: commit p50 and p99 per client home DC, then begin p50 and p99
+   * per client home DC.
+   */
   private String byHomeHeader() {
     StringBuilder b = new StringBuilder();
-    for (String dc : clientDcs) {
-      b.append(",commit_p50_ms_").append(dc).append(",commit_p99_ms_").append(dc);
+    for (String what : List.of("commit", "begin")) {
+      for (String dc : clientDcs) {
+        b.append(',').append(what).append("_p50_ms_").append(dc)
+            .append(',').append(what).append("_p99_ms_").append(dc);
+      }
     }
     return b.toString();
   }
 
   private static String byHome(ClosedLoopThroughput.Result t) {
     StringBuilder b = new StringBuilder();
-    t.commitMicrosByHome().forEach((dc, h) -> b.append(String.format(Locale.ROOT, ",%.3f,%.3f",
-        p50(h), pct(h, 99))));
+    for (Map<String, Histogram> m : List.of(t.commitMicrosByHome(), t.beginMicrosByHome())) {
+      m.forEach((dc, h) -> b.append(String.format(Locale.ROOT, ",%.3f,%.3f", p50(h),
+          pct(h, 99))));
+    }
     return b.toString();
   }
 
