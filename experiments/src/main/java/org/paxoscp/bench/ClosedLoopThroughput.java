@@ -154,7 +154,8 @@ public final class ClosedLoopThroughput {
               try {
                 tx = client.begin(group);
                 if (began >= measureFrom) {
-                  beginByHome.get(home).recordValue(Math.max(1, (System.nanoTime() - began) / 1000));
+                  beginByHome.get(home)
+                      .recordValue(Math.max(1, (System.nanoTime() - began) / 1000));
                 }
               } catch (UnavailableException e) {
                 if (System.nanoTime() >= measureFrom) {

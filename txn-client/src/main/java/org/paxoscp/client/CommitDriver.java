@@ -113,7 +113,8 @@ final class CommitDriver {
           throw new UnavailableException("commit of " + entry.txnId() + " found no majority: "
               + result.reason(), group, result.position(), homeDc);
         }
-        throw new TransactionAbortedException(result, homeDc);
+        throw new TransactionAbortedException(result, homeDc,
+            outcome.chosen() != null ? result.position() : 0);
       }
       default -> throw new OutcomeUnknownException(result, homeDc, null);
     }

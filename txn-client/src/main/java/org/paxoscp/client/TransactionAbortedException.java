@@ -11,11 +11,30 @@ public final class TransactionAbortedException extends TransactionException {
   private static final long serialVersionUID = 1L;
 
   private final transient CommitResult result;
+  private final long decidedPosition;
 
   TransactionAbortedException(CommitResult result, String dc) {
+    this(result, dc, 0);
+  }
+
+  /**
+   * @param decidedPosition a position the commit learned decided (its chosen value known,
+   *     without this transaction), or 0
+   */
+  TransactionAbortedException(CommitResult result, String dc, long decidedPosition) {
     super("transaction " + result.txnId() + " aborted: " + result.reason(), result.group(),
         result.position(), dc, null);
     this.result = Objects.requireNonNull(result);
+    this.decidedPosition = decidedPosition;
+  }
+
+  /**
+   * A log position the commit learned decided without this transaction (typically the one it
+   * lost), or 0 if none: the client's next transaction in the group reads at least there, not
+   * at a position it already knows taken.
+   */
+  public long decidedPosition() {
+    return decidedPosition;
   }
 
   /** The commit result, with status {@link CommitResult.Status#ABORTED}. */

@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * <p>Build one with {@link #builder}; one client per application process and home DC is the
  * intended use. The client keeps a session per entity group: every transaction it begins reads at
  * a position at least as high as the client's last commit and last read position in that group
- * (read-your-writes and monotonic reads), even after a fail-over to another DC.
+ * (read-your-writes and monotonic reads), even after a fail-over to another DC, and at least as
+ * high as a position an aborted commit learned taken by another transaction.
  *
  * <p>Thread-safe: any number of threads may begin and run transactions at once (each
  * {@link Transaction} itself is used by one thread). {@link #begin}, reads and commits block the
@@ -304,8 +305,9 @@ public final class TxnClient implements AutoCloseable {
   }
 
   /**
-   * The client's session position in {@code group}: the highest position it committed at or
-   * read at there, 0 if none. New transactions read at this position or later.
+   * The client's session position in {@code group}: the highest position it committed at, read
+   * at, or lost to another transaction there (learned decided), 0 if none. New transactions
+   * read at this position or later.
    */
   public long sessionPosition(String group) {
     return session.getOrDefault(group, 0L);
@@ -348,7 +350,14 @@ public final class TxnClient implements AutoCloseable {
   /** Runs the commit protocol for {@code entry} and blocks for its outcome. */
   CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
     ensureOpen();
-    CommitResult r = commits.commit(group, entry, proposerId, leader);
+    CommitResult r;
+    try {
+      r = commits.commit(group, entry, proposerId, leader);
+    } catch (TransactionAbortedException e) {
+      // A position learned taken: beginning below it would only lose it again.
+      noteSession(group, e.decidedPosition());
+      throw e;
+    }
     noteSession(group, r.position());
     return r;
   }

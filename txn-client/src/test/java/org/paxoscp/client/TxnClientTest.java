@@ -106,6 +106,26 @@ class TxnClientTest {
   }
 
   @Test
+  void aCommitThatLosesItsPositionMovesTheSessionThere() {
+    TxnClient winner = client("A", CommitProtocol.BASIC);
+    TxnClient loser = client("B", CommitProtocol.BASIC);
+    Transaction late = loser.begin("g");
+    assertEquals(0, late.readPosition());
+    late.put("y", "late");
+    Transaction first = winner.begin("g");
+    first.put("x", "first");
+    assertEquals(1, first.commit().position());
+
+    TransactionAbortedException e = assertThrows(TransactionAbortedException.class, late::commit);
+    assertEquals(1, e.decidedPosition(), "it learned position 1 taken");
+    assertEquals(1, loser.sessionPosition("g"));
+    Transaction again = loser.begin("g");
+    assertEquals(1, again.readPosition(), "the next begin reads where it lost, not below");
+    again.put("y", "again");
+    assertEquals(2, again.commit().position());
+  }
+
+  @Test
   void readOnlyCommitIsImmediate() {
     TxnClient c = client("A", CommitProtocol.BASIC);
     Transaction w = c.begin("g");

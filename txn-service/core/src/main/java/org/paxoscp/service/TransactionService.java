@@ -314,9 +314,10 @@ public final class TransactionService implements RequestHandler {
    * recorded and applied by the APPLYs that brought them, which a read at it waits for
    * ({@link #read}), so a begin that arrives just after its client's commit does not wait for
    * the commit's APPLY to be recorded and applied here, nor apply it a second time. A begin with
-   * minimum 0 (a peer's GC asking for this DC's applied watermark) gets the applied watermark. No GC check: the read position is at or above
-   * this DC's applied watermark, and the GC watermark stays below every DC's applied one by the
-   * retention (section 7); reads and acceptors check it anyway.
+   * minimum 0 (a peer's GC asking for this DC's applied watermark) gets the applied watermark.
+   * No GC check: the read position is at or above this DC's applied watermark, and the GC
+   * watermark stays below every DC's applied one by the retention (section 7); reads and
+   * acceptors check it anyway.
    */
   private CompletableFuture<Message> begin(BeginRequest b) {
     if (b.position() < 0) {
