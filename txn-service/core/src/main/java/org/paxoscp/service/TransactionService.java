@@ -308,13 +308,13 @@ public final class TransactionService implements RequestHandler {
   // ---- begin and read -----------------------------------------------------------------------
 
   /**
-   * Section 4 step 1: the read position: this DC's applied watermark, or, when that is below
-   * the client's last commit position, that position once every chosen value up to it has
-   * reached this DC ({@code LogApplier#readPosition}). Those last positions may still be being
-   * recorded and applied by the APPLYs that brought them, which a read at it waits for
-   * ({@link #read}), so a begin that arrives just after its client's commit does not wait for
-   * the commit's APPLY to be recorded and applied here, nor apply it a second time. A begin with
-   * minimum 0 (a peer's GC asking for this DC's applied watermark) gets the applied watermark.
+   * Section 4 step 1: the read position, at least the client's session position: the highest
+   * position up to which every chosen value has reached this DC ({@code LogApplier#readPosition}).
+   * The last ones may still be being recorded and applied by the APPLYs that brought them, which
+   * a read at it waits for ({@link #read}), so a begin that arrives just after its client's
+   * commit does not wait for the commit's APPLY to be recorded and applied here, nor apply it a
+   * second time. A begin with minimum 0 (a peer's GC asking for this DC's applied watermark, or a
+   * client new to the group) gets the applied watermark.
    * No GC check: the read position is at or above this DC's applied watermark, and the GC
    * watermark stays below every DC's applied one by the retention (section 7); reads and
    * acceptors check it anyway.

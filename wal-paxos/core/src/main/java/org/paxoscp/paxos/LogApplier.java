@@ -119,21 +119,21 @@ public final class LogApplier {
   }
 
   /**
-   * A read position for a new transaction (section 4, step 1) that must be at least
-   * {@code atLeast}, with one store read: the store's applied watermark, or, when that is below
-   * {@code atLeast}, raised towards it over the following positions whose chosen values have
-   * reached this DC and are being recorded and applied (by a caller of
-   * {@link #applyKnown(String, long, LogValue)}, or after {@link #announce}). Never raised past
-   * {@code atLeast}: with {@code atLeast} 0 it is the applied watermark, which is what a peer's
-   * GC asks for. Every position at or below it is chosen, but the last few may not be applied
-   * yet: a read at it must first apply up to it (the service's reads do). Below
+   * A read position for a new transaction (section 4, step 1), with one store read: the store's
+   * applied watermark, raised over the following positions whose chosen values have reached this
+   * DC and are being recorded and applied (by a caller of
+   * {@link #applyKnown(String, long, LogValue)}, or after {@link #announce}) — unless
+   * {@code atLeast} is 0, which gets the applied watermark itself: that is what a peer's GC asks
+   * for (a client that has not yet committed or read in the group asks with 0 too, and reads at
+   * the applied watermark). Every position at or below it is chosen, but the last few may not be
+   * applied yet: a read at it must first apply up to it (the service's reads do). Below
    * {@code atLeast} when a position up to it has not reached this DC (then catch up).
    */
   public long readPosition(String group, long atLeast) {
     long w = appliedWatermark(group);
     ConcurrentSkipListMap<Long, LogValue> r = recorded.get(group);
     ConcurrentSkipListMap<Long, LogValue> a = announced.get(group);
-    while (w < atLeast
+    while (atLeast > 0
         && ((r != null && r.containsKey(w + 1)) || (a != null && a.containsKey(w + 1)))) {
       w++;
     }
