@@ -47,7 +47,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Stateless.</b> All protocol state is in the store, changed only through the acceptor's
  * and log applier's check-and-write operations, so any number of instances may serve one DC;
- * nothing held in memory here matters for safety (only counters and the catch-up runs).
+ * what is held in memory (counters, catch-up runs, the applier's watermark and the chosen values
+ * APPLYs brought) is only ever a lower bound or a value already chosen (docs/commit-path.md 11a),
+ * and a restarted instance starts without it.
  *
  * <p><b>Errors.</b> {@link #handle} never throws and its future never fails. Invalid input is
  * answered with {@link ErrorCode#BAD_REQUEST} after validation and before any store access, so a
