@@ -50,13 +50,25 @@ import org.slf4j.LoggerFactory;
  * grants it, else basic Paxos), and when {@code q} is decided answers each entry in it COMMITTED;
  * the others wait for the next round, where they are placed at {@code q + 1} or answered.
  *
+ * <p><b>Holding for returning clients.</b> A closed-loop client of this DC answered COMMITTED
+ * submits its next entry a few milliseconds later, just after the next round started, and then
+ * waits for that whole round before its own. So when {@code q} is decided with entries of this
+ * DC's own clients in it, the next round waits until as many of this DC's clients have
+ * submitted again, for at most a quarter of the round just decided ({@link Options#holdShare}),
+ * and starts at once when they have. A lone client is its own returner: its next entry ends
+ * the hold, so it never waits. After a hold that ended with none of them back (clients that
+ * think between transactions), holds are tried only at every 2nd, 4th, then 8th decision until
+ * one is useful again. A hold only postpones when a round starts; what the round does is
+ * unchanged, so it has no part in safety.
+ *
  * <p><b>Answers come only from decided positions.</b> Before an entry submitted for position
  * {@code p} with bound {@code b} joins round {@code q}, the values chosen at {@code p ... q-1}
  * (all decided and known here: {@code q} is one past the last position this instance saw
- * decided, or past this DC's applied watermark if that is higher) are checked: one
- * that holds the entry answers COMMITTED there; one that writes a key the entry read answers
- * ABORTED (the placement rule forbids any later position); {@code q > p + b} answers ABORTED
- * (the bound is used up, and every position in {@code p ... p + b} is decided without it).
+ * decided, or past those whose chosen values this DC has applied or holds, if that is higher)
+ * are checked: one that holds the entry answers COMMITTED there; one that writes a key the
+ * entry read answers ABORTED (the placement rule forbids any later position);
+ * {@code q > p + b} answers ABORTED (the bound is used up, and every position in
+ * {@code p ... p + b} is decided without it).
  * So a duplicate submit, a restarted instance or a second instance of this DC can never place
  * an entry twice or abort one that is chosen.
  *
@@ -79,6 +91,8 @@ public final class LeaderCombiner {
    * read from the store. Bounds the memory a service holds per group it has batched for.
    */
   private static final int CACHED_POSITIONS = 2 * SubmitRequest.MAX_BOUND;
+  /** After holds that none of the awaited clients came back to: hold at every 2^n-th decision. */
+  private static final int MAX_HOLD_BACKOFF = 3;
 
   /**
    * The combiner's safety-critical decisions. Production code uses {@link #SHIPPED}; tests
@@ -107,14 +121,26 @@ public final class LeaderCombiner {
    *     cheapest DC among the list's origins, this DC winning ties: so leadership moves to a
    *     cheaper DC when one has an entry waiting, and otherwise stays here while this DC has one.
    * @param rules the safety-critical decisions ({@link Rules#SHIPPED} outside planted-bug tests)
+   * @param holdShare how long, at most, the round after a decision waits for this DC's clients
+   *     answered at it, as a share of the round just decided (0: never; default
+   *     {@link #DEFAULT_HOLD_SHARE})
    */
-  public record Options(Map<String, Long> leaderCosts, Rules rules) {
+  public record Options(Map<String, Long> leaderCosts, Rules rules, double holdShare) {
+    /** A hold lasts at most a quarter of the round before it. */
+    public static final double DEFAULT_HOLD_SHARE = 0.25;
     /** Every DC costs the same (own-DC entries first); the shipped rules. */
     public static final Options DEFAULT = new Options(Map.of(), Rules.SHIPPED);
 
     public Options {
       leaderCosts = Map.copyOf(leaderCosts);
       Objects.requireNonNull(rules);
+      if (!(holdShare >= 0)) {
+        throw new IllegalArgumentException("holdShare must be >= 0, got " + holdShare);
+      }
+    }
+
+    public Options(Map<String, Long> leaderCosts, Rules rules) {
+      this(leaderCosts, rules, DEFAULT_HOLD_SHARE);
     }
   }
 
@@ -129,6 +155,7 @@ public final class LeaderCombiner {
   private final ProposerConfig proposerConfig;
   private final Scheduler scheduler;
   private final Rules rules;
+  private final double holdShare;
   private final int maxListBytes;
   private final int maxWaiting;
   private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
@@ -159,6 +186,7 @@ public final class LeaderCombiner {
     this.proposerConfig = catchUp.proposerConfig();
     this.scheduler = Objects.requireNonNull(scheduler);
     this.rules = options.rules();
+    this.holdShare = options.holdShare();
     this.leaderCosts = options.leaderCosts();
     this.maxListBytes = maxListBytes;
     this.maxWaiting = maxWaiting;
@@ -194,10 +222,12 @@ public final class LeaderCombiner {
 
   /**
    * Queues {@code s} for rounds here; the caller has asked {@link #passOn} first (an entry it
-   * passed on is not submitted here) and has applied this DC up to {@code s.position() - 1}.
+   * passed on is not submitted here) and knows every position up to {@code s.position() - 1}
+   * chosen, its value applied here or held by the applier ({@link LogApplier#knownThrough}).
    * If the leader moved meanwhile, the entry still runs here: every round asks the grant of the
    * position's leader, and rounds pass clients' entries on when another DC leads. Starts a
-   * round at once when none is in flight. The future completes with a {@link SubmitReply} or an
+   * round at once when none is in flight and no hold awaits this DC's clients (or this entry is
+   * the last one awaited). The future completes with a {@link SubmitReply} or an
    * {@link ErrorReply}, or never (the client's timeout then settles the outcome).
    */
   CompletableFuture<Message> submit(SubmitRequest s) {
@@ -218,7 +248,20 @@ public final class LeaderCombiner {
       p = new Pending(s);
       g.queue.addLast(p);
       g.byTxn.put(s.entry().txnId(), p);
-      start = !g.inFlight;
+      if (g.awaited > 0) {
+        // Holding: a returning client of this DC ends the hold when it is the last awaited.
+        if (returns(s)) {
+          g.returned++;
+          start = --g.awaited == 0;
+          if (start) {
+            g.idleHolds = 0;
+          }
+        } else {
+          start = false;
+        }
+      } else {
+        start = !g.inFlight;
+      }
       g.inFlight = true;
     }
     if (start) {
@@ -254,7 +297,18 @@ public final class LeaderCombiner {
     long nextPosition = 1;
     /** The last round chose its own list: nextPosition is the log's end as far as we know. */
     boolean ownListChosen;
+    /** A round is in flight, or a hold will start one (see {@link #endHold}). */
     boolean inFlight;
+    /** While holding: how many of this DC's clients answered at the decision are still awaited. */
+    int awaited;
+    /** While holding: how many have submitted again. */
+    int returned;
+    /** Holds begun; a hold's timer ends only its own hold. */
+    long holds;
+    /** Holds in a row that ended with none of the awaited clients back (at most the cap). */
+    int idleHolds;
+    /** Decisions since the last hold. */
+    int sinceHold;
 
     GroupState(String name) {
       this.name = name;
@@ -371,6 +425,7 @@ public final class LeaderCombiner {
       }
     }
     SplittableRandom random = new SplittableRandom(scheduler.random().nextLong());
+    long started = scheduler.nowMicros();
     CompletableFuture<Proposer> proposer = asked == null
         ? CompletableFuture.completedFuture(Proposer.forList(proposerConfig, g.name, id, value,
             q, leader, random))
@@ -379,7 +434,7 @@ public final class LeaderCombiner {
                 leader.orElse(dcIndex), random)
             : Proposer.forList(proposerConfig, g.name, id, value, q, leader, random));
     proposer.thenCompose(driver::run).whenComplete((o, t) -> scheduler.execute(
-        () -> roundDone(g, position, value, list, o, t)));
+        () -> roundDone(g, position, value, list, o, t, started)));
   }
 
   /** DC {@code grantor}'s fast-path grant for a position, asked before its round starts. */
@@ -495,6 +550,11 @@ public final class LeaderCombiner {
             + pos + " before judging " + e.txnId() + ": " + ex.getMessage());
       }
       if (v == null) {
+        if (pos > applier.knownApplied(g.name)) {
+          // Held when the entry was queued, then withdrawn: its recording here failed.
+          throw new CatchUpFailedException("DC " + dc + " lost the chosen value of position "
+              + pos + " of group " + g.name + " before recording it");
+        }
         // Below the applied watermark every position is chosen; a gap means a broken store.
         throw new IllegalStateException("DC " + dc + " applied group " + g.name + " past "
             + pos + " without its chosen value");
@@ -516,10 +576,11 @@ public final class LeaderCombiner {
   }
 
   private void roundDone(GroupState g, long q, LogValue proposed, List<Pending> list, Outcome o,
-      Throwable t) {
+      Throwable t, long startedMicros) {
     boolean decided = t == null && o != null && o.status() == Outcome.Status.LEARNED
         && o.chosen() != null;
     List<Runnable> answers = new ArrayList<>();
+    int returning = 0;
     if (decided) {
       LogValue v = o.chosen();
       // The proposer's APPLY, sent to every DC including this one, records and applies it here;
@@ -530,6 +591,9 @@ public final class LeaderCombiner {
         g.ownListChosen = v.equals(proposed);
         for (Pending p : list) {
           if (v.contains(p.entry().txnId())) {
+            if (!p.answered && returns(p.request)) {
+              returning++;
+            }
             answers.add(answer(g, p, SubmitReply.committed(g.name, q, p.entry().txnId(),
                 v.entries().size())));
           }
@@ -549,6 +613,7 @@ public final class LeaderCombiner {
         }
       }
     }
+    long hold = 0;
     synchronized (g) {
       // The others go back to the head, in order; the next round judges them against q.
       for (int i = list.size() - 1; i >= 0; i--) {
@@ -557,11 +622,25 @@ public final class LeaderCombiner {
           g.queue.addFirst(p);
         }
       }
-      if (g.queue.isEmpty()) {
+      g.sinceHold++;
+      if (returning > 0 && holdShare > 0 && g.sinceHold >= 1 << g.idleHolds) {
+        // Set before the answers go out, so that a client's next entry finds the hold.
+        g.awaited = returning;
+        g.returned = 0;
+        g.sinceHold = 0;
+        hold = ++g.holds;
+        g.inFlight = true;
+      } else if (g.queue.isEmpty()) {
         g.inFlight = false;
       }
     }
     answers.forEach(Runnable::run);
+    if (hold > 0) {
+      long h = hold;
+      long roundMicros = Math.max(0, scheduler.nowMicros() - startedMicros);
+      scheduler.schedule((long) (roundMicros * holdShare), () -> endHold(g, h));
+      return;
+    }
     boolean more;
     synchronized (g) {
       more = g.inFlight;
@@ -576,10 +655,37 @@ public final class LeaderCombiner {
     }
   }
 
+  /** An entry from a client of this DC that submitted here directly (a possible returner). */
+  private boolean returns(SubmitRequest s) {
+    return !s.forwarded() && dc.equals(s.entry().originDc());
+  }
+
   /**
-   * The next position to place entries at: one past this DC's applied watermark, or past the
-   * last position a round of this instance saw decided if that is higher (its value is then in
-   * the cache and being applied). Every position below is decided and its value known here.
+   * The hold's time is up: start the next round with what is waiting (see the class comment),
+   * unless the last awaited client already started it.
+   */
+  private void endHold(GroupState g, long hold) {
+    boolean start;
+    synchronized (g) {
+      if (g.holds != hold || g.awaited == 0) {
+        return;
+      }
+      g.awaited = 0;
+      g.idleHolds = g.returned == 0 ? Math.min(g.idleHolds + 1, MAX_HOLD_BACKOFF) : 0;
+      start = !g.queue.isEmpty();
+      g.inFlight = start;
+    }
+    if (start) {
+      startRound(g);
+    }
+  }
+
+  /**
+   * The next position to place entries at: one past this DC's applied watermark or the
+   * positions after it whose chosen values the applier holds ({@link LogApplier#knownThrough}),
+   * or past the last position a round of this instance saw decided if that is higher (its value
+   * is then in the cache and being applied). Every position below is decided and its value
+   * known here.
    */
   private long nextPosition(GroupState g) {
     synchronized (g) {
@@ -594,7 +700,7 @@ public final class LeaderCombiner {
         return g.nextPosition;
       }
     }
-    long applied = applier.appliedWatermark(g.name) + 1;
+    long applied = Math.max(applier.appliedWatermark(g.name), applier.knownThrough(g.name)) + 1;
     synchronized (g) {
       return Math.max(applied, g.nextPosition);
     }
@@ -665,7 +771,10 @@ public final class LeaderCombiner {
     answers.forEach(Runnable::run);
   }
 
-  /** The chosen value of {@code position} as this DC knows it, or null. */
+  /**
+   * The chosen value of {@code position} as this DC knows it, or null: from this instance's
+   * cache, the values the applier holds (an APPLY brought them, not yet recorded), or the store.
+   */
   private LogValue chosen(GroupState g, long position) {
     synchronized (g) {
       LogValue v = g.chosen.get(position);
@@ -673,7 +782,10 @@ public final class LeaderCombiner {
         return v;
       }
     }
-    Optional<LogValue> v = acceptor.chosen(g.name, position);
+    Optional<LogValue> v = applier.knownValue(g.name, position);
+    if (v.isEmpty()) {
+      v = acceptor.chosen(g.name, position);
+    }
     if (v.isEmpty()) {
       return null;
     }

@@ -432,9 +432,11 @@ public final class TransactionService implements RequestHandler {
   // ---- leader combination -------------------------------------------------------------------
 
   /**
-   * ARCHITECTURE 5.5: queues the entry for this DC's leader rounds once this DC has applied its
-   * read position (which the client proved to exist); answered when a decided position settles
-   * it (see {@link LeaderCombiner}).
+   * ARCHITECTURE 5.5: queues the entry for this DC's leader rounds once this DC knows its read
+   * position chosen (which the client proved): at once when the applier holds or has applied
+   * every position up to it, else after applying up to it. Rounds judge the entry only against
+   * positions after its read position, so they need those values, not the data applied.
+   * Answered when a decided position settles it (see {@link LeaderCombiner}).
    */
   private CompletableFuture<Message> submit(SubmitRequest s) {
     LogEntry e = s.entry();
@@ -457,6 +459,11 @@ public final class TransactionService implements RequestHandler {
     Optional<CompletableFuture<Message>> passedOn = combiner.passOn(s);
     if (passedOn.isPresent()) {
       return passedOn.get();
+    }
+    if (applier.knownThrough(s.group()) >= s.position() - 1) {
+      // A closed-loop client submits again just after its last commit, before this DC has
+      // applied that position: no need to wait for the apply.
+      return combiner.submit(s);
     }
     return ensureApplied(s.group(), s.position() - 1).thenCompose(w -> combiner.submit(s));
   }

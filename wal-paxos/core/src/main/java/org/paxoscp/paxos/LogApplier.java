@@ -141,6 +141,22 @@ public final class LogApplier {
   }
 
   /**
+   * The highest position {@code p} such that this applier knows, without a store read, that
+   * every position at or below {@code p} is chosen and holds its value or has applied it: the
+   * known watermark raised over the recorded and announced positions that follow it. A lower
+   * bound of {@link #readPosition} for {@code atLeast > 0}.
+   */
+  public long knownThrough(String group) {
+    long w = knownApplied(group);
+    ConcurrentSkipListMap<Long, LogValue> r = recorded.get(group);
+    ConcurrentSkipListMap<Long, LogValue> a = announced.get(group);
+    while ((r != null && r.containsKey(w + 1)) || (a != null && a.containsKey(w + 1))) {
+      w++;
+    }
+    return w;
+  }
+
+  /**
    * The chosen value at {@code position} if this applier holds it in memory (the watermark it
    * last applied, or a position recorded or announced and being applied), else empty (then ask
    * the acceptor).
