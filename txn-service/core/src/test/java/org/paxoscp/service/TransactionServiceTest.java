@@ -2,6 +2,7 @@ package org.paxoscp.service;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -407,6 +408,40 @@ class TransactionServiceTest {
     }
     assertEquals(0, services.get("A").combiner().rounds());
     assertEquals(0, new LogApplier(raw.get("A")).applyKnown(G));
+  }
+
+  @Test
+  void theRoundAfterADecisionWaitsForTheBatchingDcsOwnClientToSubmitAgain() throws Exception {
+    // A hold as long as a million rounds: only the awaited client's next entry can end it.
+    TransactionService a = holdingService("A", 1e6);
+    assertEquals(SubmitReply.committed(G, 1, "first", 1), submit("A",
+        entry("first", "A", 0, Map.of("a", "1")), 8).get(20, TimeUnit.SECONDS));
+    // A client of B that submits to A directly is not the awaited one: it waits.
+    CompletableFuture<Message> other = submit("A", entry("other", "B", 1, Map.of("b", "1")), 8);
+    Thread.sleep(300);
+    assertFalse(other.isDone(), "a round started before A's client came back");
+    assertEquals(1, a.combiner().rounds());
+    // A's client submits again: the round starts at once, with both entries.
+    CompletableFuture<Message> second = submit("A", entry("second", "A", 1, Map.of("a", "2")), 8);
+    assertEquals(SubmitReply.committed(G, 2, "second", 2), second.get(20, TimeUnit.SECONDS));
+    assertEquals(SubmitReply.committed(G, 2, "other", 2), other.get(20, TimeUnit.SECONDS));
+    assertEquals(2, a.combiner().rounds());
+    // A lone client is its own returner: it never waits for a hold.
+    for (int i = 3; i <= 5; i++) {
+      assertEquals(SubmitReply.committed(G, i, "lone" + i, 1), submit("A",
+          entry("lone" + i, "A", i - 1, Map.of("a", "" + i)), 8).get(20, TimeUnit.SECONDS));
+    }
+    assertEquals(5, a.combiner().rounds());
+  }
+
+  /** Replaces {@code dc}'s service by one whose leader rounds hold as {@code holdShare} says. */
+  private TransactionService holdingService(String dc, double holdShare) {
+    TransactionService s = new TransactionService(dc, DCS, stores.get(dc), catchUps.get(dc),
+        new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), Scheduler.of(timers), null,
+        new LeaderCombiner.Options(Map.of(), LeaderCombiner.Rules.SHIPPED, holdShare));
+    services.put(dc, s);
+    net.register(dc, s);
+    return s;
   }
 
   private CompletableFuture<Message> submit(String dc, LogEntry e, int bound) {

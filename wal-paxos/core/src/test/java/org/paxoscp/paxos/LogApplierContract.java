@@ -173,4 +173,19 @@ public abstract class LogApplierContract {
     assertEquals(1, applier.readPosition(G, 3), "2 could not be recorded: not counted");
     assertEquals(1, applier.appliedWatermark(G), "announcing applies nothing");
   }
+
+  @Test
+  void knownThroughCountsHeldPositionsWithoutAStoreRead() {
+    assertEquals(0, applier.knownThrough(G));
+    choose(1, LOG.get(0));
+    assertEquals(1, applier.applyKnown(G));
+    applier.announce(G, 2, LOG.get(1));
+    applier.announce(G, 4, LOG.get(3));
+    assertEquals(2, applier.knownThrough(G), "3 has not reached this DC: 4 does not count");
+    applier.announce(G, 3, LOG.get(2));
+    assertEquals(4, applier.knownThrough(G));
+    applier.withdraw(G, 3);
+    assertEquals(2, applier.knownThrough(G), "3 could not be recorded: not counted");
+    assertEquals(1, applier.appliedWatermark(G), "holding applies nothing");
+  }
 }
