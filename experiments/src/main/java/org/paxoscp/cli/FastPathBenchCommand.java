@@ -23,6 +23,7 @@ import org.paxoscp.transport.NearestMajority;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.service.ServiceConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -95,6 +96,12 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "(leader combination), cp (Paxos-CP), basic (default: ${DEFAULT-VALUE}).")
   List<CommitProtocol> protocols;
 
+  @Option(names = "--hold-share", paramLabel = "SHARE",
+      description = "Throughput: the services' paxoscp.service.leader.hold.share, how long a "
+          + "leader round may wait for the batching DC's answered clients, as a share of the "
+          + "round before (0: never; default: the service default, 0.25).")
+  Double holdShare;
+
   @Option(names = "--tput-direct", description = "Throughput: clients access their home "
       + "DC's store directly.")
   boolean tputDirect;
@@ -158,8 +165,10 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     o.println("phase 2: WAN emulation on");
     List<ClosedLoopThroughput.Result> tput = new ArrayList<>();
     Path dataDir = Files.createTempDirectory("paxoscp-bench-");
+    Map<String, String> serviceSettings = holdShare == null ? Map.of()
+        : Map.of(ServiceConfig.LEADER_HOLD_SHARE.name(), Double.toString(holdShare));
     try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dataDir,
-        wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
+        wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line), serviceSettings)) {
       failures += latency(cluster, modes, nm, true, rows);
       if (clients > 0) {
         for (CommitProtocol protocol : protocols) {

@@ -82,11 +82,17 @@ public final class ServiceConfig {
       PREFIX + "gc.peer.timeout.ms", 2_000, 1, Integer.MAX_VALUE,
       "how long a GC round waits for each peer's applied position");
 
+  public static final ConfigKey<Double> LEADER_HOLD_SHARE = ConfigKey.decimal(
+      PREFIX + "leader.hold.share", LeaderCombiner.Options.DEFAULT_HOLD_SHARE, 0, 1,
+      "leader combination: after a decision, how long the next round may wait for this DC's "
+          + "clients answered at it to submit again, as a share of the round just decided; "
+          + "0 never waits");
+
   /** Every service key; the README's configuration reference is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Service (a Transaction Service process)",
       DC, BIND, THREADS, STORE, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
       LEARN_TIMEOUT, LEARNER_TIMEOUT, GC_RETENTION_POSITIONS, GC_EVERY_POSITIONS,
-      GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT);
+      GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT, LEADER_HOLD_SHARE);
 
 
   private final ClusterConfig cluster;
@@ -105,12 +111,14 @@ public final class ServiceConfig {
   private final int gcMaxLag;
   private final int gcEvery;
   private final int gcBatch;
+  private final double leaderHoldShare;
 
   private ServiceConfig(ClusterConfig cluster, String dc, InetSocketAddress bind, int threads,
       StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
       int catchUpMaxPositions, Duration catchUpWait, Duration learnTimeout,
       Duration learnerTimeout, int gcRetention, int gcEvery, int gcBatch, int gcMaxLag,
-      Duration gcPeerTimeout) {
+      Duration gcPeerTimeout, double leaderHoldShare) {
+    this.leaderHoldShare = leaderHoldShare;
     this.learnTimeout = learnTimeout;
     this.learnerTimeout = learnerTimeout;
     this.gcPeerTimeout = gcPeerTimeout;
@@ -158,7 +166,7 @@ public final class ServiceConfig {
         LEARN_TIMEOUT.from(props), LEARNER_TIMEOUT.from(props),
         GC_RETENTION_POSITIONS.from(props), GC_EVERY_POSITIONS.from(props),
         GC_BATCH_POSITIONS.from(props), GC_MAX_LAG_POSITIONS.from(props),
-        GC_PEER_TIMEOUT.from(props));
+        GC_PEER_TIMEOUT.from(props), LEADER_HOLD_SHARE.from(props));
   }
 
   private static InetSocketAddress bind(Map<String, String> props, ClusterConfig cluster,
@@ -257,6 +265,11 @@ public final class ServiceConfig {
         gcRetention, gcEvery, gcBatch, gcPeerTimeout, gcMaxLag));
   }
 
+  /** {@link #LEADER_HOLD_SHARE}: see {@link LeaderCombiner.Options#holdShare}. */
+  public double leaderHoldShare() {
+    return leaderHoldShare;
+  }
+
   /** Every service key with its effective value (defaults filled in). */
   public Map<String, String> effectiveValues() {
     Map<String, String> m = new LinkedHashMap<>();
@@ -274,6 +287,7 @@ public final class ServiceConfig {
     m.put(GC_BATCH_POSITIONS.name(), Integer.toString(gcBatch));
     m.put(GC_MAX_LAG_POSITIONS.name(), Integer.toString(gcMaxLag));
     m.put(GC_PEER_TIMEOUT.name(), Long.toString(gcPeerTimeout.toMillis()));
+    m.put(LEADER_HOLD_SHARE.name(), Double.toString(leaderHoldShare));
     return Collections.unmodifiableMap(m);
   }
 

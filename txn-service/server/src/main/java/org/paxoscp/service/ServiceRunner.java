@@ -129,7 +129,7 @@ public final class ServiceRunner implements AutoCloseable {
       }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
           config.limits(), scheduler, collector, new LeaderCombiner.Options(
-              cluster.leaderCosts(), LeaderCombiner.Rules.SHIPPED));
+              cluster.leaderCosts(), LeaderCombiner.Rules.SHIPPED, config.leaderHoldShare()));
       handler.set(service);
 
       if (discovery != null) {

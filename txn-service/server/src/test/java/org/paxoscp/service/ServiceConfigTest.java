@@ -45,6 +45,7 @@ class ServiceConfigTest {
         c.catchUpSettings().learnerTimeout());
     assertEquals(ServiceConfig.GC_PEER_TIMEOUT.defaultValue(),
         c.gcSettings().orElseThrow().peerTimeout());
+    assertEquals(LeaderCombiner.Options.DEFAULT_HOLD_SHARE, c.leaderHoldShare());
     assertEquals(ServiceConfig.KEYS.names(), List.copyOf(c.effectiveValues().keySet()));
   }
 
@@ -59,6 +60,7 @@ class ServiceConfigTest {
     p.put(ServiceConfig.CATCHUP_WAIT.name(), "250");
     p.put(ServiceConfig.LEARN_TIMEOUT.name(), "300");
     p.put(ServiceConfig.LEARNER_TIMEOUT.name(), "900");
+    p.put(ServiceConfig.LEADER_HOLD_SHARE.name(), "0");
     ServiceConfig c = ServiceConfig.fromProperties(p);
     assertEquals(Duration.ofMillis(300), c.catchUpSettings().learnTimeout());
     assertEquals(Duration.ofMillis(900), c.catchUpSettings().learnerTimeout());
@@ -69,6 +71,7 @@ class ServiceConfigTest {
     assertEquals(10, c.readMaxKeys());
     assertEquals(7, c.catchUpSettings().maxPositionsPerRun());
     assertEquals(Duration.ofMillis(250), c.limits().catchUpWait());
+    assertEquals(0.0, c.leaderHoldShare());
   }
 
   @Test
@@ -89,7 +92,8 @@ class ServiceConfigTest {
         ServiceConfig.STORE.name(), "disk", ServiceConfig.BIND.name(), "nohost",
         ServiceConfig.READ_MAX_KEYS.name(), "many", ServiceConfig.CATCHUP_WAIT.name(), "-1",
         "paxoscp.service.colour", "blue", "paxoscp.dc.O.hbase.zk.prt", "1",
-        ProposerConfig.PHASE_TIMEOUT.name(), "0").entrySet()) {
+        ProposerConfig.PHASE_TIMEOUT.name(), "0", ServiceConfig.LEADER_HOLD_SHARE.name(), "1.5")
+        .entrySet()) {
       Map<String, String> p = base();
       p.put(bad.getKey(), bad.getValue());
       assertRejected(p, bad.getKey().startsWith("paxoscp.dc.") ? "zk.prt" : bad.getKey());
