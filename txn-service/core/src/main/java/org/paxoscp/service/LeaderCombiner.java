@@ -162,6 +162,7 @@ public final class LeaderCombiner {
   private final AtomicLong rounds = new AtomicLong();
   private final AtomicLong entriesCommitted = new AtomicLong();
   private final AtomicLong forwarded = new AtomicLong();
+  private final AtomicLong holdsBegun = new AtomicLong();
   private final Transport transport;
   private final Duration forwardTimeout;
   /** How long a DC that did not answer a pass-on counts as down ({@link LeaderSubmit#batcher}). */
@@ -213,6 +214,11 @@ public final class LeaderCombiner {
   /** Submits passed on to another DC's service (the group's batcher or the next leader). */
   public long forwarded() {
     return forwarded.get();
+  }
+
+  /** Holds begun: decisions after which the next round waited for this DC's clients. */
+  public long holds() {
+    return holdsBegun.get();
   }
 
   /** Entries answered COMMITTED. */
@@ -630,6 +636,7 @@ public final class LeaderCombiner {
         g.sinceHold = 0;
         hold = ++g.holds;
         g.inFlight = true;
+        holdsBegun.incrementAndGet();
       } else if (g.queue.isEmpty()) {
         g.inFlight = false;
       }

@@ -432,6 +432,21 @@ class TransactionServiceTest {
           entry("lone" + i, "A", i - 1, Map.of("a", "" + i)), 8).get(20, TimeUnit.SECONDS));
     }
     assertEquals(5, a.combiner().rounds());
+    assertEquals(5, a.combiner().holds(), "every decision held: each was useful");
+  }
+
+  @Test
+  void holdsNobodyComesBackToAreTriedAtEverySecondFourthThenEighthDecision() throws Exception {
+    // A hold too short for any client to come back in: each one ends by its timer, empty.
+    TransactionService a = holdingService("A", 1e-9);
+    for (int i = 1; i <= 23; i++) {
+      assertEquals(SubmitReply.committed(G, i, "t" + i, 1), submit("A",
+          entry("t" + i, "A", i - 1, Map.of("a", "" + i)), 8).get(20, TimeUnit.SECONDS));
+      // Comes back after the hold's zero-length timer has run.
+      Thread.sleep(50);
+    }
+    // Holds after decisions 1, 3 (2nd), 7 (4th), then every 8th: 15, 23.
+    assertEquals(5, a.combiner().holds());
   }
 
   /** Replaces {@code dc}'s service by one whose leader rounds hold as {@code holdShare} says. */
