@@ -131,13 +131,7 @@ public final class LogApplier {
    */
   public long readPosition(String group, long atLeast) {
     long w = appliedWatermark(group);
-    ConcurrentSkipListMap<Long, LogValue> r = recorded.get(group);
-    ConcurrentSkipListMap<Long, LogValue> a = announced.get(group);
-    while (atLeast > 0
-        && ((r != null && r.containsKey(w + 1)) || (a != null && a.containsKey(w + 1)))) {
-      w++;
-    }
-    return w;
+    return atLeast == 0 ? w : raisedOverHeld(group, w);
   }
 
   /**
@@ -147,7 +141,11 @@ public final class LogApplier {
    * bound of {@link #readPosition} for {@code atLeast > 0}.
    */
   public long knownThrough(String group) {
-    long w = knownApplied(group);
+    return raisedOverHeld(group, knownApplied(group));
+  }
+
+  /** {@code w} raised over the recorded or announced positions that follow it, in a row. */
+  private long raisedOverHeld(String group, long w) {
     ConcurrentSkipListMap<Long, LogValue> r = recorded.get(group);
     ConcurrentSkipListMap<Long, LogValue> a = announced.get(group);
     while ((r != null && r.containsKey(w + 1)) || (a != null && a.containsKey(w + 1))) {
