@@ -15,6 +15,7 @@ import java.util.concurrent.Callable;
 import org.paxoscp.cli.CommitProtocolConverter;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
+import org.paxoscp.service.LeaderCombiner;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -70,6 +71,12 @@ public final class ExperimentCommand implements Callable<Integer> {
       + "timeout (the paper's two seconds; default: ${DEFAULT-VALUE}).")
   long requestTimeoutMs;
 
+  @Option(names = "--hold-share", paramLabel = "SHARE", description = "The services' "
+      + "paxoscp.service.leader.hold.share: how long a leader round may wait for the batching "
+      + "DC's answered clients, as a share of the round before (0: never; default: "
+      + "${DEFAULT-VALUE}).")
+  double holdShare = LeaderCombiner.Options.DEFAULT_HOLD_SHARE;
+
   @Option(names = "--protocols", split = ",", paramLabel = "MODE",
       converter = CommitProtocolConverter.class,
       description = "Commit modes to run at every point, in this order: basic, cp, leader "
@@ -113,7 +120,7 @@ public final class ExperimentCommand implements Callable<Integer> {
     for (Figure f : figures) {
       int n = txns != null ? txns : f.defaultTxns(quick);
       FigureRunner.Settings s = new FigureRunner.Settings(n, seed, opMs, 10, 0.5, store,
-          Duration.ofMillis(requestTimeoutMs), List.copyOf(modes));
+          Duration.ofMillis(requestTimeoutMs), List.copyOf(modes), holdShare);
       List<Point> points = f.points(n);
       o.printf(Locale.ROOT, "experiment %s (%s): %d points x %d modes, %d transactions per mode "
           + "per point%s, seed %d, think time %d ms/op%n", f.cliName(), f.paperName(),
@@ -146,7 +153,8 @@ public final class ExperimentCommand implements Callable<Integer> {
             modes.stream().map(m -> m.name().toLowerCase(Locale.ROOT)).toList())));
       }
       args.addAll(List.of("--seed", Long.toString(seed), "--op-ms", Long.toString(opMs),
-          "--request-timeout-ms", Long.toString(requestTimeoutMs), "--store", store.toString()));
+          "--request-timeout-ms", Long.toString(requestTimeoutMs), "--store", store.toString(),
+          "--hold-share", Double.toString(holdShare)));
       Manifest.write(dir.resolve("manifest.json"), f, points, s, quick, args, started, wall,
           figOk);
       o.println();

@@ -23,6 +23,7 @@ import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.cli.WanOptions;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
+import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.workload.WorkloadRunner;
@@ -47,9 +48,11 @@ public final class FigureRunner {
    * @param store where the DCs keep their state
    * @param requestTimeout the protocol's timeout (the paper: 2 s)
    * @param modes the commit modes run at every point, in order
+   * @param holdShare the services' {@code paxoscp.service.leader.hold.share}
    */
   public record Settings(int txns, long seed, long opMs, int ops, double readFraction,
-      LocalCluster.StoreKind store, Duration requestTimeout, List<CommitProtocol> modes) {}
+      LocalCluster.StoreKind store, Duration requestTimeout, List<CommitProtocol> modes,
+      double holdShare) {}
 
   private FigureRunner() {}
 
@@ -75,7 +78,8 @@ public final class FigureRunner {
             WanOptions.rttSummary(wan, dcs));
         Path dataDir = Files.createTempDirectory("paxoscp-experiment-");
         try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, s.store(),
-            dataDir, wan, s.requestTimeout(), 16), line -> out.println("  " + line))) {
+            dataDir, wan, s.requestTimeout(), 16), line -> out.println("  " + line),
+            Map.of(ServiceConfig.LEADER_HOLD_SHARE.name(), Double.toString(s.holdShare())))) {
           for (Point p : e.getValue()) {
             for (CommitProtocol mode : modes) {
               rows.addAll(runOne(figure, p, mode, s, cluster, bar, out));

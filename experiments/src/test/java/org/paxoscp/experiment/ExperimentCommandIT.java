@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.service.LeaderCombiner;
 import picocli.CommandLine;
 
 /**
@@ -95,6 +96,8 @@ class ExperimentCommandIT {
     assertEquals(f.cliName(), m.path("figure").asText());
     assertEquals(7, m.path("config").path("seed").asLong());
     assertEquals(TXNS, m.path("config").path("txns_per_mode_per_point").asInt());
+    assertEquals(LeaderCombiner.Options.DEFAULT_HOLD_SHARE,
+        m.path("config").path("leader_hold_share").asDouble());
     assertNotNull(m.path("git").get("revision"));
     assertFalse(m.path("jvm").path("java.version").asText().isEmpty());
     assertTrue(m.path("machine").path("cores").asInt() > 0);
