@@ -221,6 +221,17 @@ public final class LeaderCombiner {
     return holdsBegun.get();
   }
 
+  /** Whether {@code group}'s next round is held for this DC's returning clients. */
+  boolean holding(String group) {
+    GroupState g = groups.get(group);
+    if (g == null) {
+      return false;
+    }
+    synchronized (g) {
+      return g.awaited > 0;
+    }
+  }
+
   /** Entries answered COMMITTED. */
   public long entriesCommitted() {
     return entriesCommitted.get();

@@ -2,7 +2,7 @@ package org.paxoscp.service;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -418,8 +419,8 @@ class TransactionServiceTest {
         entry("first", "A", 0, Map.of("a", "1")), 8).get(20, TimeUnit.SECONDS));
     // A client of B that submits to A directly is not the awaited one: it waits.
     CompletableFuture<Message> other = submit("A", entry("other", "B", 1, Map.of("b", "1")), 8);
-    Thread.sleep(300);
-    assertFalse(other.isDone(), "a round started before A's client came back");
+    assertThrows(TimeoutException.class, () -> other.get(300, TimeUnit.MILLISECONDS),
+        "a round started before A's client came back");
     assertEquals(1, a.combiner().rounds());
     // A's client submits again: the round starts at once, with both entries.
     CompletableFuture<Message> second = submit("A", entry("second", "A", 1, Map.of("a", "2")), 8);
@@ -443,7 +444,8 @@ class TransactionServiceTest {
       assertEquals(SubmitReply.committed(G, i, "t" + i, 1), submit("A",
           entry("t" + i, "A", i - 1, Map.of("a", "" + i)), 8).get(20, TimeUnit.SECONDS));
       // Comes back after the hold's zero-length timer has run.
-      Thread.sleep(50);
+      Poll.until("the hold after position " + i + " ended", WAIT,
+          () -> !a.combiner().holding(G));
     }
     // Holds after decisions 1, 3 (2nd), 7 (4th), then every 8th: 15, 23.
     assertEquals(5, a.combiner().holds());
