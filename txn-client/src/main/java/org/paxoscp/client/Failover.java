@@ -90,8 +90,12 @@ final class Failover {
       }
       failures.add(new IllegalStateException(dc + ": unexpected reply " + reply));
     }
+    StringBuilder why = new StringBuilder();
+    for (Throwable f : failures) {
+      why.append(why.length() == 0 ? ": " : "; ").append(f.getMessage());
+    }
     UnavailableException u = new UnavailableException("no DC of " + order
-        + " served " + request.getClass().getSimpleName(), group, position, lastDc);
+        + " served " + request.getClass().getSimpleName() + why, group, position, lastDc);
     failures.forEach(u::addSuppressed);
     throw u;
   }

@@ -435,9 +435,9 @@ public final class TxnClient implements AutoCloseable {
     /**
      * The transport to the DCs' services. It must speak for the home DC. The caller keeps
      * ownership: closing the client does not close it. When none is set, the client opens its
-     * own UDP transport on an ephemeral loopback port, finding the services through ZooKeeper
-     * when the cluster config names one and through the static endpoints otherwise, and closes
-     * it with the client.
+     * own UDP transport on an ephemeral port (of the address {@code UdpTransport.Builder#bind}
+     * describes), finding the services through ZooKeeper when the cluster config names one and
+     * through the static endpoints otherwise, and closes it with the client.
      */
     public Builder transport(Transport transport) {
       this.transport = Objects.requireNonNull(transport);

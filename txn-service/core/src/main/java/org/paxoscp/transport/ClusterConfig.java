@@ -76,11 +76,17 @@ public final class ClusterConfig {
       "paxoscp.wan.partitioned", "DC names", Set.of(), "(none)",
       "comma-separated DCs cut off from every other DC", v -> Set.copyOf(names(v)));
 
+  public static final ConfigKey<InetSocketAddress> CLIENT_BIND = ConfigKey.custom(
+      "paxoscp.client.bind", "host or host:port", null,
+      "loopback if every endpoint is, else the wildcard address",
+      "local address a client's socket binds (port 0 or none: any free port); set it on a "
+          + "host with several interfaces", ClusterConfig::parseBind);
+
   /** Every cluster key; the README's configuration reference is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Cluster (every service and client)",
       DCS, KEY, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
-      MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT, WAN_JITTER,
-      WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
+      MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT,
+      WAN_JITTER, WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
 
   /** One DC: its name, static service endpoints (may be empty with discovery) and HBase keys. */
   public record Dc(String name, List<InetSocketAddress> endpoints, Map<String, String> hbase) {
@@ -132,6 +138,7 @@ public final class ClusterConfig {
   private final Wan wan;
   /** The proposer settings of {@link ProposerConfig#KEYS} as given (defaults for the others). */
   private final Map<String, String> proposerProperties;
+  private final Optional<InetSocketAddress> clientBind;
 
   /**
    * For launchers and tests: one timeout for requests and the proposer's phases, the default
@@ -147,6 +154,15 @@ public final class ClusterConfig {
   public ClusterConfig(List<Dc> dcs, byte[] key, Optional<String> discoveryZk,
       String discoveryPath, int maxDatagramBytes, Duration requestTimeout,
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties) {
+    this(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes, requestTimeout,
+        discoveryConnectTimeout, wan, proposerProperties, Optional.empty());
+  }
+
+  private ClusterConfig(List<Dc> dcs, byte[] key, Optional<String> discoveryZk,
+      String discoveryPath, int maxDatagramBytes, Duration requestTimeout,
+      Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties,
+      Optional<InetSocketAddress> clientBind) {
+    this.clientBind = clientBind;
     this.discoveryConnectTimeout = discoveryConnectTimeout;
     this.proposerProperties = Map.copyOf(proposerProperties);
     this.dcs = List.copyOf(dcs);
@@ -254,7 +270,7 @@ public final class ClusterConfig {
     ProposerConfig.fromProperties(Protocol.BASIC, names, proposer);
     return new ClusterConfig(dcs, KEY.from(props), DISCOVERY_ZK.optional(props),
         DISCOVERY_PATH.from(props), MAX_DATAGRAM_BYTES.from(props), REQUEST_TIMEOUT.from(props),
-        DISCOVERY_CONNECT_TIMEOUT.from(props), wan, proposer);
+        DISCOVERY_CONNECT_TIMEOUT.from(props), wan, proposer, CLIENT_BIND.optional(props));
   }
 
   private static ConfigKeys[] concat(ConfigKeys[] a, ConfigKeys b) {
@@ -323,6 +339,8 @@ public final class ClusterConfig {
     p.put(MAX_DATAGRAM_BYTES.name(), Integer.toString(maxDatagramBytes));
     p.put(REQUEST_TIMEOUT.name(), Long.toString(requestTimeout.toMillis()));
     p.putAll(new TreeMap<>(proposerProperties));
+    clientBind.ifPresent(b -> p.put(CLIENT_BIND.name(),
+        b.getPort() == 0 ? b.getHostString() : hostPort(b)));
     p.put(WAN_ENABLED.name(), Boolean.toString(wan.enabled()));
     if (wan.enabled()) {
       for (int i = 0; i < dcs.size(); i++) {
@@ -402,16 +420,71 @@ public final class ClusterConfig {
     return wan;
   }
 
+  /**
+   * The local address a client binds ({@link #CLIENT_BIND}), unresolved; empty for the default
+   * ({@code UdpTransport.Builder#bind}).
+   */
+  public Optional<InetSocketAddress> clientBind() {
+    return clientBind;
+  }
+
   /** A copy with other settings; for launchers and tests. */
   public ClusterConfig with(List<Dc> newDcs, Wan newWan) {
     return new ClusterConfig(newDcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
-        requestTimeout, discoveryConnectTimeout, newWan, proposerProperties);
+        requestTimeout, discoveryConnectTimeout, newWan, proposerProperties, clientBind);
+  }
+
+  /** A copy whose clients bind {@code bind} (empty: the default); for launchers and tests. */
+  public ClusterConfig withClientBind(Optional<InetSocketAddress> bind) {
+    return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
+        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, bind);
   }
 
   @Override
   public String toString() {
     return "ClusterConfig" + dcNames() + " wan=" + (wan.enabled() ? "on" : "off")
         + " discovery=" + discoveryZk.orElse("static");
+  }
+
+  private static String hostPort(InetSocketAddress a) {
+    String h = a.getHostString();
+    return (h.contains(":") ? "[" + h + "]" : h) + ":" + a.getPort();
+  }
+
+  /**
+   * {@code host}, {@code host:port}, {@code [v6]:port} or a bare IPv6 address; unresolved
+   * (resolved when the socket binds).
+   */
+  static InetSocketAddress parseBind(String v) {
+    String t = v.trim();
+    String host = t;
+    int port = 0;
+    try {
+      if (t.startsWith("[")) {
+        int close = t.indexOf(']');
+        if (close < 0) {
+          throw new NumberFormatException();
+        }
+        host = t.substring(1, close);
+        String rest = t.substring(close + 1);
+        if (!rest.isEmpty()) {
+          if (!rest.startsWith(":")) {
+            throw new NumberFormatException();
+          }
+          port = Integer.parseInt(rest.substring(1));
+        }
+      } else if (t.indexOf(':') >= 0 && t.indexOf(':') == t.lastIndexOf(':')) {
+        host = t.substring(0, t.indexOf(':'));
+        port = Integer.parseInt(t.substring(t.indexOf(':') + 1));
+      }
+      if (host.isBlank() || port < 0 || port > 65_535) {
+        throw new NumberFormatException();
+      }
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(CLIENT_BIND.name() + ": '" + t
+          + "' is not host, host:port or [IPv6]:port");
+    }
+    return InetSocketAddress.createUnresolved(host, port);
   }
 
   private static List<InetSocketAddress> parseEndpoints(String key, String v) {

@@ -19,6 +19,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,12 +89,16 @@ final class DatagramIo {
     return channel.eventLoop();
   }
 
-  /** Sends one datagram; a failure is like any datagram loss. */
-  void write(byte[] bytes, InetSocketAddress to) {
+  /**
+   * Sends one datagram. When the socket refuses it (not a loss on the way, which nobody sees:
+   * e.g. {@code sendto} failing with EINVAL from a loopback-bound socket to another host),
+   * {@code onFailure} gets the cause, on the I/O thread; not after {@link #close()}.
+   */
+  void write(byte[] bytes, InetSocketAddress to, Consumer<Throwable> onFailure) {
     channel.writeAndFlush(new DatagramPacket(Unpooled.wrappedBuffer(bytes), to))
         .addListener(w -> {
           if (!w.isSuccess() && channel.isOpen()) {
-            LOG.debug("{}: send to {} failed", name, to, w.cause());
+            onFailure.accept(w.cause());
           }
         });
   }

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,14 +26,19 @@ import org.slf4j.LoggerFactory;
  * transport.
  *
  * <p>One class for both roles. A <em>client</em> transport (no handler) binds an ephemeral
- * loopback port and only issues requests. A <em>service</em> transport binds its configured
- * address and also serves incoming requests. A reply goes back to the address the request came
- * from; a reply too large for a datagram is replaced by {@link Message.ErrorCode#TOO_LARGE}.
+ * port (see {@link Builder#bind} for which address) and only issues requests. A <em>service</em>
+ * transport binds its configured address and also serves incoming requests. A reply goes back
+ * to the address the request came from; a reply too large for a datagram is replaced by {@link Message.ErrorCode#TOO_LARGE}.
  *
  * <p>Every received datagram is verified before anything else looks at it: a forged, truncated,
  * oversized, unknown-version or otherwise invalid datagram, or one naming a DC the cluster does
  * not have, is dropped, counted by {@link Reason} ({@link #droppedCount}) and logged at most once
  * per reason every 10 seconds. It never reaches the handler and never completes a request.
+ *
+ * <p>A datagram the socket refuses to send (e.g. EINVAL from a socket bound to an address that
+ * cannot reach the destination) fails its request at once with a {@link TransportSendException}
+ * naming the addresses and the cause, is counted ({@link #sendFailureCount}) and logged at WARN at
+ * most once every 10 seconds; it is never silently turned into a timeout.
  *
  * <p>Thread-safe. Nothing blocks except {@link #close()} (bounded). Reply futures complete on the
  * transport's I/O thread: dependent actions must not block there (use the {@code *Async}
@@ -53,10 +59,15 @@ public final class UdpTransport implements Transport {
   private final InetSocketAddress boundAddress;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final DropLog drops;
+  private final AtomicLong sendFailures = new AtomicLong();
+  private final AtomicLong sendFailuresSinceLog = new AtomicLong();
+  private final AtomicLong lastSendWarnNanos =
+      new AtomicLong(System.nanoTime() - TimeUnit.SECONDS.toNanos(LOG_INTERVAL_SECONDS));
 
   /**
    * Starts building a transport speaking for {@code localDc} in the cluster {@code config}.
-   * Defaults: bind {@code 127.0.0.1:0}, the config's static endpoints, no handler (a client).
+   * Defaults: the client bind address of {@link Builder#bind}, the config's static endpoints, no
+   * handler (a client).
    */
   public static Builder builder(ClusterConfig config, String localDc) {
     return new Builder(config, localDc);
@@ -66,7 +77,8 @@ public final class UdpTransport implements Transport {
   public static final class Builder {
     private final ClusterConfig config;
     private final String localDc;
-    private InetSocketAddress bind = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+    /** Null: the client default (see {@link #bind}). */
+    private InetSocketAddress bind;
     private Endpoints endpoints;
     private RequestHandler handler;
     private int workerThreads;
@@ -80,7 +92,13 @@ public final class UdpTransport implements Transport {
       }
     }
 
-    /** The local address to listen on; port 0 picks a free one (see {@link #boundAddress}). */
+    /**
+     * The local address to listen on; port 0 picks a free one (see {@link #boundAddress}).
+     * Without this call (a client): the cluster's {@link ClusterConfig#CLIENT_BIND} if set, else
+     * an ephemeral port on loopback when every known service endpoint is a loopback address
+     * (one host), else on the wildcard address, so that the kernel picks the source address of
+     * the route to each DC (a socket bound to loopback cannot send to another host).
+     */
     public Builder bind(InetSocketAddress address) {
       this.bind = Objects.requireNonNull(address);
       return this;
@@ -119,10 +137,11 @@ public final class UdpTransport implements Transport {
     this.endpoints = b.endpoints != null ? b.endpoints : Endpoints.fromConfig(b.config);
     this.drops = new DropLog(LOG, "transport of " + localDc, LOG_INTERVAL_SECONDS,
         TimeUnit.SECONDS);
+    InetSocketAddress bind = b.bind != null ? b.bind : clientBind(b.config, endpoints);
     this.dispatcher = b.handler == null ? null
         : new RequestDispatcher("udp-" + localDc, b.handler, b.workerThreads);
     try {
-      this.io = new DatagramIo("udp-" + localDc, b.bind, codec.maxDatagramBytes(),
+      this.io = new DatagramIo("udp-" + localDc, bind, codec.maxDatagramBytes(),
           this::onDatagram);
     } catch (RuntimeException e) {
       if (dispatcher != null) {
@@ -135,6 +154,39 @@ public final class UdpTransport implements Transport {
     LOG.info("transport of {} on {}: {}, max datagram {} bytes", localDc, boundAddress,
         dispatcher == null ? "client" : "service with " + b.workerThreads + " workers",
         codec.maxDatagramBytes());
+  }
+
+  /**
+   * The address a client transport binds when none was given: {@link ClusterConfig#CLIENT_BIND}
+   * if set; else loopback when every service endpoint known now is a loopback address; else the
+   * wildcard address. Port 0 unless the key names one.
+   *
+   * @throws IllegalArgumentException when the configured host cannot be resolved
+   */
+  static InetSocketAddress clientBind(ClusterConfig config, Endpoints endpoints) {
+    if (config.clientBind().isPresent()) {
+      InetSocketAddress a = config.clientBind().get();
+      InetSocketAddress resolved = new InetSocketAddress(a.getHostString(), a.getPort());
+      if (resolved.isUnresolved()) {
+        throw new IllegalArgumentException(ClusterConfig.CLIENT_BIND.name()
+            + ": cannot resolve host '" + a.getHostString() + "'");
+      }
+      return resolved;
+    }
+    boolean anyEndpoint = false;
+    for (String dc : config.dcNames()) {
+      for (InetSocketAddress ep : endpoints.of(dc)) {
+        anyEndpoint = true;
+        InetAddress addr = ep.isUnresolved()
+            ? new InetSocketAddress(ep.getHostString(), ep.getPort()).getAddress()
+            : ep.getAddress();
+        if (addr == null || !addr.isLoopbackAddress()) {
+          return new InetSocketAddress(0);
+        }
+      }
+    }
+    return anyEndpoint ? new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)
+        : new InetSocketAddress(0);
   }
 
   /** The local address this transport listens on (with the actual port when 0 was asked). */
@@ -178,7 +230,7 @@ public final class UdpTransport implements Transport {
       f.completeExceptionally(closedException());
       return f;
     }
-    io.write(bytes, to);
+    io.write(bytes, to, cause -> f.completeExceptionally(sendFailed(dc, to, request, cause)));
     return f;
   }
 
@@ -192,8 +244,40 @@ public final class UdpTransport implements Transport {
     InetSocketAddress to = pick(dc);
     byte[] bytes = codec.encode(new Envelope(0, localDc, false, message));
     if (!closed.get()) {
-      io.write(bytes, to);
+      io.write(bytes, to, cause -> sendFailed(dc, to, message, cause));
     }
+  }
+
+  /** How many datagrams the socket refused to send since start. */
+  public long sendFailureCount() {
+    return sendFailures.get();
+  }
+
+  /**
+   * Counts and logs (rate-limited) a datagram the socket refused; the exception names the DC,
+   * both addresses, the message and the cause, with a hint when loopback is the reason.
+   */
+  private TransportSendException sendFailed(String dc, InetSocketAddress to, Message m,
+      Throwable cause) {
+    String why = cause.getMessage() != null ? cause.getMessage() : cause.toString();
+    String hint = boundAddress.getAddress().isLoopbackAddress() && !to.isUnresolved()
+        && to.getAddress() != null && !to.getAddress().isLoopbackAddress()
+        ? " (a socket bound to loopback cannot reach another host: see "
+            + ClusterConfig.CLIENT_BIND.name() + ")"
+        : "";
+    TransportSendException e = new TransportSendException("cannot send "
+        + WireCodec.Type.of(m) + " for group " + m.group() + " position " + m.position()
+        + " to DC " + dc + " at " + to + " from " + boundAddress + ": " + why + hint, cause);
+    sendFailures.incrementAndGet();
+    sendFailuresSinceLog.incrementAndGet();
+    long now = System.nanoTime();
+    long last = lastSendWarnNanos.get();
+    if (now - last >= TimeUnit.SECONDS.toNanos(LOG_INTERVAL_SECONDS)
+        && lastSendWarnNanos.compareAndSet(last, now)) {
+      LOG.warn("transport of {}: {} datagram(s) not sent in the last {} s; the latest: {}",
+          localDc, sendFailuresSinceLog.getAndSet(0), LOG_INTERVAL_SECONDS, e.getMessage());
+    }
+    return e;
   }
 
   /** How many received datagrams were dropped for {@code reason} since start. */
@@ -285,7 +369,7 @@ public final class UdpTransport implements Transport {
           RequestDispatcher.error(reply, Message.ErrorCode.TOO_LARGE, e.getMessage())));
     }
     if (!closed.get()) {
-      io.write(bytes, to);
+      io.write(bytes, to, cause -> sendFailed(request.fromDc(), to, reply, cause));
     }
   }
 }

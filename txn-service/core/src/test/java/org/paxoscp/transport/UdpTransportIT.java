@@ -189,6 +189,76 @@ class UdpTransportIT {
   }
 
   @Test
+  void clientBindsLoopbackOnOneHostTheWildcardOtherwiseOrWhatTheKeySays() {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    InetSocketAddress local = new InetSocketAddress(LOOPBACK, 7101);
+    InetSocketAddress remote = new InetSocketAddress("10.88.0.2", 7101);
+    assertEquals(new InetSocketAddress(LOOPBACK, 0),
+        UdpTransport.clientBind(cfg, dc -> List.of(local)));
+    assertTrue(UdpTransport.clientBind(cfg, dc -> dc.equals("O1") ? List.of(remote)
+        : List.of(local)).getAddress().isAnyLocalAddress());
+    // Nothing known yet (discovery): the wildcard, which reaches any host.
+    assertTrue(UdpTransport.clientBind(cfg, dc -> List.of()).getAddress().isAnyLocalAddress());
+
+    ClusterConfig bound = cfg.withClientBind(Optional.of(ClusterConfig.parseBind("127.0.0.1:0")));
+    assertEquals(new InetSocketAddress(LOOPBACK, 0),
+        UdpTransport.clientBind(bound, dc -> List.of(remote)));
+    ClusterConfig unresolvable = cfg.withClientBind(
+        Optional.of(ClusterConfig.parseBind("no-such-host.invalid")));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> UdpTransport.clientBind(unresolvable, dc -> List.of(local)));
+    assertTrue(e.getMessage().startsWith("paxoscp.client.bind: cannot resolve host"),
+        e.getMessage());
+  }
+
+  @Test
+  void clientBindKeyParsesHostPortAndIpv6AndRejectsJunk() {
+    assertEquals(InetSocketAddress.createUnresolved("10.0.0.5", 0),
+        ClusterConfig.parseBind("10.0.0.5"));
+    assertEquals(InetSocketAddress.createUnresolved("10.0.0.5", 7000),
+        ClusterConfig.parseBind(" 10.0.0.5:7000 "));
+    assertEquals(InetSocketAddress.createUnresolved("::1", 7000),
+        ClusterConfig.parseBind("[::1]:7000"));
+    assertEquals(InetSocketAddress.createUnresolved("fe80::1", 0),
+        ClusterConfig.parseBind("fe80::1"));
+    for (String bad : List.of("host:", "host:x", ":7000", "host:70000", "[::1", "[::1]7000")) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> ClusterConfig.parseBind(bad), bad);
+      assertTrue(e.getMessage().startsWith("paxoscp.client.bind:"), e.getMessage());
+    }
+    Map<String, String> props = new java.util.HashMap<>(config(ClusterConfig.Wan.off())
+        .withClientBind(Optional.of(ClusterConfig.parseBind("[::1]:7000"))).toProperties());
+    assertEquals("[::1]:7000", props.get("paxoscp.client.bind"));
+    assertEquals(Optional.of(InetSocketAddress.createUnresolved("::1", 7000)),
+        ClusterConfig.fromProperties(props).clientBind());
+  }
+
+  /**
+   * A socket bound to loopback cannot send to another host (sendto fails with EINVAL): the
+   * request fails at once, naming the addresses and the cause, instead of timing out.
+   */
+  @Test
+  void aSendTheSocketRefusesFailsAtOnceNamingItsCause() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off())
+        .withClientBind(Optional.of(ClusterConfig.parseBind("127.0.0.1")));
+    // TEST-NET-1 (RFC 5737): never a real host; the socket refuses before any routing matters.
+    InetSocketAddress elsewhere = new InetSocketAddress("192.0.2.1", 7101);
+    UdpTransport client = closeLater(UdpTransport.builder(cfg, "V1")
+        .endpoints(dc -> List.of(elsewhere)).build());
+    long start = System.nanoTime();
+    Throwable t = failure(client.request("O1", new Message.BeginRequest("g", 1),
+        Duration.ofSeconds(60)));
+    assertInstanceOf(TransportSendException.class, t);
+    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(30), "failed only at timeout");
+    assertTrue(t.getMessage().contains("to DC O1 at " + elsewhere), t.getMessage());
+    assertTrue(t.getMessage().contains("from " + client.boundAddress()), t.getMessage());
+    assertTrue(t.getMessage().contains("paxoscp.client.bind"), t.getMessage());
+    assertTrue(t.getCause() != null, "the socket's error is kept as the cause");
+    client.send("O1", new Message.Paxos(new PaxosMessage.Apply("g", 3, LogValue.NOOP)));
+    Poll.until("both refused sends counted", WAIT, () -> client.sendFailureCount() == 2);
+  }
+
+  @Test
   void unknownDcOrNoEndpointFails() throws Exception {
     ClusterConfig cfg = config(ClusterConfig.Wan.off());
     UdpTransport client = client(cfg, new InetSocketAddress(LOOPBACK, 9));
