@@ -9,7 +9,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.SplittableRandom;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -47,7 +46,10 @@ import org.slf4j.LoggerFactory;
  * intended use. The client keeps a session per entity group: every transaction it begins reads at
  * a position at least as high as the client's last commit and last read position in that group
  * (read-your-writes and monotonic reads), even after a fail-over to another DC, and at least as
- * high as a position an aborted commit learned taken by another transaction.
+ * high as a position an aborted commit learned taken by another transaction. Sessions take bounded
+ * memory: the last {@code paxoscp.client.session.groups} groups' positions are cached, and a group
+ * whose entry was evicted still reads its own writes (see {@code Sessions}: its begin asks a
+ * majority of DCs first, one extra round).
  *
  * <p>Thread-safe: any number of threads may begin and run transactions at once (each
  * {@link Transaction} itself is used by one thread). {@link #begin}, reads and commits block the
@@ -86,7 +88,7 @@ public final class TxnClient implements AutoCloseable {
   private final Duration backoffMax;
   private final RandomGenerator random;
   private final IdSource ids = new IdSource();
-  private final ConcurrentHashMap<String, Long> session = new ConcurrentHashMap<>();
+  private final Sessions sessions;
   private final AtomicBoolean closed = new AtomicBoolean();
   /** What the client opened itself (transport, discovery) and closes with it; may be empty. */
   private final List<AutoCloseable> owned;
@@ -114,6 +116,7 @@ public final class TxnClient implements AutoCloseable {
       this.direct = null;
     }
     this.failover = new Failover(cluster, homeDc, transport);
+    this.sessions = new Sessions(cluster, transport, timers, cluster.clientSessionGroups());
     ProposerConfig pc = cluster.proposer(switch (protocol) {
       case BASIC -> Protocol.BASIC;
       case CP -> Protocol.CP;
@@ -163,7 +166,9 @@ public final class TxnClient implements AutoCloseable {
   public Transaction begin(String group) {
     ensureOpen();
     validateGroup(group);
-    long min = session.getOrDefault(group, 0L);
+    java.util.OptionalLong known = sessions.known(group);
+    long min = known.isPresent() ? known.getAsLong()
+        : sessions.mayHaveDropped() ? sessions.majorityFloor(group) : 0;
     Message.BeginReply reply = failover.request(group, "", min,
         new Message.BeginRequest(group, min),
         m -> m instanceof Message.BeginReply r && r.group().equals(group) && r.position() >= min
@@ -258,6 +263,7 @@ public final class TxnClient implements AutoCloseable {
       return;
     }
     commits.close();
+    sessions.close();
     if (storeExecutor != null) {
       // Let store work already handed over (the last commit's APPLY at the home DC) finish.
       storeExecutor.shutdown();
@@ -310,7 +316,20 @@ public final class TxnClient implements AutoCloseable {
    * read at this position or later.
    */
   public long sessionPosition(String group) {
-    return session.getOrDefault(group, 0L);
+    return sessions.known(group).orElse(0L);
+  }
+
+  /**
+   * The client's session cache (for tests and reports): groups cached, evicted entries waiting
+   * until a majority of DCs applied their position, entries dropped after that, and begins that
+   * had to ask the DCs for a floor because their group's entry was dropped.
+   */
+  public record SessionStats(long cached, int settling, long dropped, long floorQueries) {}
+
+  /** See {@link SessionStats}. */
+  public SessionStats sessionStats() {
+    return new SessionStats(sessions.cached(), sessions.settlingCount(),
+        sessions.droppedCount(), sessions.floorQueryCount());
   }
 
   // ---- called by Transaction ----------------------------------------------------------------
@@ -365,7 +384,7 @@ public final class TxnClient implements AutoCloseable {
   // ---- internals ----------------------------------------------------------------------------
 
   private void noteSession(String group, long position) {
-    session.merge(group, position, Math::max);
+    sessions.note(group, position);
   }
 
   private int maxEntryBytes(String group) {

@@ -116,13 +116,22 @@ public final class CatchUp implements AutoCloseable {
    */
   public CatchUp(String localDc, List<String> dcs, KvStore store, Transport transport,
       Settings settings, Scheduler scheduler) {
+    this(localDc, dcs, store, transport, settings, scheduler, LogApplier.DEFAULT_MAX_GROUPS);
+  }
+
+  /**
+   * As above; the applier (shared with the service) caches at most {@code maxGroups} groups'
+   * state. A group's run is kept only while it runs or has waiters.
+   */
+  public CatchUp(String localDc, List<String> dcs, KvStore store, Transport transport,
+      Settings settings, Scheduler scheduler, int maxGroups) {
     this.localDc = Objects.requireNonNull(localDc);
     this.dcs = List.copyOf(dcs);
     if (!this.dcs.contains(localDc)) {
       throw new IllegalArgumentException("DC " + localDc + " is not in " + dcs);
     }
     this.acceptor = new Acceptor(store);
-    this.applier = new LogApplier(store);
+    this.applier = new LogApplier(store, maxGroups);
     this.transport = Objects.requireNonNull(transport);
     this.settings = Objects.requireNonNull(settings);
     this.scheduler = Objects.requireNonNull(scheduler);
@@ -145,21 +154,50 @@ public final class CatchUp implements AutoCloseable {
       f.completeExceptionally(new CatchUpFailedException("catch-up of DC " + localDc + " closed"));
       return f;
     }
-    GroupRun run = runs.computeIfAbsent(group, g -> new GroupRun());
+    GroupRun run;
     boolean start;
-    synchronized (run) {
-      run.target = Math.max(run.target, target);
-      run.waiters.add(new Waiter(target, f));
-      start = !run.running;
-      run.running = true;
-      if (start) {
-        run.learned = 0;
+    while (true) {
+      run = runs.computeIfAbsent(group, g -> new GroupRun());
+      synchronized (run) {
+        if (run.retired) {
+          // Ended and being removed from the map; the next lookup makes a fresh run.
+          Thread.onSpinWait();
+          continue;
+        }
+        run.target = Math.max(run.target, target);
+        run.waiters.add(new Waiter(target, f));
+        start = !run.running;
+        run.running = true;
+        if (start) {
+          run.learned = 0;
+        }
       }
+      break;
     }
+    GroupRun started = run;
     if (start) {
-      scheduler.execute(() -> step(group, run));
+      scheduler.execute(() -> step(group, started));
     }
     return f;
+  }
+
+  /** Groups with a catch-up run or waiters now (runs are removed when they end). */
+  public int activeRuns() {
+    return runs.size();
+  }
+
+  /**
+   * Removes {@code run} from the map if it has ended and nobody waits on it: a run is kept only
+   * while it is live (ARCHITECTURE section 9). A run that is retired is never used again.
+   */
+  private void retireIfIdle(String group, GroupRun run) {
+    synchronized (run) {
+      if (run.running || !run.waiters.isEmpty() || run.retired) {
+        return;
+      }
+      run.retired = true;
+    }
+    runs.remove(group, run);
   }
 
   /**
@@ -247,6 +285,8 @@ public final class CatchUp implements AutoCloseable {
     /** Positions learned by the current run. */
     int learned;
     final List<Waiter> waiters = new ArrayList<>();
+    /** Ended and removed from the map (see {@link #retireIfIdle}). */
+    boolean retired;
   }
 
   /**
@@ -257,13 +297,20 @@ public final class CatchUp implements AutoCloseable {
     long applied;
     try {
       applied = applier.applyKnown(group);
+      boolean ended = false;
       synchronized (run) {
         completeReached(run, applied);
         if (applied >= run.target) {
           run.running = false;
           run.target = 0;
-          return;
+          ended = true;
         }
+      }
+      if (ended) {
+        retireIfIdle(group, run);
+        return;
+      }
+      synchronized (run) {
         if (run.learned >= settings.maxPositionsPerRun()) {
           throw new CatchUpFailedException("DC " + localDc + " learned " + run.learned
               + " positions of group " + group + " in one run and is still at " + applied
@@ -306,6 +353,7 @@ public final class CatchUp implements AutoCloseable {
   private void fail(String group, GroupRun run, RuntimeException failure) {
     LOG.warn("catch-up of group {} at DC {} stopped: {}", group, localDc, failure.toString());
     stop(run, failure);
+    retireIfIdle(group, run);
   }
 
   /**

@@ -1,5 +1,7 @@
 package org.paxoscp.service;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -104,8 +106,13 @@ public final class GroupCollector implements AutoCloseable {
   private final BiConsumer<Long, LogValue> archive;
   private final Set<String> running = ConcurrentHashMap.newKeySet();
   private final AtomicLong collected = new AtomicLong();
-  /** Per group: the applied watermark at which this object last started a round. */
-  private final ConcurrentHashMap<String, AtomicLong> lastRound = new ConcurrentHashMap<>();
+  /**
+   * Per group: the applied watermark at which this object last started a round. A bounded cache
+   * (ARCHITECTURE section 9): a group evicted from it starts again from the last multiple of
+   * {@link Settings#collectEveryPositions} below its watermark, so GC work follows the groups
+   * written, and an evicted group costs no extra round.
+   */
+  private final Cache<String, AtomicLong> lastRound;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /**
@@ -126,12 +133,20 @@ public final class GroupCollector implements AutoCloseable {
    */
   public GroupCollector(String dc, List<String> dcs, KvStore store, Transport transport,
       Settings settings, Scheduler scheduler, BiConsumer<Long, LogValue> archive) {
+    this(dc, dcs, store, transport, settings, scheduler, archive, LogApplier.DEFAULT_MAX_GROUPS);
+  }
+
+  /** As above, caching at most {@code maxGroups} groups' state. */
+  public GroupCollector(String dc, List<String> dcs, KvStore store, Transport transport,
+      Settings settings, Scheduler scheduler, BiConsumer<Long, LogValue> archive,
+      int maxGroups) {
+    this.lastRound = Caffeine.newBuilder().maximumSize(maxGroups).build();
     this.dc = Objects.requireNonNull(dc);
     if (!dcs.contains(dc)) {
       throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
     }
     this.peers = dcs.stream().filter(d -> !d.equals(dc)).toList();
-    this.applier = new LogApplier(store);
+    this.applier = new LogApplier(store, maxGroups);
     this.collector = new LogCollector(store);
     this.transport = Objects.requireNonNull(transport);
     this.settings = Objects.requireNonNull(settings);
@@ -154,7 +169,8 @@ public final class GroupCollector implements AutoCloseable {
    * the last round this object started for the group. Never blocks, never throws.
    */
   public void onApplied(String group, long applied) {
-    AtomicLong last = lastRound.computeIfAbsent(group, g -> new AtomicLong());
+    long every = settings.collectEveryPositions();
+    AtomicLong last = lastRound.get(group, g -> new AtomicLong(applied - applied % every));
     long l = last.get();
     if (applied - l >= settings.collectEveryPositions() && last.compareAndSet(l, applied)) {
       collectNow(group);
@@ -246,6 +262,12 @@ public final class GroupCollector implements AutoCloseable {
         archive);
     collected.addAndGet(c.positions());
     return new Round(min, watermark, c.positions());
+  }
+
+  /** Drops the cached state of every group (the forced-eviction test mode). */
+  public void forgetAll() {
+    lastRound.invalidateAll();
+    applier.forgetAll();
   }
 
   /** Later rounds do nothing; a round already running ends without collecting. Idempotent. */

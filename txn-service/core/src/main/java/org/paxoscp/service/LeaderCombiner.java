@@ -1,5 +1,7 @@
 package org.paxoscp.service;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -76,6 +78,15 @@ import org.slf4j.LoggerFactory;
  * acceptors arbitrate between rounds of different instances. A crash loses the queue; clients
  * settle their outcome by learning {@code p ... p + b} (see {@code LeaderSubmit}).
  *
+ * <p><b>Memory</b> (ARCHITECTURE section 9). A group's state is <em>live</em> while it has a round
+ * in flight, a hold, a queued entry or an entry passed on and not yet answered: then it is in
+ * {@code live} and cannot be evicted (it cannot be rebuilt from the store). When it becomes idle
+ * it is retired: removed from {@code live}, with a small memo (the next position, the last
+ * {@value #MEMO_POSITIONS} chosen values, the hold back-off) put in a cache bounded by entries
+ * and evicted by recency. The next submit rebuilds the state from the memo, or from the store
+ * when the memo was evicted. A retired state is never used again, so one group never has two
+ * states here through eviction (and two would be no worse than two instances of this DC).
+ *
  * <p>Thread-safe; never blocks on a message. Store work runs on the calling thread or the
  * {@link Scheduler}'s workers.
  */
@@ -93,6 +104,8 @@ public final class LeaderCombiner {
   private static final int CACHED_POSITIONS = 2 * SubmitRequest.MAX_BOUND;
   /** After holds that none of the awaited clients came back to: hold at every 2^n-th decision. */
   private static final int MAX_HOLD_BACKOFF = 3;
+  /** Chosen values an idle group's memo keeps: the last one names the next position's leader. */
+  static final int MEMO_POSITIONS = 2;
 
   /**
    * The combiner's safety-critical decisions. Production code uses {@link #SHIPPED}; tests
@@ -158,7 +171,10 @@ public final class LeaderCombiner {
   private final double holdShare;
   private final int maxListBytes;
   private final int maxWaiting;
-  private final ConcurrentHashMap<String, GroupState> groups = new ConcurrentHashMap<>();
+  /** Groups with live work here (see the class comment); never evicted. */
+  private final ConcurrentHashMap<String, GroupState> live = new ConcurrentHashMap<>();
+  /** Idle groups' memos, bounded by entries, evicted by recency. */
+  private final Cache<String, Memo> idle;
   private final AtomicLong rounds = new AtomicLong();
   private final AtomicLong entriesCommitted = new AtomicLong();
   private final AtomicLong forwarded = new AtomicLong();
@@ -176,6 +192,15 @@ public final class LeaderCombiner {
    */
   LeaderCombiner(String dc, List<String> dcs, Acceptor acceptor, LogApplier applier,
       CatchUp catchUp, Scheduler scheduler, Options options, int maxListBytes, int maxWaiting) {
+    this(dc, dcs, acceptor, applier, catchUp, scheduler, options, maxListBytes, maxWaiting,
+        LogApplier.DEFAULT_MAX_GROUPS);
+  }
+
+  /** As above, keeping at most {@code maxIdleGroups} idle groups' memos. */
+  LeaderCombiner(String dc, List<String> dcs, Acceptor acceptor, LogApplier applier,
+      CatchUp catchUp, Scheduler scheduler, Options options, int maxListBytes, int maxWaiting,
+      int maxIdleGroups) {
+    this.idle = Caffeine.newBuilder().maximumSize(maxIdleGroups).build();
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
     this.dcIndex = this.dcs.indexOf(dc);
@@ -203,7 +228,7 @@ public final class LeaderCombiner {
   /** Groups with a round in flight at this instance now. */
   public int roundsInFlight() {
     int n = 0;
-    for (GroupState g : groups.values()) {
+    for (GroupState g : live.values()) {
       synchronized (g) {
         n += g.inFlight ? 1 : 0;
       }
@@ -223,7 +248,7 @@ public final class LeaderCombiner {
 
   /** Whether {@code group}'s next round is held for this DC's returning clients. */
   boolean holding(String group) {
-    GroupState g = groups.get(group);
+    GroupState g = live.get(group);
     if (g == null) {
       return false;
     }
@@ -248,10 +273,71 @@ public final class LeaderCombiner {
    * {@link ErrorReply}, or never (the client's timeout then settles the outcome).
    */
   CompletableFuture<Message> submit(SubmitRequest s) {
-    GroupState g = groups.computeIfAbsent(s.group(), GroupState::new);
+    while (true) {
+      GroupState g = live.computeIfAbsent(s.group(),
+          k -> new GroupState(k, idle.asMap().remove(k)));
+      CompletableFuture<Message> reply = trySubmit(g, s);
+      if (reply != null) {
+        return reply;
+      }
+      // g was being retired by another thread; the next lookup rebuilds it from its memo.
+      Thread.onSpinWait();
+    }
+  }
+
+  /**
+   * Groups whose state is here now: live ones (a round, hold, queue or pass-on) and idle ones'
+   * memos (an estimate, as Caffeine gives it).
+   */
+  public long cachedGroups() {
+    return live.size() + idle.estimatedSize();
+  }
+
+  /** Groups with live work here now (never evicted; see the class comment). */
+  public int liveGroups() {
+    return live.size();
+  }
+
+  /**
+   * Drops every idle group's memo and the chosen values live groups cache, as if evicted (the
+   * forced-eviction test mode); live work is kept.
+   */
+  void forgetCached() {
+    idle.invalidateAll();
+    for (GroupState g : live.values()) {
+      synchronized (g) {
+        g.chosen.clear();
+        g.ownListChosen = false;
+      }
+    }
+  }
+
+  /**
+   * Retires {@code g} if it has no live work: its memo goes to the idle cache and it leaves the
+   * live map; it is never used again (see the class comment).
+   */
+  private void retireIfIdle(GroupState g) {
+    Memo m;
+    synchronized (g) {
+      if (g.retired || g.inFlight || g.awaited > 0 || !g.queue.isEmpty() || !g.byTxn.isEmpty()) {
+        return;
+      }
+      g.retired = true;
+      m = g.memo();
+    }
+    // The memo first: a submit spinning on the retired state rebuilds from it next.
+    idle.put(g.name, m);
+    live.remove(g.name, g);
+  }
+
+  /** {@link #submit} to {@code g}; null when {@code g} is retired. */
+  private CompletableFuture<Message> trySubmit(GroupState g, SubmitRequest s) {
     Pending p;
     boolean start;
     synchronized (g) {
+      if (g.retired) {
+        return null;
+      }
       Pending existing = g.byTxn.get(s.entry().txnId());
       if (existing != null) {
         // A duplicate (retransmitted or duplicated datagram): one placement, one answer.
@@ -296,8 +382,19 @@ public final class LeaderCombiner {
     if (s.forwarded()) {
       return Optional.empty();
     }
-    GroupState g = groups.computeIfAbsent(s.group(), GroupState::new);
-    return passOnTo(g).map(to -> forward(s, to));
+    GroupState g = live.get(s.group());
+    if (g != null) {
+      return passOnTo(g).map(to -> forward(s, to));
+    }
+    // Idle: decide from a transient state rebuilt from the memo, and keep what it learned.
+    g = new GroupState(s.group(), idle.getIfPresent(s.group()));
+    Optional<String> to = passOnTo(g);
+    Memo m;
+    synchronized (g) {
+      m = g.memo();
+    }
+    idle.put(g.name, m);
+    return to.map(leader -> forward(s, leader));
   }
 
   // ---- rounds ------------------------------------------------------------------------------
@@ -327,10 +424,37 @@ public final class LeaderCombiner {
     /** Decisions since the last hold. */
     int sinceHold;
 
-    GroupState(String name) {
+    /** Retired: out of the live map, never used again (see the class comment). */
+    boolean retired;
+
+    /** A fresh state, or one rebuilt from an idle group's memo. */
+    GroupState(String name, Memo memo) {
       this.name = name;
+      if (memo != null) {
+        nextPosition = memo.nextPosition();
+        ownListChosen = memo.ownListChosen();
+        idleHolds = memo.idleHolds();
+        sinceHold = memo.sinceHold();
+        chosen.putAll(memo.chosen());
+      }
+    }
+
+    /** What an idle group keeps; caller holds the monitor. */
+    Memo memo() {
+      TreeMap<Long, LogValue> last = new TreeMap<>();
+      for (var e : chosen.descendingMap().entrySet()) {
+        if (last.size() == MEMO_POSITIONS) {
+          break;
+        }
+        last.put(e.getKey(), e.getValue());
+      }
+      return new Memo(nextPosition, ownListChosen, idleHolds, sinceHold, last);
     }
   }
+
+  /** An idle group's state worth keeping: a cache of what the store holds (or a heuristic's). */
+  private record Memo(long nextPosition, boolean ownListChosen, int idleHolds, int sinceHold,
+      Map<Long, LogValue> chosen) {}
 
   private static final class Pending {
     final SubmitRequest request;
@@ -391,14 +515,18 @@ public final class LeaderCombiner {
           g.byTxn.remove(p.entry().txnId(), p);
         }
         p.reply.complete(m);
+        retireIfIdle(g);
       });
     }
     if (list.isEmpty()) {
+      boolean done;
       synchronized (g) {
-        if (!g.inFlight) {
-          return;
-        }
-        g.ownListChosen = false;
+        done = !g.inFlight;
+        g.ownListChosen &= done;
+      }
+      if (done) {
+        retireIfIdle(g);
+        return;
       }
       // Every waiting entry was held back (a later position only): read the log's end from the
       // store and try again shortly.
@@ -670,6 +798,8 @@ public final class LeaderCombiner {
         // No quorum: wait a phase before trying the same position again.
         scheduler.schedule(proposerConfig.phaseTimeoutMicros(), () -> startRound(g));
       }
+    } else {
+      retireIfIdle(g);
     }
   }
 
@@ -695,6 +825,8 @@ public final class LeaderCombiner {
     }
     if (start) {
       startRound(g);
+    } else {
+      retireIfIdle(g);
     }
   }
 
@@ -787,6 +919,7 @@ public final class LeaderCombiner {
       g.inFlight = false;
     }
     answers.forEach(Runnable::run);
+    retireIfIdle(g);
   }
 
   /**

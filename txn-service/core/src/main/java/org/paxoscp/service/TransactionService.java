@@ -152,7 +152,35 @@ public final class TransactionService implements RequestHandler {
     this.limits = Objects.requireNonNull(limits);
     this.scheduler = Objects.requireNonNull(scheduler);
     this.combiner = new LeaderCombiner(dc, this.dcs, acceptor, applier, catchUp, scheduler,
-        leaderOptions, limits.maxReplyBytes() - LIST_MARGIN, MAX_WAITING_SUBMITS);
+        leaderOptions, limits.maxReplyBytes() - LIST_MARGIN, MAX_WAITING_SUBMITS,
+        applier.maxGroups());
+  }
+
+  /**
+   * Empties every per-group cache of this service (the applier's, the leader combiner's idle
+   * groups and cached chosen values, the collector's), as if every group had just been evicted;
+   * live work (rounds, queued submits, catch-up runs) is kept. For the forced-eviction test
+   * mode: a service must stay correct whenever its caches are emptied (ARCHITECTURE section 9).
+   */
+  public void forgetCaches() {
+    applier.forgetAll();
+    combiner.forgetCached();
+    if (collector != null) {
+      collector.forgetAll();
+    }
+  }
+
+  /**
+   * Groups whose state this service caches now, by structure (estimates): the applier's, the
+   * leader combiner's (live and idle), the catch-up runs'. Each is bounded; see the README's
+   * memory budget.
+   */
+  public Map<String, Long> cachedGroups() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("applier", applier.cachedGroups());
+    m.put("leader", combiner.cachedGroups());
+    m.put("catchup", (long) catchUp.activeRuns());
+    return m;
   }
 
   /** Leader combination at this service (rounds and entries, for reports). */

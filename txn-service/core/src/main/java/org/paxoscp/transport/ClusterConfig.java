@@ -81,11 +81,15 @@ public final class ClusterConfig {
       "loopback if every endpoint is, else the wildcard address",
       "local address a client's socket binds (port 0 or none: any free port); set it on a "
           + "host with several interfaces", ClusterConfig::parseBind);
+  public static final ConfigKey<Integer> CLIENT_SESSION_GROUPS = ConfigKey.integer(
+      "paxoscp.client.session.groups", 100_000, 1, Integer.MAX_VALUE,
+      "most groups whose session position (read-your-writes) a client caches; an evicted group "
+          + "still reads its own writes, at one extra round to a majority of DCs per begin");
 
   /** Every cluster key; the README's configuration reference is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Cluster (every service and client)",
       DCS, KEY, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
-      MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT,
+      MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, CLIENT_SESSION_GROUPS, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT,
       WAN_JITTER, WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
 
   /** One DC: its name, static service endpoints (may be empty with discovery) and HBase keys. */
@@ -139,6 +143,7 @@ public final class ClusterConfig {
   /** The proposer settings of {@link ProposerConfig#KEYS} as given (defaults for the others). */
   private final Map<String, String> proposerProperties;
   private final Optional<InetSocketAddress> clientBind;
+  private final int clientSessionGroups;
 
   /**
    * For launchers and tests: one timeout for requests and the proposer's phases, the default
@@ -155,14 +160,19 @@ public final class ClusterConfig {
       String discoveryPath, int maxDatagramBytes, Duration requestTimeout,
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties) {
     this(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes, requestTimeout,
-        discoveryConnectTimeout, wan, proposerProperties, Optional.empty());
+        discoveryConnectTimeout, wan, proposerProperties, Optional.empty(),
+        CLIENT_SESSION_GROUPS.defaultValue());
   }
 
   private ClusterConfig(List<Dc> dcs, byte[] key, Optional<String> discoveryZk,
       String discoveryPath, int maxDatagramBytes, Duration requestTimeout,
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties,
-      Optional<InetSocketAddress> clientBind) {
+      Optional<InetSocketAddress> clientBind, int clientSessionGroups) {
     this.clientBind = clientBind;
+    this.clientSessionGroups = clientSessionGroups;
+    if (clientSessionGroups < 1) {
+      throw new IllegalArgumentException(CLIENT_SESSION_GROUPS.name() + " must be >= 1");
+    }
     this.discoveryConnectTimeout = discoveryConnectTimeout;
     this.proposerProperties = Map.copyOf(proposerProperties);
     this.dcs = List.copyOf(dcs);
@@ -270,7 +280,8 @@ public final class ClusterConfig {
     ProposerConfig.fromProperties(Protocol.BASIC, names, proposer);
     return new ClusterConfig(dcs, KEY.from(props), DISCOVERY_ZK.optional(props),
         DISCOVERY_PATH.from(props), MAX_DATAGRAM_BYTES.from(props), REQUEST_TIMEOUT.from(props),
-        DISCOVERY_CONNECT_TIMEOUT.from(props), wan, proposer, CLIENT_BIND.optional(props));
+        DISCOVERY_CONNECT_TIMEOUT.from(props), wan, proposer, CLIENT_BIND.optional(props),
+        CLIENT_SESSION_GROUPS.from(props));
   }
 
   private static ConfigKeys[] concat(ConfigKeys[] a, ConfigKeys b) {
@@ -341,6 +352,7 @@ public final class ClusterConfig {
     p.putAll(new TreeMap<>(proposerProperties));
     clientBind.ifPresent(b -> p.put(CLIENT_BIND.name(),
         b.getPort() == 0 ? b.getHostString() : hostPort(b)));
+    p.put(CLIENT_SESSION_GROUPS.name(), Integer.toString(clientSessionGroups));
     p.put(WAN_ENABLED.name(), Boolean.toString(wan.enabled()));
     if (wan.enabled()) {
       for (int i = 0; i < dcs.size(); i++) {
@@ -431,13 +443,26 @@ public final class ClusterConfig {
   /** A copy with other settings; for launchers and tests. */
   public ClusterConfig with(List<Dc> newDcs, Wan newWan) {
     return new ClusterConfig(newDcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
-        requestTimeout, discoveryConnectTimeout, newWan, proposerProperties, clientBind);
+        requestTimeout, discoveryConnectTimeout, newWan, proposerProperties, clientBind,
+        clientSessionGroups);
   }
 
   /** A copy whose clients bind {@code bind} (empty: the default); for launchers and tests. */
   public ClusterConfig withClientBind(Optional<InetSocketAddress> bind) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
-        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, bind);
+        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, bind,
+        clientSessionGroups);
+  }
+
+  /** A copy whose clients cache at most {@code groups} session positions; for tests. */
+  public ClusterConfig withClientSessionGroups(int groups) {
+    return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
+        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind, groups);
+  }
+
+  /** {@link #CLIENT_SESSION_GROUPS}. */
+  public int clientSessionGroups() {
+    return clientSessionGroups;
   }
 
   @Override

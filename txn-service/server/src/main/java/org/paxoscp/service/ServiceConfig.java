@@ -88,11 +88,18 @@ public final class ServiceConfig {
           + "clients answered at it to submit again, as a share of the round just decided; "
           + "0 never waits");
 
+  public static final ConfigKey<Integer> CACHE_GROUPS = ConfigKey.integer(
+      PREFIX + "cache.groups", org.paxoscp.paxos.LogApplier.DEFAULT_MAX_GROUPS, 1,
+      Integer.MAX_VALUE, "most groups whose state each per-group cache of the service keeps "
+          + "(evicted by recency, rebuilt from the store on the next touch; live work is "
+          + "never evicted); see the README's memory budget");
+
   /** Every service key; the README's configuration reference is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Service (a Transaction Service process)",
       DC, BIND, THREADS, STORE, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
       LEARN_TIMEOUT, LEARNER_TIMEOUT, GC_RETENTION_POSITIONS, GC_EVERY_POSITIONS,
-      GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT, LEADER_HOLD_SHARE);
+      GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT, LEADER_HOLD_SHARE,
+      CACHE_GROUPS);
 
 
   private final ClusterConfig cluster;
@@ -112,13 +119,15 @@ public final class ServiceConfig {
   private final int gcEvery;
   private final int gcBatch;
   private final double leaderHoldShare;
+  private final int cacheGroups;
 
   private ServiceConfig(ClusterConfig cluster, String dc, InetSocketAddress bind, int threads,
       StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
       int catchUpMaxPositions, Duration catchUpWait, Duration learnTimeout,
       Duration learnerTimeout, int gcRetention, int gcEvery, int gcBatch, int gcMaxLag,
-      Duration gcPeerTimeout, double leaderHoldShare) {
+      Duration gcPeerTimeout, double leaderHoldShare, int cacheGroups) {
     this.leaderHoldShare = leaderHoldShare;
+    this.cacheGroups = cacheGroups;
     this.learnTimeout = learnTimeout;
     this.learnerTimeout = learnerTimeout;
     this.gcPeerTimeout = gcPeerTimeout;
@@ -166,7 +175,7 @@ public final class ServiceConfig {
         LEARN_TIMEOUT.from(props), LEARNER_TIMEOUT.from(props),
         GC_RETENTION_POSITIONS.from(props), GC_EVERY_POSITIONS.from(props),
         GC_BATCH_POSITIONS.from(props), GC_MAX_LAG_POSITIONS.from(props),
-        GC_PEER_TIMEOUT.from(props), LEADER_HOLD_SHARE.from(props));
+        GC_PEER_TIMEOUT.from(props), LEADER_HOLD_SHARE.from(props), CACHE_GROUPS.from(props));
   }
 
   private static InetSocketAddress bind(Map<String, String> props, ClusterConfig cluster,
@@ -265,6 +274,11 @@ public final class ServiceConfig {
         gcRetention, gcEvery, gcBatch, gcPeerTimeout, gcMaxLag));
   }
 
+  /** {@link #CACHE_GROUPS}: the bound of each per-group cache. */
+  public int cacheGroups() {
+    return cacheGroups;
+  }
+
   /** {@link #LEADER_HOLD_SHARE}: see {@link LeaderCombiner.Options#holdShare}. */
   public double leaderHoldShare() {
     return leaderHoldShare;
@@ -288,6 +302,7 @@ public final class ServiceConfig {
     m.put(GC_MAX_LAG_POSITIONS.name(), Integer.toString(gcMaxLag));
     m.put(GC_PEER_TIMEOUT.name(), Long.toString(gcPeerTimeout.toMillis()));
     m.put(LEADER_HOLD_SHARE.name(), Double.toString(leaderHoldShare));
+    m.put(CACHE_GROUPS.name(), Integer.toString(cacheGroups));
     return Collections.unmodifiableMap(m);
   }
 

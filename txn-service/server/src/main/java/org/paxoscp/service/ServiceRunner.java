@@ -119,12 +119,12 @@ public final class ServiceRunner implements AutoCloseable {
       ThreadScheduler scheduler = new ThreadScheduler("service-" + dc, CATCH_UP_WORKERS);
       opened.push(scheduler);
       CatchUp catchUp = new CatchUp(dc, cluster.dcNames(), store, bound.transport(),
-          config.catchUpSettings(), scheduler);
+          config.catchUpSettings(), scheduler, config.cacheGroups());
       opened.push(catchUp);
       GroupCollector collector = null;
       if (config.gcSettings().isPresent()) {
         collector = new GroupCollector(dc, cluster.dcNames(), store, bound.transport(),
-            config.gcSettings().get(), scheduler);
+            config.gcSettings().get(), scheduler, null, config.cacheGroups());
         opened.push(collector);
       }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,

@@ -56,6 +56,9 @@ final class SimCluster {
   private long concurrentLeaderRounds;
   private long tooOldRequests;
   private Consumer<String> trace;
+  /** Empty every per-group cache of the serving instance after each request it handles. */
+  private boolean forceEviction;
+  private long forcedEvictions;
 
   /** One DC: its store and the service instances serving it. */
   final class Dc {
@@ -134,6 +137,16 @@ final class SimCluster {
 
   void trace(Consumer<String> sink) {
     this.trace = sink;
+  }
+
+  /** Every instance empties its per-group caches after each request it handles. */
+  void forceEviction() {
+    this.forceEviction = true;
+  }
+
+  /** How many times a service's caches were emptied by {@link #forceEviction}. */
+  long forcedEvictions() {
+    return forcedEvictions;
   }
 
   EventQueue events() {
@@ -223,7 +236,13 @@ final class SimCluster {
           .filter(x -> x.service.combiner().roundsInFlight() > 0).count() > 1) {
         concurrentLeaderRounds++;
       }
-      i.service.handle(dcName(from), m).whenComplete((r, t) -> {
+      CompletableFuture<Message> handled = i.service.handle(dcName(from), m);
+      if (forceEviction) {
+        // Whatever the request left cached (and what its continuations will look up) is gone.
+        i.service.forgetCaches();
+        forcedEvictions++;
+      }
+      handled.whenComplete((r, t) -> {
         if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.TOO_OLD
             && m instanceof Message.Paxos) {
           tooOldRequests++;

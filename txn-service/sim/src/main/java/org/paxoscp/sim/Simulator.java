@@ -74,6 +74,7 @@ public final class Simulator {
   /** Log and version GC (section 7), or null when off. */
   private SimGc gc;
   private LeaderCombiner.Rules leaderRules = LeaderCombiner.Rules.SHIPPED;
+  private boolean forceEviction;
   private int tooOldReads;
 
   public Simulator(SimConfig cfg) {
@@ -101,6 +102,20 @@ public final class Simulator {
   public Simulator withGc(SimGc gc) {
     this.gc = gc;
     return this;
+  }
+
+  /**
+   * Every service instance empties its per-group caches after each request it handles
+   * (ARCHITECTURE section 9: a service must stay correct whenever its caches are evicted).
+   */
+  public Simulator withForcedEviction() {
+    this.forceEviction = true;
+    return this;
+  }
+
+  /** How many times a service's caches were emptied by {@link #withForcedEviction} (0 without). */
+  public long forcedEvictions() {
+    return cluster == null ? 0 : cluster.forcedEvictions();
   }
 
   /** Services run leader combination with {@code rules} (tests plant bugs with it). */
@@ -135,6 +150,9 @@ public final class Simulator {
   /** Runs the workload, the recovery phase and the checker. */
   public SimResult run() {
     cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules);
+    if (forceEviction) {
+      cluster.forceEviction();
+    }
     if (trace != null) {
       cluster.trace(trace);
     }

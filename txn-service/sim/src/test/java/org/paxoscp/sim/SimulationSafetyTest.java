@@ -17,11 +17,16 @@ import org.paxoscp.sim.SimConfig.Faults;
  * Many seeded schedules, every commit mode, every fault mix; each run is judged by the checker.
  * {@code -Dsim.seeds=N} sets the number of schedules per commit mode (default 2,000), split evenly
  * over the fault mixes. A failure names the seed and how to replay it.
+ *
+ * <p>The same schedules run again with every service's per-group caches emptied after each
+ * request it handles ({@code Simulator#withForcedEviction}, ARCHITECTURE section 9):
+ * {@code -Dsim.evictionSeeds=N} schedules per commit mode (default 280).
  */
 @Timeout(600)
 class SimulationSafetyTest {
 
   static final int SEEDS_PER_PROTOCOL = Integer.getInteger("sim.seeds", 2000);
+  static final int EVICTION_SEEDS_PER_PROTOCOL = Integer.getInteger("sim.evictionSeeds", 280);
 
   enum Mix {
     CLEAN(Faults.NONE),
@@ -71,9 +76,23 @@ class SimulationSafetyTest {
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("cases")
   void everyScheduleIsOneCopySerializable(Protocol protocol, Mix mix) {
-    int perCase = Math.max(1, (SEEDS_PER_PROTOCOL + Mix.values().length - 1)
+    check(protocol, mix, SEEDS_PER_PROTOCOL, false);
+  }
+
+  @ParameterizedTest(name = "{0} {1}, caches evicted after every request")
+  @MethodSource("cases")
+  void everyScheduleIsOneCopySerializableWithCachesEvictedAfterEveryRequest(Protocol protocol,
+      Mix mix) {
+    check(protocol, mix, EVICTION_SEEDS_PER_PROTOCOL, true);
+  }
+
+  private static void check(Protocol protocol, Mix mix, int seedsPerProtocol, boolean evict) {
+    int perCase = Math.max(1, (seedsPerProtocol + Mix.values().length - 1)
         / Mix.values().length);
-    long firstSeed = 1_000L * mix.ordinal() + 100_000L * protocol.ordinal();
+    // Evicting runs start elsewhere in the seed space, so that they add schedules.
+    long firstSeed = 1_000L * mix.ordinal() + 100_000L * protocol.ordinal()
+        + (evict ? 50_000L : 0);
+    long evictions = 0;
     List<String> failures = new ArrayList<>();
     long committed = 0;
     long promoted = 0;
@@ -83,12 +102,17 @@ class SimulationSafetyTest {
     for (int i = 0; i < perCase; i++) {
       SimConfig cfg = schedule(protocol, mix, firstSeed + i);
       dcsStarted += cfg.dcs().size();
-      SimResult r = new Simulator(cfg).run();
+      Simulator sim = new Simulator(cfg);
+      if (evict) {
+        sim.withForcedEviction();
+      }
+      SimResult r = sim.run();
+      evictions += sim.forcedEvictions();
       if (!r.safe() || !r.finished()) {
         failures.add("seed " + cfg.seed() + (r.finished() ? "" : " (did not finish)") + ": "
             + r.check().summary() + " " + r.applyConflicts()
             + "\n  replay: SimulationSafetyTest.schedule(" + protocol + ", " + mix + ", "
-            + cfg.seed() + ")");
+            + cfg.seed() + ")" + (evict ? " with forced eviction" : ""));
       }
       committed += r.commitsByRound().values().stream().mapToInt(Integer::intValue).sum();
       promoted += r.commitsByRound().entrySet().stream().filter(e -> e.getKey() > 0)
@@ -100,6 +124,9 @@ class SimulationSafetyTest {
         + "safety:\n" + String.join("\n", failures.subList(0, Math.min(5, failures.size()))));
     // The schedules must exercise the protocol, not pass vacuously.
     assertTrue(committed > perCase, "too few commits: " + committed);
+    if (evict) {
+      assertTrue(evictions > committed, "caches were hardly ever emptied: " + evictions);
+    }
     if (protocol == Protocol.CP && perCase >= 20) {
       assertTrue(promoted > 0, "no transaction was ever promoted");
     }
@@ -137,7 +164,8 @@ class SimulationSafetyTest {
             "instances started: " + exercised);
       }
     }
-    System.out.printf("%s %s: %d schedules, %d committed, %s%n", protocol, mix, perCase,
+    System.out.printf("%s %s%s: %d schedules, %d committed, %s%n", protocol, mix,
+        evict ? " (caches evicted after every request, " + evictions + " times)" : "", perCase,
         committed, exercised);
   }
 }

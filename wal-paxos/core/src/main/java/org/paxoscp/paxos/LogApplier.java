@@ -8,7 +8,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Table;
@@ -24,12 +26,22 @@ import org.paxoscp.wal.Mutation;
  *
  * <p>Thread-safe and idempotent: applying a position twice writes the same versions again, and the
  * applied watermark only moves forward (checkAndWrite on its previous value).
+ *
+ * <p><b>Memory.</b> What it keeps per group (ARCHITECTURE section 9) is a bounded cache of what
+ * the store holds: at most {@code maxGroups} groups' remembered watermarks and at most as many
+ * groups' held values, evicted by recency (Caffeine's size bound). Everything in it is a lower
+ * bound of the store's watermark or a value already chosen, so losing any of it at any moment
+ * costs store reads, never correctness: an evicted watermark reads as 0 until the store is read
+ * again, and an evicted held value is read from the WAL when applying reaches it. A group's map
+ * of held values is dropped as soon as the watermark passes the last of them.
  */
 public final class LogApplier {
   private static final byte LIVE = 1;
   private static final byte TOMBSTONE = 0;
   /** The most chosen values per group held in memory above the known watermark. */
   static final int MAX_AHEAD = 1024;
+  /** Default bound on the groups whose state is cached (see the class comment). */
+  public static final int DEFAULT_MAX_GROUPS = 10_000;
 
   private final KvStore store;
   private final Acceptor acceptor;
@@ -40,7 +52,7 @@ public final class LogApplier {
    * {@link #knownApplied} answers "is position p applied?" without a store read when the answer
    * is yes. A chosen value never changes, so the remembered value is always the position's.
    */
-  private final ConcurrentHashMap<String, Applied> known = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, Applied> known;
 
   /**
    * Per group, the chosen values that callers of {@link #applyKnown(String, long, LogValue)}
@@ -49,8 +61,7 @@ public final class LogApplier {
    * without a store read, where there is none; {@link #readPosition} counts them. Trimmed as the
    * known watermark passes them.
    */
-  private final ConcurrentHashMap<String, ConcurrentSkipListMap<Long, LogValue>> recorded =
-      new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, ConcurrentSkipListMap<Long, LogValue>> recorded;
   /**
    * Per group, chosen values {@link #announce announced} above the known watermark: they have
    * reached this DC (an APPLY) and are about to be recorded and applied. Only
@@ -58,15 +69,53 @@ public final class LogApplier {
    * applied only once its chosen value is in this DC's WAL). Trimmed as the known watermark
    * passes them.
    */
-  private final ConcurrentHashMap<String, ConcurrentSkipListMap<Long, LogValue>> announced =
-      new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, ConcurrentSkipListMap<Long, LogValue>> announced;
+  private final List<Cache<String, ?>> caches;
+  private final int maxGroups;
 
   /** A watermark and, if this applier applied it, the chosen value at it (else null). */
   private record Applied(long position, LogValue value) {}
 
+  /** An applier caching at most {@link #DEFAULT_MAX_GROUPS} groups. */
   public LogApplier(KvStore store) {
+    this(store, DEFAULT_MAX_GROUPS);
+  }
+
+  /** An applier caching the state of at most {@code maxGroups} groups (>= 1). */
+  public LogApplier(KvStore store, int maxGroups) {
+    if (maxGroups < 1) {
+      throw new IllegalArgumentException("maxGroups must be >= 1, was " + maxGroups);
+    }
     this.store = store;
     this.acceptor = new Acceptor(store);
+    this.maxGroups = maxGroups;
+    Cache<String, Applied> k = Caffeine.newBuilder().maximumSize(maxGroups).build();
+    Cache<String, ConcurrentSkipListMap<Long, LogValue>> r =
+        Caffeine.newBuilder().maximumSize(maxGroups).build();
+    Cache<String, ConcurrentSkipListMap<Long, LogValue>> a =
+        Caffeine.newBuilder().maximumSize(maxGroups).build();
+    this.known = k.asMap();
+    this.recorded = r.asMap();
+    this.announced = a.asMap();
+    this.caches = List.of(k, r, a);
+  }
+
+  /**
+   * Drops everything cached, as if every group had been evicted (a test mode proves that the
+   * service stays correct when its caches are emptied at any moment).
+   */
+  public void forgetAll() {
+    caches.forEach(Cache::invalidateAll);
+  }
+
+  /** The bound on the groups each of its caches holds. */
+  public int maxGroups() {
+    return maxGroups;
+  }
+
+  /** Groups with cached state now (an estimate, as Caffeine gives it), per cache. */
+  public long cachedGroups() {
+    return caches.stream().mapToLong(Cache::estimatedSize).max().orElse(0);
   }
 
   /** Highest position p such that every position <= p is applied to this DC's data table. */
@@ -98,10 +147,10 @@ public final class LogApplier {
 
   /** Takes back an {@link #announce} whose value could not be recorded here. */
   public void withdraw(String group, long position) {
-    ConcurrentSkipListMap<Long, LogValue> a = announced.get(group);
-    if (a != null) {
+    announced.computeIfPresent(group, (g, a) -> {
       a.remove(position);
-    }
+      return a.isEmpty() ? null : a;
+    });
   }
 
   /**
@@ -109,13 +158,16 @@ public final class LogApplier {
    * already (a DC whose store is down keeps receiving APPLYs it cannot apply): a value left out
    * is read from the store when applying reaches it.
    */
-  private static void hold(ConcurrentHashMap<String, ConcurrentSkipListMap<Long, LogValue>> m,
+  private static void hold(ConcurrentMap<String, ConcurrentSkipListMap<Long, LogValue>> m,
       String group, long position, LogValue value) {
-    ConcurrentSkipListMap<Long, LogValue> r =
-        m.computeIfAbsent(group, g -> new ConcurrentSkipListMap<>());
-    if (r.size() < MAX_AHEAD) {
-      r.put(position, value);
-    }
+    // compute, not computeIfAbsent: atomic with the removal of an emptied map (remember).
+    m.compute(group, (g, r) -> {
+      ConcurrentSkipListMap<Long, LogValue> held = r != null ? r : new ConcurrentSkipListMap<>();
+      if (held.size() < MAX_AHEAD) {
+        held.put(position, value);
+      }
+      return held.isEmpty() ? null : held;
+    });
   }
 
   /**
@@ -235,10 +287,10 @@ public final class LogApplier {
         (old, now) -> now.position() > old.position()
             || (now.position() == old.position() && old.value() == null) ? now : old);
     for (var m : List.of(recorded, announced)) {
-      ConcurrentSkipListMap<Long, LogValue> r = m.get(group);
-      if (r != null) {
+      m.computeIfPresent(group, (g, r) -> {
         r.headMap(a.position(), true).clear();
-      }
+        return r.isEmpty() ? null : r;
+      });
     }
   }
 
