@@ -123,6 +123,11 @@ public final class SimulateCommand implements Callable<Integer> {
       + "once.")
   boolean twoInstances;
 
+  @Option(names = "--force-eviction", description = "Every service instance empties its "
+      + "per-group caches after each request it handles (a service must stay correct whenever "
+      + "its caches are evicted).")
+  boolean forceEviction;
+
   @Option(names = "--quiet", description = "Only the summary table and violations.")
   boolean quiet;
 
@@ -174,6 +179,9 @@ public final class SimulateCommand implements Callable<Integer> {
       for (int i = 0; i < seeds; i++) {
         SimConfig cfg = base.withProtocol(protocol).withSeed(seed + i);
         Simulator sim = new Simulator(cfg);
+        if (forceEviction) {
+          sim.withForcedEviction();
+        }
         if (trace) {
           sim.trace(out::println);
         }

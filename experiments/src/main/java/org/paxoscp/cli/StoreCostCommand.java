@@ -119,7 +119,7 @@ public final class StoreCostCommand implements Callable<Integer> {
                 writes.put(key, Mutation.put(txnId.getBytes(StandardCharsets.UTF_8)));
               }
             }
-            OptionalInt leader = readPos == 0 ? OptionalInt.empty()
+            OptionalInt leader = readPos == 0 ? Proposer.leaderOfFirst(dcs, GROUP)
                 : acceptors.get(0).chosen(GROUP, readPos).map(v -> Proposer.leaderAfter(dcs, v)).orElse(OptionalInt.empty());
             LogEntry entry = new LogEntry(txnId, dcs.get(0), readPos, reads, writes);
             Proposer prop = new Proposer(cfg, GROUP, ProposerId.of(ids.getAndIncrement()), entry, readPos + 1,

@@ -363,7 +363,7 @@ public final class TransactionService implements RequestHandler {
   /** The fast-path leader for {@code watermark + 1}, by the one rule (section 5.3), or "". */
   private String leaderAfter(String group, long watermark) {
     if (watermark == 0) {
-      return "";
+      return dcs.get(Proposer.leaderOfFirst(dcs, group).getAsInt());
     }
     Optional<LogValue> chosen = applier.knownValue(group, watermark);
     if (chosen.isEmpty()) {

@@ -66,6 +66,9 @@ import org.paxoscp.wal.Mutation;
 class TransactionServiceTest {
   private static final String G = "users/42";
   private static final List<String> DCS = List.of("A", "B", "C");
+  /** The grantor of the group's first position (one DC, by the group's bucket). */
+  private static final String FIRST = DCS.get(
+      org.paxoscp.paxos.Proposer.leaderOfFirst(DCS, "users/42").getAsInt());
   private static final Duration REQUEST_TIMEOUT = Duration.ofMillis(300);
   private static final Duration WAIT = Duration.ofSeconds(10);
 
@@ -117,7 +120,7 @@ class TransactionServiceTest {
 
   @Test
   void beginGivesTheReadPositionAndTheNextLeader() throws Exception {
-    assertEquals(new BeginReply(G, 0, ""), begin("A", 0));
+    assertEquals(new BeginReply(G, 0, FIRST), begin("A", 0));
 
     commit("B", 0, OptionalInt.empty(), Map.of("x", "1"));
     awaitWatermark(DCS, 1);
@@ -170,7 +173,7 @@ class TransactionServiceTest {
     net.setDown("C", false);
 
     // Without a proof that later positions exist, C invents nothing.
-    assertEquals(new BeginReply(G, 0, ""), begin("C", 0));
+    assertEquals(new BeginReply(G, 0, FIRST), begin("C", 0));
     assertEquals(0, catchUps.get("C").learnedByInstance());
 
     // A client that committed at 2 proves 2 exists.
@@ -300,7 +303,7 @@ class TransactionServiceTest {
     }
     assertNull(s.handle("A", new Message.Paxos(new PaxosMessage.Apply(G, 1, LogValue.NOOP))).join());
     raw.get("B").setAvailable(true);
-    assertEquals(new BeginReply(G, 0, ""), s.handle("A", new BeginRequest(G, 0)).join());
+    assertEquals(new BeginReply(G, 0, FIRST), s.handle("A", new BeginRequest(G, 0)).join());
   }
 
   @Test

@@ -495,6 +495,17 @@ public class Proposer {
   }
 
   /**
+   * Section 5.3 for a group's first position, which has no value before it: its grantor is the
+   * DC whose index is the group's row-key bucket ({@link WalLayout#bucket}) modulo the number of
+   * DCs — a function of the group alone, so every proposer that takes the fast path at position
+   * 1 asks the same DC (one grantor per position), and new groups' first grants spread over the
+   * DCs. A proposer that does not use it runs the slow path there, which is always safe.
+   */
+  public static OptionalInt leaderOfFirst(List<String> dcs, String group) {
+    return OptionalInt.of(WalLayout.bucket(group) % dcs.size());
+  }
+
+  /**
    * Section 5.3: the leader (fast-path grantor) of position p+1 is the DC of the first entry of
    * the value chosen at p; none after a no-op. Every caller must use this one rule, since the
    * fast path is safe only while each position has a single grantor.

@@ -2,13 +2,17 @@ package org.paxoscp.paxos;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
 
 /**
  * Row keys and column names of the WAL, data and meta tables (ARCHITECTURE section 3).
  *
- * <p>WAL row: {@code group UTF-8 | 0x00 | position (8-byte big-endian)}, so one group's log is one
- * contiguous, ordered key range. Data row: {@code group | 0x00 | item key}. Meta row: {@code group}.
- * Group names may not contain NUL, which keeps the separator unambiguous.
+ * <p>Every row starts with the group's {@link #bucket} (2 bytes, a hash of the group name), so
+ * that many groups spread evenly over a table's regions (ARCHITECTURE section 9) while one
+ * group's rows stay contiguous. WAL row: {@code bucket | group UTF-8 | 0x00 | position (8-byte
+ * big-endian)}, so one group's log is one contiguous, ordered key range. Data row:
+ * {@code bucket | group | 0x00 | item key}. Meta row: {@code bucket | group}. Group names may not
+ * contain NUL, which keeps the separator unambiguous.
  */
 public final class WalLayout {
   /** Highest promised ballot (Algorithm 1's nextBal). */
@@ -60,19 +64,56 @@ public final class WalLayout {
     }
   }
 
+  /** Bytes of the hashed prefix of every row key. */
+  public static final int BUCKET_BYTES = 2;
+
+  /**
+   * The group's bucket: the low 16 bits of the CRC-32C of its UTF-8 name, the first two bytes
+   * of each of its row keys. Stable across versions (it is part of the stored layout).
+   */
+  public static int bucket(String group) {
+    return bucket(group.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static int bucket(byte[] utf8) {
+    CRC32C crc = new CRC32C();
+    crc.update(utf8);
+    return (int) (crc.getValue() & 0xFFFF);
+  }
+
   public static byte[] walRow(String group, long position) {
     byte[] g = group.getBytes(StandardCharsets.UTF_8);
-    return ByteBuffer.allocate(g.length + 9).put(g).put((byte) 0).putLong(position).array();
+    return ByteBuffer.allocate(BUCKET_BYTES + g.length + 9).putShort((short) bucket(g)).put(g)
+        .put((byte) 0).putLong(position).array();
   }
 
   public static byte[] dataRow(String group, String key) {
     byte[] g = group.getBytes(StandardCharsets.UTF_8);
     byte[] k = key.getBytes(StandardCharsets.UTF_8);
-    return ByteBuffer.allocate(g.length + 1 + k.length).put(g).put((byte) 0).put(k).array();
+    return ByteBuffer.allocate(BUCKET_BYTES + g.length + 1 + k.length)
+        .putShort((short) bucket(g)).put(g).put((byte) 0).put(k).array();
   }
 
   public static byte[] metaRow(String group) {
-    return group.getBytes(StandardCharsets.UTF_8);
+    byte[] g = group.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(BUCKET_BYTES + g.length).putShort((short) bucket(g)).put(g)
+        .array();
+  }
+
+  /**
+   * Row keys that split a table into {@code regions} regions of equal bucket ranges (none for
+   * one region): for pre-splitting, so that a new table spreads groups at once.
+   */
+  public static byte[][] splitKeys(int regions) {
+    if (regions < 1 || regions > 1 << 16) {
+      throw new IllegalArgumentException("regions must be in [1, 65536], was " + regions);
+    }
+    byte[][] keys = new byte[regions - 1][];
+    for (int i = 1; i < regions; i++) {
+      int b = (int) ((long) i * (1 << 16) / regions);
+      keys[i - 1] = new byte[] {(byte) (b >>> 8), (byte) b};
+    }
+    return keys;
   }
 
   public static byte[] encodeLong(long v) {

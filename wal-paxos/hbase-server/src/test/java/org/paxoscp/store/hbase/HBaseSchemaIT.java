@@ -84,6 +84,30 @@ class HBaseSchemaIT {
       assertEquals(Integer.toString(HBaseSchema.SCHEMA_VERSION),
           d.getValue(HBaseSchema.VERSION_ATTRIBUTE));
       assertEquals(HBaseSchema.maxVersions(t), d.getColumnFamily(HBaseSchema.FAMILY).getMaxVersions());
+      // Pre-split by the rows' hashed group prefix, so that many groups load many regions.
+      assertEquals(c.regions(), Await.get(admin.getRegions(HBaseSchema.tableName("idem", t)), D,
+          () -> "regions").size(), "regions of " + t);
+    }
+  }
+
+  @Test
+  void manyGroupsSpreadEvenlyOverThePreSplitRegions() {
+    int regions = 8;
+    byte[][] splits = org.paxoscp.paxos.WalLayout.splitKeys(regions);
+    int[] perRegion = new int[regions];
+    int groups = 80_000;
+    for (int i = 0; i < groups; i++) {
+      byte[] row = org.paxoscp.paxos.WalLayout.metaRow("user-" + i);
+      int r = 0;
+      while (r < splits.length && java.util.Arrays.compareUnsigned(row, splits[r]) >= 0) {
+        r++;
+      }
+      perRegion[r]++;
+    }
+    for (int n : perRegion) {
+      // Within 5% of an even share (10,000 each).
+      assertTrue(Math.abs(n - groups / regions) < groups / regions / 20,
+          java.util.Arrays.toString(perRegion));
     }
   }
 

@@ -100,7 +100,7 @@ public final class HBaseKvStore implements KvStore {
           .setOperationTimeout(config.adminDeadline().toMillis(), TimeUnit.MILLISECONDS)
           .build();
       if (config.createSchema()) {
-        HBaseSchema.ensure(admin, config.dc(), config.adminDeadline());
+        HBaseSchema.ensure(admin, config.dc(), config.adminDeadline(), config.regions());
       } else {
         HBaseSchema.verify(admin, config.dc(), config.adminDeadline());
       }

@@ -22,6 +22,7 @@ import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.StoreUnavailableException;
 
@@ -43,9 +44,10 @@ public final class HBaseSchema {
 
   /**
    * Bumped whenever the layout of the tables changes incompatibly. Version 2: ballots in the
-   * acceptor cells carry 128-bit proposer ids.
+   * acceptor cells carry 128-bit proposer ids. Version 3: row keys start with the group's
+   * 2-byte hash bucket ({@code WalLayout.bucket}), and new tables are pre-split by it.
    */
-  public static final int SCHEMA_VERSION = 2;
+  public static final int SCHEMA_VERSION = 3;
 
   /** Table attribute holding the schema version. */
   public static final String VERSION_ATTRIBUTE = "paxoscp.schema.version";
@@ -90,7 +92,7 @@ public final class HBaseSchema {
    */
   public static void ensure(HBaseStoreConfig config) {
     try (AdminSession s = AdminSession.open(config)) {
-      ensure(s.admin(), config.dc(), config.adminDeadline());
+      ensure(s.admin(), config.dc(), config.adminDeadline(), config.regions());
     }
   }
 
@@ -106,7 +108,7 @@ public final class HBaseSchema {
     }
   }
 
-  static void ensure(AsyncAdmin admin, String dc, Duration deadline) {
+  static void ensure(AsyncAdmin admin, String dc, Duration deadline, int regions) {
     String ns = namespace(dc);
     // Refuse before creating anything if what already exists is not ours.
     List<String> problems = new ArrayList<>();
@@ -128,7 +130,9 @@ public final class HBaseSchema {
       TableName name = tableName(dc, t);
       creations.add(admin.tableExists(name).thenCompose(exists -> exists
           ? CompletableFuture.completedFuture(null)
-          : ignoring(admin.createTable(descriptor(dc, t)), TableExistsException.class)));
+          : ignoring(regions == 1 ? admin.createTable(descriptor(dc, t))
+              : admin.createTable(descriptor(dc, t), WalLayout.splitKeys(regions)),
+              TableExistsException.class)));
     }
     Await.get(CompletableFuture.allOf(creations.toArray(CompletableFuture[]::new)), deadline,
         () -> "create tables of DC " + dc);

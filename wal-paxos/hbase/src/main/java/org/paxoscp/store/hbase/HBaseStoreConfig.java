@@ -42,12 +42,16 @@ public final class HBaseStoreConfig {
       "upper bound of a schema operation (create namespace/table, describe)");
   public static final ConfigKey<Boolean> CREATE_SCHEMA = ConfigKey.bool(PREFIX + "create.schema",
       true, "create the DC's namespace and tables if missing (false: only verify them)");
+  public static final ConfigKey<Integer> REGIONS = ConfigKey.integer(PREFIX + "regions", 8, 1,
+      4096, "regions each table is pre-split into when it is created (rows start with a hash "
+          + "of the group, so groups spread evenly over them); existing tables are left as "
+          + "they are");
 
   /** Every HBase store key. */
   public static final ConfigKeys KEYS = new ConfigKeys(
       "HBase store (per DC, as paxoscp.dc.<DC>.hbase.<key> in a cluster file)", ZK_QUORUM,
       ZK_PORT, ZNODE_PARENT, OPERATION_DEADLINE, RPC_TIMEOUT, RETRY_PAUSE, CONNECT_DEADLINE,
-      ADMIN_DEADLINE, CREATE_SCHEMA);
+      ADMIN_DEADLINE, CREATE_SCHEMA, REGIONS);
 
   /** DC names become part of an HBase namespace, which allows only these characters. */
   private static final Pattern DC_NAME = Pattern.compile("[A-Za-z0-9_]{1,40}");
@@ -63,6 +67,7 @@ public final class HBaseStoreConfig {
   private final Duration connectDeadline;
   private final Duration adminDeadline;
   private final boolean createSchema;
+  private final int regions;
 
   private HBaseStoreConfig(Builder b) {
     this.dc = validateDc(b.dc);
@@ -96,6 +101,11 @@ public final class HBaseStoreConfig {
           + OPERATION_DEADLINE.name());
     }
     this.createSchema = b.createSchema;
+    if (b.regions < 1 || b.regions > 4096) {
+      throw new IllegalArgumentException(REGIONS.name() + ": must be in 1..4096, was "
+          + b.regions);
+    }
+    this.regions = b.regions;
   }
 
   /** A builder with every default, for DC {@code dc}. */
@@ -115,7 +125,7 @@ public final class HBaseStoreConfig {
         .znodeParent(ZNODE_PARENT.from(props)).operationDeadline(OPERATION_DEADLINE.from(props))
         .rpcTimeout(RPC_TIMEOUT.from(props)).retryPause(RETRY_PAUSE.from(props))
         .connectDeadline(CONNECT_DEADLINE.from(props)).adminDeadline(ADMIN_DEADLINE.from(props))
-        .createSchema(CREATE_SCHEMA.from(props)).build();
+        .createSchema(CREATE_SCHEMA.from(props)).regions(REGIONS.from(props)).build();
   }
 
   public String dc() {
@@ -158,11 +168,17 @@ public final class HBaseStoreConfig {
     return createSchema;
   }
 
+  /** {@link #REGIONS}: regions a new table is pre-split into. */
+  public int regions() {
+    return regions;
+  }
+
   /** A builder initialised with this config's values. */
   public Builder toBuilder() {
     return builder(dc).zkQuorum(zkQuorum).zkPort(zkPort).znodeParent(znodeParent)
         .operationDeadline(operationDeadline).rpcTimeout(rpcTimeout).retryPause(retryPause)
-        .connectDeadline(connectDeadline).adminDeadline(adminDeadline).createSchema(createSchema);
+        .connectDeadline(connectDeadline).adminDeadline(adminDeadline).createSchema(createSchema)
+        .regions(regions);
   }
 
   /** The effective values by key, for logging once at start-up. */
@@ -177,6 +193,7 @@ public final class HBaseStoreConfig {
     m.put(CONNECT_DEADLINE.name(), Long.toString(connectDeadline.toMillis()));
     m.put(ADMIN_DEADLINE.name(), Long.toString(adminDeadline.toMillis()));
     m.put(CREATE_SCHEMA.name(), Boolean.toString(createSchema));
+    m.put(REGIONS.name(), Integer.toString(regions));
     return m;
   }
 
@@ -223,6 +240,7 @@ public final class HBaseStoreConfig {
     private Duration connectDeadline = CONNECT_DEADLINE.defaultValue();
     private Duration adminDeadline = ADMIN_DEADLINE.defaultValue();
     private boolean createSchema = CREATE_SCHEMA.defaultValue();
+    private int regions = REGIONS.defaultValue();
 
     private Builder(String dc) {
       this.dc = dc;
@@ -266,6 +284,12 @@ public final class HBaseStoreConfig {
 
     public Builder adminDeadline(Duration d) {
       this.adminDeadline = d;
+      return this;
+    }
+
+    /** Regions a new table is pre-split into (see {@link #REGIONS}). */
+    public Builder regions(int n) {
+      this.regions = n;
       return this;
     }
 
