@@ -454,6 +454,34 @@ class TransactionServiceTest {
     assertEquals(5, a.combiner().holds());
   }
 
+  @Test
+  void idleGroupsLeaveTheLiveMapAndTheCachesStayWithinTheirBound() throws Exception {
+    CatchUp c = new CatchUp("A", DCS, stores.get("A"), net.transport("A"),
+        new CatchUp.Settings(REQUEST_TIMEOUT, REQUEST_TIMEOUT.multipliedBy(4), 64),
+        Scheduler.of(timers), 8);
+    TransactionService a = new TransactionService("A", DCS, stores.get("A"), c,
+        new TransactionService.Limits(8, 4096, Duration.ofSeconds(5)), Scheduler.of(timers), null,
+        new LeaderCombiner.Options(Map.of(), LeaderCombiner.Rules.SHIPPED, 0));
+    services.put("A", a);
+    net.register("A", a);
+    for (int i = 0; i < 40; i++) {
+      String group = "many/" + i;
+      LogEntry e = entry("m" + i, "A", 0, Map.of("k", "" + i));
+      assertEquals(SubmitReply.committed(group, 1, "m" + i, 1), net.transport("client")
+          .request("A", new SubmitRequest(group, 1, e, 8), WAIT).get(20, TimeUnit.SECONDS));
+    }
+    // Nothing is live once every round ended; idle groups are memos, at most the bound of them.
+    Poll.until("no live group left", WAIT, () -> a.combiner().liveGroups() == 0);
+    Poll.until("the caches at their bound", WAIT,
+        () -> a.cachedGroups().values().stream().allMatch(n -> n <= 8));
+    assertEquals(0, c.activeRuns(), "a catch-up run is removed when it ends");
+    // An evicted group's next entry goes to position 2 from the store.
+    a.forgetCaches();
+    assertEquals(SubmitReply.committed("many/0", 2, "m0-again", 1), net.transport("client")
+        .request("A", new SubmitRequest("many/0", 2, entry("m0-again", "A", 1,
+            Map.of("k", "again")), 8), WAIT).get(20, TimeUnit.SECONDS));
+  }
+
   /** Replaces {@code dc}'s service by one whose leader rounds hold as {@code holdShare} says. */
   private TransactionService holdingService(String dc, double holdShare) {
     TransactionService s = new TransactionService(dc, DCS, stores.get(dc), catchUps.get(dc),

@@ -238,4 +238,42 @@ class LogApplierTest {
       delegate.close();
     }
   }
+
+  // ---- bounded memory (ARCHITECTURE section 9) ------------------------------------------
+
+  @Test
+  void theCachesHoldAtMostTheirBoundAndAnEvictedGroupIsRebuiltFromTheStore() {
+    LogApplier small = new LogApplier(store, 10);
+    for (int i = 0; i < 200; i++) {
+      String g = "group-" + i;
+      acceptor.apply(new Apply(g, 1, LogValue.of(writes("k", "v" + i))));
+      assertEquals(1, small.applyKnown(g, 1, LogValue.of(writes("k", "v" + i))));
+      small.announce(g, 3, LogValue.of(writes("k", "later")));
+    }
+    // Caffeine evicts asynchronously; its bound holds once maintenance has run.
+    org.paxoscp.testing.Poll.until("the caches shrank to their bound",
+        java.time.Duration.ofSeconds(5), () -> small.cachedGroups() <= 10);
+    // An evicted group's watermark reads as 0 from memory, and the store still has it.
+    assertEquals(0, small.knownApplied("group-0"));
+    assertEquals(1, small.appliedWatermark("group-0"));
+    assertEquals(1, small.knownApplied("group-0"));
+    assertArrayEquals(b("v0"), small.read("group-0", "k", 1).orElseThrow());
+  }
+
+  @Test
+  void heldValuesAreDroppedOnceTheWatermarkPassesThemAndForgetAllEmptiesEverything() {
+    choose(1, writes("a", "1"));
+    choose(2, writes("a", "2"));
+    applier.announce(G, 1, LogValue.of(writes("a", "1")));
+    applier.announce(G, 2, LogValue.of(writes("a", "2")));
+    assertEquals(2, applier.knownThrough(G));
+    assertEquals(2, applier.applyKnown(G));
+    // Nothing is held above the watermark any more: only the watermark's entry is cached.
+    assertEquals(1, applier.cachedGroups());
+    applier.forgetAll();
+    assertEquals(0, applier.cachedGroups());
+    assertEquals(0, applier.knownApplied(G));
+    assertEquals(2, applier.readPosition(G, 1));
+    assertReads("a", 2, "2");
+  }
 }
