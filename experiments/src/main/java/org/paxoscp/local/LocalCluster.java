@@ -3,10 +3,6 @@ package org.paxoscp.local;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.Writer;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -159,7 +155,7 @@ public final class LocalCluster implements AutoCloseable {
       props.put(ClusterConfig.DISCOVERY_CONNECT_TIMEOUT.name(),
           Long.toString(Math.max(5_000, 5 * timeoutMs)));
       for (String dc : options.dcs()) {
-        props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", "127.0.0.1:" + freeUdpPort());
+        props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", "127.0.0.1:" + FreePorts.udp());
         if (hbase != null) {
           props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.quorum", hbase.zkQuorum());
           props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.port",
@@ -400,12 +396,6 @@ public final class LocalCluster implements AutoCloseable {
     }
     if (zookeeper != null) {
       zookeeper.close();
-    }
-  }
-
-  private static int freeUdpPort() throws SocketException {
-    try (DatagramSocket s = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-      return s.getLocalPort();
     }
   }
 }

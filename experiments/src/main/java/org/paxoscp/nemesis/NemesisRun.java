@@ -4,10 +4,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.io.Writer;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,6 +30,7 @@ import org.paxoscp.check.CheckResult;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.history.HistoryFiles;
+import org.paxoscp.local.FreePorts;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.service.ServiceConfig;
@@ -171,7 +169,7 @@ public final class NemesisRun implements AutoCloseable {
       Path hd = options.hbasePerDc() ? dir.resolve("hbase-" + dc) : dir.resolve("hbase");
       hbaseDirs.put(dc, hd);
       if (!zkPorts.containsKey(hd)) {
-        int port = freeTcpPort();
+        int port = FreePorts.tcp();
         zkPorts.put(hd, port);
         log("starting HBase %s (ZooKeeper port %d) ...", hd.getFileName(), port);
         StandaloneHBase.Status hs = StandaloneHBase.start(hd, port, Duration.ofSeconds(180));
@@ -266,7 +264,7 @@ public final class NemesisRun implements AutoCloseable {
         // In a namespace of its own the DC has every port to itself.
         InetSocketAddress backend = netns != null
             ? new InetSocketAddress(netns.address(dc), 7000 + i)
-            : new InetSocketAddress("127.0.0.1", freeUdpPort());
+            : new InetSocketAddress("127.0.0.1", FreePorts.udp());
         FaultProxy proxy = FaultProxy.start(dc, new InetSocketAddress(proxyHost, 0), backend,
             rules, options.seed() * 31 + proxies.size());
         proxies.add(proxy);
@@ -832,19 +830,6 @@ public final class NemesisRun implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);
-    }
-  }
-
-  private static int freeUdpPort() throws IOException {
-    try (DatagramSocket s = new DatagramSocket(
-        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-      return s.getLocalPort();
-    }
-  }
-
-  private static int freeTcpPort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
     }
   }
 

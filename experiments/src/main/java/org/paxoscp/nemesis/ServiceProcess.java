@@ -40,6 +40,10 @@ public final class ServiceProcess {
   private final List<String> program;
   private final String ready;
   private final Path log;
+  /** The {@code -Xmx} value, e.g. {@code 256m}. */
+  private final String maxHeap;
+  /** JVM options added after the defaults (a later option wins over an earlier one). */
+  private final List<String> jvmOptions;
   private volatile Process process;
   private volatile boolean stopped;
   /** Set by {@link #stop}: the process is never started again (a run being torn down). */
@@ -63,12 +67,37 @@ public final class ServiceProcess {
    */
   ServiceProcess(String name, String dc, List<String> prefix, List<String> program,
       String ready, Path log) {
+    this(name, dc, prefix, program, ready, log, "256m", List.of());
+  }
+
+  private ServiceProcess(String name, String dc, List<String> prefix, List<String> program,
+      String ready, Path log, String maxHeap, List<String> jvmOptions) {
+    if (!maxHeap.matches("[0-9]+[kKmMgG]?")) {
+      throw new IllegalArgumentException("a heap size such as 256m, was " + maxHeap);
+    }
+    this.maxHeap = maxHeap;
+    this.jvmOptions = List.copyOf(jvmOptions);
     this.name = name;
     this.dc = dc;
     this.prefix = List.copyOf(prefix);
     this.program = List.copyOf(program);
     this.ready = ready;
     this.log = log;
+  }
+
+  /**
+   * A main class of this classpath as a process of its own (for benchmarks that measure one
+   * process's heap and CPU time), with the nemesis's JVM settings except the heap bound.
+   *
+   * @param program the main class and its arguments
+   * @param ready the text the process prints once it is ready
+   * @param maxHeap the {@code -Xmx} value, e.g. {@code 256m}
+   * @param jvmOptions further JVM options, after the defaults
+   * @throws IllegalArgumentException if {@code maxHeap} is not a heap size
+   */
+  public static ServiceProcess of(String name, String dc, List<String> program, String ready,
+      Path log, String maxHeap, List<String> jvmOptions) {
+    return new ServiceProcess(name, dc, List.of(), program, ready, log, maxHeap, jvmOptions);
   }
 
   public String name() {
@@ -106,13 +135,14 @@ public final class ServiceProcess {
     List<String> cmd = new ArrayList<>(prefix);
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(JVM_FLAGS);
-    cmd.add("-Xmx256m");
+    cmd.add("-Xmx" + maxHeap);
     cmd.add("-XX:+UseSerialGC");
     cmd.add("-XX:TieredStopAtLevel=1");
     cmd.add("-Djava.net.preferIPv4Stack=true");
     cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
     cmd.add("-Dorg.slf4j.simpleLogger.logFile=System.out");
+    cmd.addAll(jvmOptions);
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.addAll(program);
