@@ -1,0 +1,127 @@
+package org.paxoscp.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.paxoscp.local.FreePorts;
+
+/**
+ * The release archive the build makes ({@code target/paxoscp-<version>.tar.gz}) unpacked into an
+ * empty directory runs on its own: three {@code bin/paxoscp service} processes (in-memory stores)
+ * and {@code bin/paxoscp shell} committing and reading through them, with nothing but a JDK (no
+ * Maven, no sources: the archive's launcher builds nothing).
+ */
+@Timeout(180)
+class ReleaseArchiveIT {
+  private final List<Process> processes = new ArrayList<>();
+
+  @AfterEach
+  void stopAll() throws InterruptedException {
+    for (Process p : processes) {
+      p.destroy();
+    }
+    for (Process p : processes) {
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  private static Path archive() throws IOException {
+    try (Stream<Path> s = Files.list(Path.of("target"))) {
+      return s.filter(p -> p.getFileName().toString().matches("paxoscp-.*\\.tar\\.gz"))
+          .findFirst().orElseThrow(() -> new AssertionError("no target/paxoscp-*.tar.gz: the "
+              + "package phase makes it"));
+    }
+  }
+
+  private static String run(Path dir, Duration timeout, String stdin, String... cmd)
+      throws Exception {
+    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+        .start();
+    if (stdin != null) {
+      p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
+    }
+    p.getOutputStream().close();
+    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError(String.join(" ", cmd) + " did not finish in " + timeout);
+    }
+    return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void theUnpackedArchiveRunsServicesAndTheShellWithOnlyAJdk(@TempDir Path empty)
+      throws Exception {
+    Path tgz = archive().toAbsolutePath();
+    assertEquals("", run(empty, Duration.ofSeconds(60), null, "tar", "-xzf", tgz.toString()));
+    Path home;
+    try (Stream<Path> s = Files.list(empty)) {
+      home = s.findFirst().orElseThrow();
+    }
+    assertTrue(home.getFileName().toString().startsWith("paxoscp-"), home.toString());
+    assertTrue(Files.isExecutable(home.resolve("bin/paxoscp")));
+    try (Stream<Path> lib = Files.list(home.resolve("lib"))) {
+      List<String> jars = lib.map(p -> p.getFileName().toString()).toList();
+      assertTrue(jars.stream().anyMatch(j -> j.startsWith("experiments-")), jars.toString());
+      assertTrue(jars.stream().anyMatch(j -> j.startsWith("txn-client-")), jars.toString());
+    }
+    for (String f : List.of("cluster.properties.example", "service.properties.example",
+        "paxoscp-service.service.example")) {
+      assertTrue(Files.exists(home.resolve("conf").resolve(f)), f);
+    }
+    assertTrue(Files.readString(home.resolve("BUNDLED-LIBRARIES.txt")).contains("picocli"));
+
+    List<String> dcs = List.of("V1", "V2", "O");
+    StringBuilder cluster = new StringBuilder("paxoscp.dcs=V1,V2,O\n"
+        + "paxoscp.key=00112233445566778899aabbccddeeff\n");
+    List<Integer> ports = new ArrayList<>();
+    for (String dc : dcs) {
+      int port = FreePorts.udp();
+      ports.add(port);
+      cluster.append("paxoscp.dc.").append(dc).append(".endpoints=127.0.0.1:").append(port)
+          .append('\n');
+    }
+    Files.writeString(home.resolve("conf/cluster.properties"), cluster);
+    for (int i = 0; i < dcs.size(); i++) {
+      Path conf = home.resolve("conf/service-" + dcs.get(i) + ".properties");
+      Files.writeString(conf, cluster + "paxoscp.service.dc=" + dcs.get(i) + "\n"
+          + "paxoscp.service.bind=127.0.0.1:" + ports.get(i) + "\n"
+          + "paxoscp.service.store=memory\n");
+      Path log = home.resolve("service-" + dcs.get(i) + ".log");
+      processes.add(new ProcessBuilder("bin/paxoscp", "service", "--config", conf.toString())
+          .directory(home.toFile()).redirectErrorStream(true)
+          .redirectOutput(log.toFile()).start());
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    for (String dc : dcs) {
+      Path log = home.resolve("service-" + dc + ".log");
+      while (!(Files.exists(log) && Files.readString(log).contains("serving on udp"))) {
+        assertTrue(System.nanoTime() < deadline, "service " + dc + " did not start: "
+            + (Files.exists(log) ? Files.readString(log) : "no log"));
+        assertTrue(processes.stream().allMatch(Process::isAlive), "a service exited: "
+            + Files.readString(log));
+        Thread.sleep(200);
+      }
+    }
+
+    String out = run(home, Duration.ofSeconds(90),
+        "begin accounts\nput alice 100\ncommit\nbegin accounts\nget alice\ncommit\n",
+        "bin/paxoscp", "shell", "--config", "conf/cluster.properties");
+    assertTrue(out.contains("committed at position 1"), out);
+    assertTrue(out.contains("alice = 100"), out);
+  }
+}
