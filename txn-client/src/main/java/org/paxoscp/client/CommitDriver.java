@@ -62,9 +62,8 @@ final class CommitDriver {
     try {
       CompletableFuture<Outcome> f;
       if (config.protocol() == Protocol.LEADER) {
-        // The leader of the read position + 1, else the home DC's service (after a no-op).
         f = leaderSubmit.commit(group, entry,
-            leader.isPresent() ? dcs.get(leader.getAsInt()) : homeDc,
+            LeaderSubmit.submitTarget(dcs, leader, entry.readPosition(), homeDc),
             LeaderSubmit.boundFor(config.maxPromotions()));
       } else {
         SplittableRandom proposerRandom;

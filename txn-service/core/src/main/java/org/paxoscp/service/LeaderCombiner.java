@@ -82,7 +82,8 @@ import org.slf4j.LoggerFactory;
  * in flight, a hold, a queued entry or an entry passed on and not yet answered: then it is in
  * {@code live} and cannot be evicted (it cannot be rebuilt from the store). When it becomes idle
  * it is retired: removed from {@code live}, with a small memo (the next position, the last
- * {@value #MEMO_POSITIONS} chosen values, the hold back-off) put in a cache bounded by entries
+ * {@value #MEMO_POSITIONS} chosen values, the hold back-off, the grant asked ahead for the next
+ * round) put in a cache bounded by entries
  * and evicted by recency. The next submit rebuilds the state from the memo, or from the store
  * when the memo was evicted. A retired state is never used again, so one group never has two
  * states here through eviction (and two would be no worse than two instances of this DC).
@@ -435,6 +436,7 @@ public final class LeaderCombiner {
         ownListChosen = memo.ownListChosen();
         idleHolds = memo.idleHolds();
         sinceHold = memo.sinceHold();
+        prefetch = memo.prefetch();
         chosen.putAll(memo.chosen());
       }
     }
@@ -448,13 +450,17 @@ public final class LeaderCombiner {
         }
         last.put(e.getKey(), e.getValue());
       }
-      return new Memo(nextPosition, ownListChosen, idleHolds, sinceHold, last);
+      return new Memo(nextPosition, ownListChosen, idleHolds, sinceHold, prefetch, last);
     }
   }
 
-  /** An idle group's state worth keeping: a cache of what the store holds (or a heuristic's). */
+  /**
+   * An idle group's state worth keeping: a cache of what the store holds, a heuristic's state,
+   * and the grant asked ahead for the next round (granted to a holder only this instance knows:
+   * dropping it costs that round the slow path).
+   */
   private record Memo(long nextPosition, boolean ownListChosen, int idleHolds, int sinceHold,
-      Map<Long, LogValue> chosen) {}
+      Prefetch prefetch, Map<Long, LogValue> chosen) {}
 
   private static final class Pending {
     final SubmitRequest request;

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -87,6 +88,17 @@ public final class LeaderSubmit {
    * submitting first to {@code leaderDc}. The future completes with COMMITTED, ABORTED or
    * UNKNOWN; it fails only if a settling learner throws (a broken invariant).
    */
+  /**
+   * Where a client submits an entry read at {@code readPosition} when the services know no leader
+   * costs: the leader of {@code readPosition + 1} as its begin named it, else {@code home} —
+   * after a no-op, and at a group's first position, whose grantor
+   * ({@code Proposer.leaderOfFirst}) serves proposers only: a leader round there asks no grant.
+   */
+  public static String submitTarget(List<String> dcs, OptionalInt leader, long readPosition,
+      String home) {
+    return leader.isPresent() && readPosition > 0 ? dcs.get(leader.getAsInt()) : home;
+  }
+
   public CompletableFuture<Outcome> commit(String group, LogEntry entry, String leaderDc,
       int bound) {
     CompletableFuture<Outcome> result = new CompletableFuture<>();

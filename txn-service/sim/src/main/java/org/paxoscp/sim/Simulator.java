@@ -457,9 +457,9 @@ public final class Simulator {
       pending = new TxnRecord(txnId, client, TxnRecord.Status.CRASHED, readPos, reads, writes, -1);
       CompletableFuture<Outcome> run;
       if (cfg.protocol() == Protocol.LEADER) {
-        // The leader of readPos + 1, else the DC that served the begin (after a no-op).
-        run = leaderSubmit.commit(GROUP, entry, leader.isPresent()
-            ? cfg.dcs().get(leader.getAsInt()) : servingName,
+        // The leader of readPos + 1, else the DC that served the begin.
+        run = leaderSubmit.commit(GROUP, entry,
+            LeaderSubmit.submitTarget(cfg.dcs(), leader, readPos, servingName),
             LeaderSubmit.boundFor(cfg.proposer().maxPromotions()));
       } else {
         Proposer proposer = proposers.create(cfg.proposer(), GROUP,

@@ -20,13 +20,13 @@ import org.paxoscp.sim.SimConfig.Faults;
  *
  * <p>The same schedules run again with every service's per-group caches emptied after each
  * request it handles ({@code Simulator#withForcedEviction}, ARCHITECTURE section 9):
- * {@code -Dsim.evictionSeeds=N} schedules per commit mode (default 280).
+ * {@code -Dsim.evictionSeeds=N} schedules per commit mode (default 700).
  */
 @Timeout(600)
 class SimulationSafetyTest {
 
   static final int SEEDS_PER_PROTOCOL = Integer.getInteger("sim.seeds", 2000);
-  static final int EVICTION_SEEDS_PER_PROTOCOL = Integer.getInteger("sim.evictionSeeds", 280);
+  static final int EVICTION_SEEDS_PER_PROTOCOL = Integer.getInteger("sim.evictionSeeds", 700);
 
   enum Mix {
     CLEAN(Faults.NONE),
