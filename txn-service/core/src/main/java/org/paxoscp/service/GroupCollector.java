@@ -170,11 +170,20 @@ public final class GroupCollector implements AutoCloseable {
    */
   public void onApplied(String group, long applied) {
     long every = settings.collectEveryPositions();
-    AtomicLong last = lastRound.get(group, g -> new AtomicLong(applied - applied % every));
+    AtomicLong last = lastRound.get(group, g -> new AtomicLong(assumedLastRound(applied, every)));
     long l = last.get();
     if (applied - l >= settings.collectEveryPositions() && last.compareAndSet(l, applied)) {
       collectNow(group);
     }
+  }
+
+  /**
+   * Where a group unknown here (new, or evicted from the cache) is taken to have had its last
+   * round: the last multiple of {@code every} below {@code applied}, so that reaching a multiple
+   * starts a round and nothing else does, as if the group had never been evicted.
+   */
+  static long assumedLastRound(long applied, long every) {
+    return Math.max(0, applied - 1) / every * every;
   }
 
   /**
