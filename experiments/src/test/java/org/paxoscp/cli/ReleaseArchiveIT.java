@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.local.FreePorts;
+import org.paxoscp.testing.Poll;
 
 /**
  * The release archive the build makes ({@code target/paxoscp-<version>.tar.gz}) unpacked into an
@@ -45,6 +46,14 @@ class ReleaseArchiveIT {
       return s.filter(p -> p.getFileName().toString().matches("paxoscp-.*\\.tar\\.gz"))
           .findFirst().orElseThrow(() -> new AssertionError("no target/paxoscp-*.tar.gz: the "
               + "package phase makes it"));
+    }
+  }
+
+  private static String readQuietly(Path file) {
+    try {
+      return Files.exists(file) ? Files.readString(file) : "";
+    } catch (IOException e) {
+      return "";
     }
   }
 
@@ -106,16 +115,14 @@ class ReleaseArchiveIT {
           .directory(home.toFile()).redirectErrorStream(true)
           .redirectOutput(log.toFile()).start());
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     for (String dc : dcs) {
       Path log = home.resolve("service-" + dc + ".log");
-      while (!(Files.exists(log) && Files.readString(log).contains("serving on udp"))) {
-        assertTrue(System.nanoTime() < deadline, "service " + dc + " did not start: "
-            + (Files.exists(log) ? Files.readString(log) : "no log"));
-        assertTrue(processes.stream().allMatch(Process::isAlive), "a service exited: "
-            + Files.readString(log));
-        Thread.sleep(200);
-      }
+      Poll.until("service " + dc + " to serve (its log: " + log + ")", Duration.ofSeconds(90),
+          () -> {
+            assertTrue(processes.stream().allMatch(Process::isAlive), "a service exited: "
+                + readQuietly(log));
+            return readQuietly(log).contains("serving on udp");
+          });
     }
 
     String out = run(home, Duration.ofSeconds(90),

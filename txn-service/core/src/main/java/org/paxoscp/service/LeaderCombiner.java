@@ -384,17 +384,20 @@ public final class LeaderCombiner {
       return Optional.empty();
     }
     GroupState g = live.get(s.group());
-    if (g != null) {
-      return passOnTo(g).map(to -> forward(s, to));
+    boolean idleGroup = g == null;
+    if (idleGroup) {
+      // Decide from a transient state rebuilt from the memo (not made live: nothing runs here).
+      g = new GroupState(s.group(), idle.getIfPresent(s.group()));
     }
-    // Idle: decide from a transient state rebuilt from the memo, and keep what it learned.
-    g = new GroupState(s.group(), idle.getIfPresent(s.group()));
     Optional<String> to = passOnTo(g);
-    Memo m;
-    synchronized (g) {
-      m = g.memo();
+    if (idleGroup && leaderCosts.isEmpty()) {
+      // It read the log's end and the last chosen value: keep them for the next submit.
+      Memo m;
+      synchronized (g) {
+        m = g.memo();
+      }
+      idle.put(g.name, m);
     }
-    idle.put(g.name, m);
     return to.map(leader -> forward(s, leader));
   }
 
