@@ -16,6 +16,8 @@ import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.XgLocks;
+import org.paxoscp.wal.XgStep;
 
 /**
  * One transaction on one entity group (ARCHITECTURE section 4), begun by
@@ -42,6 +44,8 @@ public final class Transaction {
   private final long readPosition;
   private final OptionalInt leader;
   private final int maxEntryBytes;
+  /** The group's cross-group locks at the read position (ARCHITECTURE section 10). */
+  private final XgLocks locks;
   /** Values read from the store, in read order: the read set, and the cache for repeated gets. */
   private final Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
   /** For each key read: the log position that wrote the version read (0 if never written). */
@@ -54,7 +58,8 @@ public final class Transaction {
   private State state = State.ACTIVE;
 
   Transaction(TxnClient client, String group, String txnId, ProposerId proposerId, long readPosition,
-      OptionalInt leader, int maxEntryBytes) {
+      OptionalInt leader, int maxEntryBytes, XgLocks locks) {
+    this.locks = locks;
     this.client = client;
     this.group = group;
     this.txnId = txnId;
@@ -94,8 +99,9 @@ public final class Transaction {
    * @return the value, or empty if the key has no value
    * @throws InvalidArgumentException for an invalid key
    * @throws UnavailableException if no DC could serve the read (the transaction stays usable)
-   * @throws TransactionAbortedException if the read position can no longer be served (the
-   *     transaction is then finished)
+   * @throws TransactionAbortedException if the read position can no longer be served, or the
+   *     key is held by a cross-group transaction that is not resolved yet (the client helps
+   *     resolve it first; a retry then reads past it); the transaction is then finished
    * @throws IllegalStateException if the transaction is finished
    */
   public Optional<byte[]> get(String key) {
@@ -107,6 +113,10 @@ public final class Transaction {
     }
     Optional<byte[]> cached = reads.get(key);
     if (cached == null) {
+      Optional<XgLocks.Lock> lock = locks.blockingRead(key);
+      if (lock.isPresent()) {
+        throw lockedOut(lock.get(), "a read of " + key);
+      }
       LogApplier.VersionedRead read;
       try {
         read = client.read(group, txnId, readPosition, key);
@@ -201,11 +211,46 @@ public final class Transaction {
           "");
     }
     LogEntry entry = toEntry();
+    checkSize(entry);
+    checkLocks(entry);
+    state = State.FINISHED;
+    return commitEntry(entry);
+  }
+
+  /** Throws if {@code entry} is too large for a datagram (the transaction stays active). */
+  void checkSize(LogEntry entry) {
     int size = LogCodec.encode(LogValue.of(entry)).length;
     if (size > maxEntryBytes) {
       throw new TransactionTooLargeException(group, size, maxEntryBytes);
     }
-    state = State.FINISHED;
+  }
+
+  /**
+   * The lock rule against the locks at the read position: if one blocks {@code entry}, helps
+   * resolve it and throws (retryable abort; the transaction is finished). Nothing is sent for
+   * {@code entry} then.
+   */
+  void checkLocks(LogEntry entry) {
+    Optional<XgLocks.Lock> lock = locks.blocking(entry);
+    if (lock.isPresent()) {
+      throw lockedOut(lock.get(), "its commit");
+    }
+  }
+
+  private TransactionAbortedException lockedOut(XgLocks.Lock lock, String what) {
+    String resolution = client.meetLock(group, lock);
+    finish(CommitResult.Status.ABORTED, -1, 0);
+    return new TransactionAbortedException(new CommitResult(CommitResult.Status.ABORTED, group,
+        txnId, readPosition, 0, false, what + " needs keys that cross-group transaction "
+        + lock.txn() + " holds in group " + group + " since position " + lock.position() + " ("
+        + resolution + "); retry"), client.homeDc());
+  }
+
+  /**
+   * Commits {@code entry} (this transaction's, perhaps as a cross-group step) and records the
+   * attempt; the transaction must already be marked finished.
+   */
+  CommitResult commitEntry(LogEntry entry) {
     try {
       CommitResult r = client.commit(group, entry, proposerId, leader);
       client.recordAttempt(this, r.status(), r.position(), r.promotions(), startMs);
@@ -241,6 +286,42 @@ public final class Transaction {
   LogEntry toEntry() {
     return new LogEntry(txnId, client.homeDc(), readPosition, new TreeSet<>(reads.keySet()),
         writes);
+  }
+
+  /**
+   * This transaction's part of cross-group transaction {@code step.txn()} as a log entry: a
+   * PREPARE carries its reads and writes; the coordinator's DECIDE(COMMIT) adds the decision
+   * key, read (absent at the read position) and written.
+   */
+  LogEntry stepEntry(XgStep step) {
+    TreeSet<String> readKeys = new TreeSet<>(reads.keySet());
+    TreeMap<String, Mutation> w = new TreeMap<>(writes);
+    if (step.kind() == XgStep.Kind.DECIDE) {
+      String dk = XgStep.decisionKey(step.txn());
+      readKeys.add(dk);
+      w.put(dk, Mutation.put(step.commit() ? XgStep.COMMIT_VALUE : XgStep.ABORT_VALUE));
+    }
+    return new LogEntry(txnId, client.homeDc(), readPosition, readKeys, w, step);
+  }
+
+  /**
+   * Commits {@code entry}, a cross-group step built from this transaction's read position, and
+   * marks the transaction finished; records nothing in the history (the entry is not this
+   * transaction's own reads and writes at its position).
+   */
+  CommitResult commitUnrecorded(LogEntry entry) {
+    state = State.FINISHED;
+    return client.commit(group, entry, proposerId, leader);
+  }
+
+  /** Marks the transaction finished without recording anything (its cross-group parent does). */
+  void markFinished() {
+    state = State.FINISHED;
+  }
+
+  /** The group's cross-group locks at the read position. */
+  XgLocks locks() {
+    return locks;
   }
 
   /** The values read from the store so far (a value, or empty for no value); for tests. */

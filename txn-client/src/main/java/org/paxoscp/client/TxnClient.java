@@ -89,6 +89,8 @@ public final class TxnClient implements AutoCloseable {
   private final RandomGenerator random;
   private final IdSource ids = new IdSource();
   private final Sessions sessions;
+  private final ExecutorService xgExecutor;
+  private final CrossGroupCommit crossGroup;
   private final AtomicBoolean closed = new AtomicBoolean();
   /** What the client opened itself (transport, discovery) and closes with it; may be empty. */
   private final List<AutoCloseable> owned;
@@ -131,6 +133,9 @@ public final class TxnClient implements AutoCloseable {
         cluster.leaderCosts());
     this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
         leaderSubmit, random);
+    this.xgExecutor = Executors.newCachedThreadPool(named("paxoscp-client-xg-" + homeDc));
+    this.crossGroup = new CrossGroupCommit(this, xgExecutor, cluster.crossGroup().lockTimeout(),
+        cluster.requestTimeout().multipliedBy(2));
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
             + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
         cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),
@@ -164,8 +169,19 @@ public final class TxnClient implements AutoCloseable {
    * @throws IllegalStateException if the client is closed
    */
   public Transaction begin(String group) {
+    return begin(group, true);
+  }
+
+  /**
+   * {@link #begin(String)}; {@code awaitResolve} false for the client's own cross-group steps,
+   * which must not wait for the RESOLVEs they are themselves proposing.
+   */
+  Transaction begin(String group, boolean awaitResolve) {
     ensureOpen();
     validateGroup(group);
+    if (awaitResolve) {
+      crossGroup.awaitResolve(group);
+    }
     java.util.OptionalLong known = sessions.known(group);
     long min = known.isPresent() ? known.getAsLong()
         : sessions.mayHaveDropped() ? sessions.majorityFloor(group) : 0;
@@ -181,7 +197,72 @@ public final class TxnClient implements AutoCloseable {
     }
     ProposerId id = ids.next();
     return new Transaction(this, group, homeDc + "-" + id, id,
-        reply.position(), leader, maxEntryBytes(group));
+        reply.position(), leader, maxEntryBytes(group), reply.locks());
+  }
+
+  /**
+   * Begins a transaction that may span entity groups ({@link MultiTransaction}; ARCHITECTURE
+   * section 10). Nothing is sent until it first touches a group.
+   *
+   * @throws IllegalStateException if the client is closed
+   */
+  public MultiTransaction beginMulti() {
+    ensureOpen();
+    return new MultiTransaction(this, homeDc + "-" + ids.next(),
+        cluster.crossGroup().maxGroups());
+  }
+
+  /**
+   * {@link #runInTransaction} for a transaction over any number of groups: runs {@code fn} in a
+   * new {@link MultiTransaction} and commits it, re-running both on an abort with the same
+   * attempts and back-off.
+   */
+  public <T> T runInMultiTransaction(MultiTxnFunction<T> fn) {
+    Objects.requireNonNull(fn);
+    List<TransactionAbortedException> aborts = new ArrayList<>();
+    for (int attempt = 1; ; attempt++) {
+      MultiTransaction txn = beginMulti();
+      try {
+        T value = fn.apply(txn);
+        if (txn.isActive()) {
+          txn.commit();
+        }
+        return value;
+      } catch (TransactionAbortedException e) {
+        txn.abort();
+        if (attempt >= maxAttempts) {
+          aborts.forEach(e::addSuppressed);
+          throw e;
+        }
+        aborts.add(e);
+      } catch (RuntimeException | Error e) {
+        if (txn.isActive()) {
+          txn.abort();
+        }
+        throw e;
+      }
+      if (!backOff(attempt)) {
+        TransactionAbortedException last = aborts.remove(aborts.size() - 1);
+        aborts.forEach(last::addSuppressed);
+        throw last;
+      }
+    }
+  }
+
+  /**
+   * The outcome of cross-group transaction {@code txnId} over {@code groups} (for an
+   * {@link OutcomeUnknownException} of {@link MultiTransaction#commit}): read from the decision
+   * in the coordinator group, the first of the sorted groups.
+   *
+   * @return COMMITTED or ABORTED once decided; UNKNOWN while undecided (its PREPAREs may still
+   *     hold keys until their deadline, after which any reader that meets them decides ABORT)
+   */
+  public CommitResult.Status crossGroupOutcome(String txnId, java.util.Collection<String> groups) {
+    ensureOpen();
+    String coordinator = new java.util.TreeSet<>(groups).first();
+    return crossGroup.readDecision(coordinator, txnId)
+        .map(c -> c ? CommitResult.Status.COMMITTED : CommitResult.Status.ABORTED)
+        .orElse(CommitResult.Status.UNKNOWN);
   }
 
   /**
@@ -262,8 +343,17 @@ public final class TxnClient implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    // Let the RESOLVEs in the background finish (bounded) before their commits are cut short.
+    xgExecutor.shutdown();
+    try {
+      xgExecutor.awaitTermination(cluster.requestTimeout().multipliedBy(4).toMillis(),
+          TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     commits.close();
     sessions.close();
+    shutdown(xgExecutor);
     if (storeExecutor != null) {
       // Let store work already handed over (the last commit's APPLY at the home DC) finish.
       storeExecutor.shutdown();
@@ -333,6 +423,16 @@ public final class TxnClient implements AutoCloseable {
   }
 
   // ---- called by Transaction ----------------------------------------------------------------
+
+  /** The cross-group commit of this client's {@link MultiTransaction}s. */
+  CrossGroupCommit crossGroup() {
+    return crossGroup;
+  }
+
+  /** A read or commit met a cross-group lock: helps resolve it; says what happened. */
+  String meetLock(String group, org.paxoscp.wal.XgLocks.Lock lock) {
+    return crossGroup.meetLock(group, lock);
+  }
 
   /** Records a finished attempt when the client records its history. */
   void recordAttempt(Transaction t, CommitResult.Status outcome, long commitPos, int promotions,

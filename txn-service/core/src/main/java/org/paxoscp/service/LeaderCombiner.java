@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.Placement;
 import org.paxoscp.paxos.PaxosMessage.GrantReply;
 import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.Proposer;
@@ -116,9 +117,12 @@ public final class LeaderCombiner {
     /** The rules as shipped. */
     public static final Rules SHIPPED = new Rules();
 
-    /** Placement rule: does {@code entry} read a key that {@code earlier} writes? */
+    /**
+     * Placement rule: does {@code entry} read a key that {@code earlier} writes, or break the
+     * locks of a PREPARE in it ({@link Placement})?
+     */
     protected boolean conflicts(LogEntry entry, LogValue earlier) {
-      return earlier.writesAnyOf(entry.readSet());
+      return Placement.conflicts(earlier, entry);
     }
 
     /** Whether to answer COMMITTED when a list is proposed rather than when it is chosen. */

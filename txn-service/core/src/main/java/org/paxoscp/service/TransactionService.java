@@ -347,17 +347,25 @@ public final class TransactionService implements RequestHandler {
    * client new to the group) gets the applied watermark.
    * No GC check: the read position is at or above this DC's applied watermark, and the GC
    * watermark stays below every DC's applied one by the retention (section 7); reads and
-   * acceptors check it anyway.
+   * acceptors check it anyway. The reply carries the group's cross-group locks at the read
+   * position, for the client's lock rule (section 10; empty for most groups, and then not sent).
    */
   private CompletableFuture<Message> begin(BeginRequest b) {
     if (b.position() < 0) {
       throw new Rejected("minimum read position must be >= 0, got " + b.position());
     }
-    long readPosition = applier.readPosition(b.group(), b.position());
-    CompletableFuture<Long> at = readPosition >= b.position()
-        ? CompletableFuture.completedFuture(readPosition)
-        : applyOrCatchUp(b.group(), b.position());
-    return at.thenApply(w -> new BeginReply(b.group(), w, leaderAfter(b.group(), w)));
+    LogApplier.AppliedState state = applier.readState(b.group(), b.position());
+    if (state.position() >= b.position()) {
+      return CompletableFuture.completedFuture(reply(b.group(), state));
+    }
+    // Caught up to at least the minimum; the applied watermark now is a read position too, and
+    // its lock table is the one the applier keeps with it.
+    return applyOrCatchUp(b.group(), b.position())
+        .thenApply(w -> reply(b.group(), applier.appliedState(b.group())));
+  }
+
+  private BeginReply reply(String group, LogApplier.AppliedState s) {
+    return new BeginReply(group, s.position(), leaderAfter(group, s.position()), s.locks());
   }
 
   /** The fast-path leader for {@code watermark + 1}, by the one rule (section 5.3), or "". */
@@ -386,7 +394,7 @@ public final class TransactionService implements RequestHandler {
     }
     for (String k : r.keys()) {
       try {
-        WalLayout.validateKey(k);
+        WalLayout.validateStoredKey(k);
       } catch (IllegalArgumentException e) {
         throw new Rejected(e.getMessage());
       }
@@ -472,13 +480,14 @@ public final class TransactionService implements RequestHandler {
       throw new Rejected("entry " + e.txnId() + " names origin DC '" + e.originDc()
           + "', not one of " + dcs);
     }
-    if (e.writes().isEmpty()) {
+    if (e.writes().isEmpty() && e.xg() == null) {
+      // (A cross-group step may write nothing: a read-only group's PREPARE, a RESOLVE(ABORT).)
       throw new Rejected("entry " + e.txnId() + " writes nothing; read-only transactions "
           + "commit without the log");
     }
     try {
-      e.readSet().forEach(WalLayout::validateKey);
-      e.writes().keySet().forEach(WalLayout::validateKey);
+      e.readSet().forEach(WalLayout::validateStoredKey);
+      e.writes().keySet().forEach(WalLayout::validateStoredKey);
     } catch (IllegalArgumentException ex) {
       throw new Rejected(ex.getMessage());
     }

@@ -85,11 +85,20 @@ public final class ClusterConfig {
       "paxoscp.client.session.groups", 100_000, 1, Integer.MAX_VALUE,
       "most groups whose session position (read-your-writes) a client caches; an evicted group "
           + "still reads its own writes, at one extra round to a majority of DCs per begin");
+  public static final ConfigKey<Integer> CLIENT_XG_MAX_GROUPS = ConfigKey.integer(
+      "paxoscp.client.xg.max.groups", 25, 2, 1000,
+      "most entity groups one cross-group transaction may touch; a transaction that touches "
+          + "more fails before anything is sent");
+  public static final ConfigKey<Duration> CLIENT_XG_LOCK_TIMEOUT = ConfigKey.millis(
+      "paxoscp.client.xg.lock.timeout.ms", 5_000, 1, 3_600_000,
+      "how long a cross-group transaction's PREPAREs hold their keys before a reader that "
+          + "meets them may abort the transaction (its client normally decides much sooner)");
 
   /** Every cluster key; the README's configuration reference is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Cluster (every service and client)",
       DCS, KEY, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
-      MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, CLIENT_SESSION_GROUPS, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT,
+      MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, CLIENT_SESSION_GROUPS,
+      CLIENT_XG_MAX_GROUPS, CLIENT_XG_LOCK_TIMEOUT, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT,
       WAN_JITTER, WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
 
   /** One DC: its name, static service endpoints (may be empty with discovery) and HBase keys. */
@@ -144,6 +153,13 @@ public final class ClusterConfig {
   private final Map<String, String> proposerProperties;
   private final Optional<InetSocketAddress> clientBind;
   private final int clientSessionGroups;
+  private final CrossGroup crossGroup;
+
+  /** The client's cross-group transaction settings. */
+  public record CrossGroup(int maxGroups, Duration lockTimeout) {
+    public static final CrossGroup DEFAULTS = new CrossGroup(CLIENT_XG_MAX_GROUPS.defaultValue(),
+        CLIENT_XG_LOCK_TIMEOUT.defaultValue());
+  }
 
   /**
    * For launchers and tests: one timeout for requests and the proposer's phases, the default
@@ -161,14 +177,15 @@ public final class ClusterConfig {
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties) {
     this(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes, requestTimeout,
         discoveryConnectTimeout, wan, proposerProperties, Optional.empty(),
-        CLIENT_SESSION_GROUPS.defaultValue());
+        CLIENT_SESSION_GROUPS.defaultValue(), CrossGroup.DEFAULTS);
   }
 
   private ClusterConfig(List<Dc> dcs, byte[] key, Optional<String> discoveryZk,
       String discoveryPath, int maxDatagramBytes, Duration requestTimeout,
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties,
-      Optional<InetSocketAddress> clientBind, int clientSessionGroups) {
+      Optional<InetSocketAddress> clientBind, int clientSessionGroups, CrossGroup crossGroup) {
     this.clientBind = clientBind;
+    this.crossGroup = crossGroup;
     this.clientSessionGroups = clientSessionGroups;
     if (clientSessionGroups < 1) {
       throw new IllegalArgumentException(CLIENT_SESSION_GROUPS.name() + " must be >= 1");
@@ -281,7 +298,8 @@ public final class ClusterConfig {
     return new ClusterConfig(dcs, KEY.from(props), DISCOVERY_ZK.optional(props),
         DISCOVERY_PATH.from(props), MAX_DATAGRAM_BYTES.from(props), REQUEST_TIMEOUT.from(props),
         DISCOVERY_CONNECT_TIMEOUT.from(props), wan, proposer, CLIENT_BIND.optional(props),
-        CLIENT_SESSION_GROUPS.from(props));
+        CLIENT_SESSION_GROUPS.from(props), new CrossGroup(CLIENT_XG_MAX_GROUPS.from(props),
+            CLIENT_XG_LOCK_TIMEOUT.from(props)));
   }
 
   private static ConfigKeys[] concat(ConfigKeys[] a, ConfigKeys b) {
@@ -353,6 +371,8 @@ public final class ClusterConfig {
     clientBind.ifPresent(b -> p.put(CLIENT_BIND.name(),
         b.getPort() == 0 ? b.getHostString() : hostPort(b)));
     p.put(CLIENT_SESSION_GROUPS.name(), Integer.toString(clientSessionGroups));
+    p.put(CLIENT_XG_MAX_GROUPS.name(), Integer.toString(crossGroup.maxGroups()));
+    p.put(CLIENT_XG_LOCK_TIMEOUT.name(), Long.toString(crossGroup.lockTimeout().toMillis()));
     p.put(WAN_ENABLED.name(), Boolean.toString(wan.enabled()));
     if (wan.enabled()) {
       for (int i = 0; i < dcs.size(); i++) {
@@ -444,20 +464,33 @@ public final class ClusterConfig {
   public ClusterConfig with(List<Dc> newDcs, Wan newWan) {
     return new ClusterConfig(newDcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, newWan, proposerProperties, clientBind,
-        clientSessionGroups);
+        clientSessionGroups, crossGroup);
   }
 
   /** A copy whose clients bind {@code bind} (empty: the default); for launchers and tests. */
   public ClusterConfig withClientBind(Optional<InetSocketAddress> bind) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, wan, proposerProperties, bind,
-        clientSessionGroups);
+        clientSessionGroups, crossGroup);
   }
 
   /** A copy whose clients cache at most {@code groups} session positions; for tests. */
   public ClusterConfig withClientSessionGroups(int groups) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
-        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind, groups);
+        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind, groups,
+        crossGroup);
+  }
+
+  /** A copy with other cross-group transaction settings; for tests. */
+  public ClusterConfig withCrossGroup(CrossGroup settings) {
+    return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
+        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind,
+        clientSessionGroups, settings);
+  }
+
+  /** {@link #CLIENT_XG_MAX_GROUPS} and {@link #CLIENT_XG_LOCK_TIMEOUT}. */
+  public CrossGroup crossGroup() {
+    return crossGroup;
   }
 
   /** {@link #CLIENT_SESSION_GROUPS}. */

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.XgLocks;
 
 /**
  * Everything a Transaction Service and its clients (and peer services) say to each other: the
@@ -48,9 +49,16 @@ public sealed interface Message {
    * The read position, and the DC that grants the fast path for {@code position + 1} (section
    * 5.3), or the empty string when no DC does (after a no-op, or for an empty log).
    */
-  record BeginReply(String group, long position, String leaderDc) implements Message {
+  record BeginReply(String group, long position, String leaderDc, XgLocks locks)
+      implements Message {
     public BeginReply {
       Objects.requireNonNull(leaderDc);
+      Objects.requireNonNull(locks);
+    }
+
+    /** A reply for a group without unresolved cross-group PREPAREs at {@code position}. */
+    public BeginReply(String group, long position, String leaderDc) {
+      this(group, position, leaderDc, XgLocks.EMPTY);
     }
   }
 

@@ -16,6 +16,7 @@ import org.paxoscp.wal.BinaryReader;
 import org.paxoscp.wal.BinaryWriter;
 import org.paxoscp.wal.CorruptDataException;
 import org.paxoscp.wal.LogCodec;
+import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.LogValue;
 
 /**
@@ -33,7 +34,8 @@ import org.paxoscp.wal.LogValue;
  * Bodies by type: PREPARE ballot; ACCEPT ballot value; APPLY value; GRANT_REQUEST requester:str;
  * LEARN (none); PREPARE_REPLY ballot promised:bool promise:ballot opt(ballot value) opt(value);
  * ACCEPT_REPLY ballot accepted:bool promise:ballot opt(value); GRANT_REPLY requester:str
- * granted:bool; LEARN_REPLY opt(value); BEGIN_REQUEST (none); BEGIN_REPLY leaderDc:str;
+ * granted:bool; LEARN_REPLY opt(value); BEGIN_REQUEST (none); BEGIN_REPLY leaderDc:str
+ * [locks:bytes (an XgLocks table), only when the group has unresolved cross-group PREPAREs];
  * READ_REQUEST n:varint key:str*; READ_REPLY n:varint (key:str value:bytes)* m:varint
  * (key:str version:varint)*, each list in strictly
  * increasing key order; ERROR_REPLY code:u8 detail:str.
@@ -301,7 +303,13 @@ final class WireCodec {
         w.writeString(r.requester()).writeByte(r.granted() ? 1 : 0);
       }
       case LEARN_REPLY -> writeOptValue(w, ((PaxosMessage.LearnReply) pm).chosen());
-      case BEGIN_REPLY -> w.writeString(((Message.BeginReply) m).leaderDc());
+      case BEGIN_REPLY -> {
+        Message.BeginReply b = (Message.BeginReply) m;
+        w.writeString(b.leaderDc());
+        if (!b.locks().isEmpty()) {
+          w.writeBytes(b.locks().encode());
+        }
+      }
       case READ_REQUEST -> {
         List<String> keys = ((Message.ReadRequest) m).keys();
         w.writeVarint(keys.size());
@@ -367,7 +375,12 @@ final class WireCodec {
           r.readString("requester"), readBool(r, "granted")));
       case LEARN_REPLY -> paxos(new PaxosMessage.LearnReply(group, position, readOptValue(r)));
       case BEGIN_REQUEST -> new Message.BeginRequest(group, position);
-      case BEGIN_REPLY -> new Message.BeginReply(group, position, r.readString("leader DC"));
+      case BEGIN_REPLY -> {
+        String leader = r.readString("leader DC");
+        XgLocks locks = r.remaining() == 0 ? XgLocks.EMPTY
+            : XgLocks.decode(r.readBytes("locks"), 0);
+        yield new Message.BeginReply(group, position, leader, locks);
+      }
       case READ_REQUEST -> {
         int n = r.readCount("key count", 1);
         List<String> keys = new ArrayList<>(n);

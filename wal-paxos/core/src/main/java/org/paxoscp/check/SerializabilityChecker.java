@@ -15,6 +15,8 @@ import org.paxoscp.check.Violation.Kind;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.XgLocks;
+import org.paxoscp.wal.XgStep;
 
 /**
  * The test oracle: checks that the write-ahead logs of all DCs, together with what every client
@@ -122,6 +124,8 @@ public final class SerializabilityChecker {
     private final TreeMap<Long, List<TxnRecord>> readsByPosition = new TreeMap<>();
 
     private final Map<String, byte[]> state = new HashMap<>();
+    /** Unresolved PREPAREs during the replay, by cross-group transaction. */
+    private final Map<String, XgLocks.Lock> locks = new LinkedHashMap<>();
     private final Map<String, WriteMark> lastWrite = new HashMap<>();
 
     private int entries;
@@ -245,7 +249,18 @@ public final class SerializabilityChecker {
         for (int i = 0; i < list.size(); i++) {
           LogEntry e = list.get(i);
           checkEntryReads(position, i, e);
-          applyWrites(position, i, e);
+          checkLocks(position, i, e);
+          XgStep x = e.xg();
+          if (x != null && x.kind() == XgStep.Kind.PREPARE) {
+            locks.putIfAbsent(x.txn(), new XgLocks.Lock(position, e));
+          } else if (x != null && x.kind() == XgStep.Kind.RESOLVE) {
+            XgLocks.Lock held = locks.remove(x.txn());
+            if (held != null && x.commit()) {
+              applyWrites(position, i, held.prepare());
+            }
+          } else {
+            applyWrites(position, i, e);
+          }
         }
         if (position < firstGap) {
           checkReadsAt(position);
@@ -283,6 +298,20 @@ public final class SerializabilityChecker {
               "L3: txn " + e.txnId() + " at position " + position + " #" + index
                   + " read key " + Render.key(key) + " at read position " + r
                   + ", but it was " + w.describe() + ", after its read position and before it");
+        }
+      }
+    }
+
+    /** The lock rule: no unresolved PREPARE of another transaction blocks {@code e}. */
+    private void checkLocks(long position, int index, LogEntry e) {
+      for (XgLocks.Lock l : locks.values()) {
+        if (l.blocks(e)) {
+          out.add(Kind.LOCK_VIOLATED, position, e.txnId(),
+              "txn " + e.txnId() + " at position " + position + " #" + index + " reads or writes "
+                  + "keys that cross-group transaction " + l.txn() + " holds since its PREPARE"
+                  + " at position " + l.position() + " (reads " + l.prepare().readSet()
+                  + ", writes " + l.prepare().writes().keySet() + ")");
+          return;
         }
       }
     }

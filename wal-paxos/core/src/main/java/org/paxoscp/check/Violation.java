@@ -48,7 +48,22 @@ public record Violation(Kind kind, long position, String txnId, String message) 
     /** The logs given to the checker are malformed (null value, position below 1, ...). */
     MALFORMED_LOG,
     /** The history given to the checker is malformed (null record, duplicate record, ...). */
-    MALFORMED_HISTORY
+    MALFORMED_HISTORY,
+    /**
+     * Lock rule (ARCHITECTURE 10): an entry was placed while an unresolved PREPARE of another
+     * cross-group transaction held a key it reads (that the PREPARE writes) or writes.
+     */
+    LOCK_VIOLATED,
+    /** A cross-group transaction has two DECIDEs, or a RESOLVE that disagrees with its DECIDE. */
+    XG_OUTCOME,
+    /**
+     * Atomicity across groups: a transaction decided COMMIT lacks a PREPARE in one of its
+     * groups, or its writes were released as aborted in one (or an undecided or aborted one's
+     * writes became visible).
+     */
+    XG_ATOMICITY,
+    /** The conflict graph over every group's log (and read-only observations) has a cycle. */
+    XG_CYCLE
   }
 
   public Violation {

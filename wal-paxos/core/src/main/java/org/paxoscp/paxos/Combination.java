@@ -11,8 +11,8 @@ import org.paxoscp.wal.LogValue;
 /**
  * Paxos-CP combination (section 5, "Combination"): builds the longest ordered list that starts with
  * the proposer's own entry and adds entries from the received votes such that no entry reads a key
- * written by an earlier entry in the list. Such a list is one-copy equivalent to running its
- * entries serially in list order.
+ * written by an earlier entry in the list, nor breaks the locks of an earlier PREPARE ({@link
+ * Placement}). Such a list is one-copy equivalent to running its entries serially in list order.
  *
  * <p>Exhaustive over subsets and orders for up to {@code exhaustiveLimit} candidates (the paper:
  * "in practice only two or three"), one greedy pass beyond. Pure and thread-safe.
@@ -72,13 +72,11 @@ public final class Combination {
     }
   }
 
-  /** True if {@code next} reads no key written by an entry already in {@code list}. */
+  /**
+   * True if {@code next} may follow every entry already in {@code list} ({@link
+   * Placement#conflicts}: it reads no key they write and breaks no lock of a PREPARE among them).
+   */
   static boolean canAppend(List<LogEntry> list, LogEntry next) {
-    for (LogEntry e : list) {
-      if (e.writesAnyOf(next.readSet())) {
-        return false;
-      }
-    }
-    return true;
+    return !Placement.conflicts(list, next);
   }
 }

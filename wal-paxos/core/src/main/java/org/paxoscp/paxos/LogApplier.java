@@ -3,6 +3,7 @@ package org.paxoscp.paxos;
 import static org.paxoscp.paxos.WalLayout.APPLIED;
 import static org.paxoscp.paxos.WalLayout.DATA_VALUE;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,9 +15,9 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Table;
-import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.XgLocks;
 
 /**
  * Applies a DC's chosen log positions, in order, to its data table, and serves reads at a read
@@ -73,8 +74,19 @@ public final class LogApplier {
   private final List<Cache<String, ?>> caches;
   private final int maxGroups;
 
-  /** A watermark and, if this applier applied it, the chosen value at it (else null). */
-  private record Applied(long position, LogValue value) {}
+  /**
+   * A watermark, the lock table at it, and, if this applier applied it, the chosen value at it
+   * (else null).
+   */
+  private record Applied(long position, LogValue value, XgLocks locks) {}
+
+  /**
+   * An applied watermark with the group's cross-group lock table at it ({@link XgLocks}), which
+   * the applier keeps in the same store cell as the watermark, so that one read gives both.
+   */
+  public record AppliedState(long position, XgLocks locks) {
+    public static final AppliedState NONE = new AppliedState(0, XgLocks.EMPTY);
+  }
 
   /** An applier caching at most {@link #DEFAULT_MAX_GROUPS} groups. */
   public LogApplier(KvStore store) {
@@ -120,10 +132,29 @@ public final class LogApplier {
 
   /** Highest position p such that every position <= p is applied to this DC's data table. */
   public long appliedWatermark(String group) {
-    long w = store.read(Table.META, WalLayout.metaRow(group), APPLIED, KvStore.LATEST)
-        .map(c -> WalLayout.decodeLong(c.value())).orElse(0L);
-    remember(group, w, null);
-    return w;
+    return appliedState(group).position();
+  }
+
+  /** {@link #appliedWatermark} with the lock table at it, from one store read. */
+  public AppliedState appliedState(String group) {
+    AppliedState s = store.read(Table.META, WalLayout.metaRow(group), APPLIED, KvStore.LATEST)
+        .map(c -> decodeApplied(c.value())).orElse(AppliedState.NONE);
+    remember(group, s.position(), null, s.locks());
+    return s;
+  }
+
+  /** The applied cell: the watermark as 8 bytes, then the lock table when it is not empty. */
+  static byte[] encodeApplied(AppliedState s) {
+    byte[] locks = s.locks().encode();
+    return ByteBuffer.allocate(8 + locks.length).putLong(s.position()).put(locks).array();
+  }
+
+  static AppliedState decodeApplied(byte[] cell) {
+    if (cell.length < 8) {
+      throw new org.paxoscp.wal.CorruptDataException("applied cell of " + cell.length
+          + " bytes, expected at least 8");
+    }
+    return new AppliedState(ByteBuffer.wrap(cell).getLong(), XgLocks.decode(cell, 8));
   }
 
   /**
@@ -187,6 +218,39 @@ public final class LogApplier {
   }
 
   /**
+   * {@link #readPosition} with the lock table at that position: the applied one, with the
+   * values the position was raised over applied to it (what a begin hands its client for the
+   * lock rule).
+   */
+  public AppliedState readState(String group, long atLeast) {
+    AppliedState s = appliedState(group);
+    if (atLeast == 0) {
+      return s;
+    }
+    long w = s.position();
+    XgLocks locks = s.locks();
+    while (true) {
+      Optional<LogValue> v = heldValue(group, w + 1);
+      if (v.isEmpty()) {
+        return new AppliedState(w, locks);
+      }
+      w++;
+      locks = locks.apply(w, v.get()).locks();
+    }
+  }
+
+  private Optional<LogValue> heldValue(String group, long position) {
+    for (var m : List.of(recorded, announced)) {
+      ConcurrentSkipListMap<Long, LogValue> r = m.get(group);
+      LogValue v = r == null ? null : r.get(position);
+      if (v != null) {
+        return Optional.of(v);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
    * The highest position {@code p} such that this applier knows, without a store read, that
    * every position at or below {@code p} is chosen and holds its value or has applied it: the
    * known watermark raised over the recorded and announced positions that follow it. A lower
@@ -216,14 +280,7 @@ public final class LogApplier {
     if (a != null && a.position() == position && a.value() != null) {
       return Optional.of(a.value());
     }
-    for (var m : List.of(recorded, announced)) {
-      ConcurrentSkipListMap<Long, LogValue> r = m.get(group);
-      LogValue v = r == null ? null : r.get(position);
-      if (v != null) {
-        return Optional.of(v);
-      }
-    }
-    return Optional.empty();
+    return heldValue(group, position);
   }
 
   /**
@@ -248,18 +305,19 @@ public final class LogApplier {
    * store).
    */
   public long applyKnown(String group, long position, LogValue value) {
-    long applied;
+    AppliedState applied;
     ConcurrentSkipListMap<Long, LogValue> ahead = null;
     if (value != null) {
       hold(recorded, group, position, value);
       ahead = recorded.get(group);
-      long known = knownApplied(group);
-      applied = known == position - 1 ? known : appliedWatermark(group);
+      Applied known = this.known.get(group);
+      applied = known != null && known.position() == position - 1
+          ? new AppliedState(known.position(), known.locks()) : appliedState(group);
     } else {
-      applied = appliedWatermark(group);
+      applied = appliedState(group);
     }
     while (true) {
-      long at = applied + 1;
+      long at = applied.position() + 1;
       // Empty means "not recorded here", or collected: either way applying stops, and nothing
       // is concluded from it (a catch-up learns the position through Acceptor.chosen, which
       // tells the two apart).
@@ -273,17 +331,18 @@ public final class LogApplier {
       }
       if (next.isEmpty()) {
         // Another applier may have gone further meanwhile; the known watermark says how far.
-        return Math.max(applied, knownApplied(group));
+        return Math.max(applied.position(), knownApplied(group));
       }
-      writeVersions(group, applied + 1, next.get());
-      long to = advance(group, applied, applied + 1);
-      remember(group, to, to == applied + 1 ? next.get() : null);
+      XgLocks.Applied effect = applied.locks().apply(at, next.get());
+      writeVersions(group, at, effect.writes());
+      AppliedState to = advance(group, applied, new AppliedState(at, effect.locks()));
+      remember(group, to.position(), to.position() == at ? next.get() : null, to.locks());
       applied = to;
     }
   }
 
-  private void remember(String group, long position, LogValue value) {
-    Applied a = known.merge(group, new Applied(position, value),
+  private void remember(String group, long position, LogValue value, XgLocks locks) {
+    Applied a = known.merge(group, new Applied(position, value, locks),
         (old, now) -> now.position() > old.position()
             || (now.position() == old.position() && old.value() == null) ? now : old);
     for (var m : List.of(recorded, announced)) {
@@ -294,10 +353,13 @@ public final class LogApplier {
     }
   }
 
-  private void writeVersions(String group, long position, LogValue value) {
-    Map<String, Mutation> folded = new LinkedHashMap<>();
-    for (LogEntry e : value.entries()) {
-      folded.putAll(e.writes());
+  /**
+   * Writes the versions of one position: its entries' writes folded in list order (a PREPARE's
+   * only when its RESOLVE(COMMIT) comes: {@link XgLocks#apply}).
+   */
+  private void writeVersions(String group, long position, Map<String, Mutation> folded) {
+    if (folded.isEmpty()) {
+      return;
     }
     List<KvStore.RowWrite> rows = new ArrayList<>(folded.size());
     for (var w : folded.entrySet()) {
@@ -316,19 +378,25 @@ public final class LogApplier {
    * at or below the GC watermark, which no read above the watermark returns ({@link
    * LogCollector}).
    */
-  private long advance(String group, long from, long to) {
+  private AppliedState advance(String group, AppliedState from, AppliedState to) {
     byte[] row = WalLayout.metaRow(group);
-    byte[] expected = from == 0 ? null : WalLayout.encodeLong(from);
+    byte[] expected = from.position() == 0 ? null : encodeApplied(from);
     while (true) {
       if (store.checkAndWrite(Table.META, row, APPLIED, expected, KvStore.UNVERSIONED,
-          Map.of(APPLIED, WalLayout.encodeLong(to)))) {
+          Map.of(APPLIED, encodeApplied(to)))) {
         return to;
       }
-      long now = appliedWatermark(group);
-      if (now >= to) {
+      AppliedState now = appliedState(group);
+      if (now.position() >= to.position()) {
         return now;
       }
-      expected = now == 0 ? null : WalLayout.encodeLong(now);
+      if (now.position() == from.position() && !now.locks().equals(from.locks())) {
+        // The table is a function of the log prefix: two appliers cannot disagree on it.
+        throw new org.paxoscp.wal.CorruptDataException("group " + group + ": lock table at "
+            + from.position() + " is " + now.locks() + " in the store, " + from.locks()
+            + " computed here");
+      }
+      expected = now.position() == 0 ? null : encodeApplied(now);
     }
   }
 

@@ -483,7 +483,7 @@ public class Proposer {
   private String writersOf(LogValue v) {
     List<String> ids = new ArrayList<>();
     for (LogEntry e : v.entries()) {
-      if (e.writesAnyOf(entry.readSet())) {
+      if (Placement.conflicts(e, entry)) {
         ids.add(e.txnId());
       }
     }
@@ -559,9 +559,12 @@ public class Proposer {
     return Optional.empty();
   }
 
-  /** Promotion test: does our entry read a key that {@code winner} wrote? */
+  /**
+   * Promotion test: does our entry read a key that {@code winner} wrote, or break the locks of a
+   * PREPARE in it ({@link Placement})?
+   */
   protected boolean conflictsWithWinner(LogEntry own, LogValue winner) {
-    return winner.writesAnyOf(own.readSet());
+    return Placement.conflicts(winner, own);
   }
 
   /** Number of DCs that make a majority; for subclasses. */

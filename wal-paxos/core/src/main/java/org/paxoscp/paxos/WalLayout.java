@@ -3,6 +3,7 @@ package org.paxoscp.paxos;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
+import org.paxoscp.wal.XgStep;
 
 /**
  * Row keys and column names of the WAL, data and meta tables (ARCHITECTURE section 3).
@@ -47,8 +48,23 @@ public final class WalLayout {
     validateName("group", group, MAX_GROUP_BYTES);
   }
 
+  /** An application's key: non-empty, at most {@link #MAX_KEY_BYTES} of UTF-8, no NUL. */
   public static void validateKey(String key) {
     validateName("key", key, MAX_KEY_BYTES);
+  }
+
+  /**
+   * A key the store may hold: an application's key ({@link #validateKey}) or a cross-group
+   * transaction's decision key ({@link XgStep#decisionKey}), which the NUL in its prefix keeps
+   * apart from every application key.
+   */
+  public static void validateStoredKey(String key) {
+    if (key != null && key.startsWith(XgStep.DECISION_PREFIX)) {
+      validateName("decision key", key.substring(XgStep.DECISION_PREFIX.length()),
+          MAX_KEY_BYTES);
+    } else {
+      validateKey(key);
+    }
   }
 
   private static void validateName(String what, String s, int max) {

@@ -11,11 +11,18 @@ import java.util.zip.CRC32C;
  * protocol messages.
  *
  * <pre>
- * value   := version:u8 (=1) kind:u8 (0 = entry list) count:varint entry* crc32c:u32
+ * value   := version:u8 (1 or 2) kind:u8 (0 = entry list) count:varint entry* crc32c:u32
  * entry   := txnId:str originDc:str readPosition:u64 nReads:varint key:str* nWrites:varint write*
+ *            [step, in version 2 only]
  * write   := key:str op:u8 (0 = put, 1 = delete) [value:bytes if put]
+ * step    := 0 (none) | 1 kind:u8 (0 PREPARE, 1 DECIDE, 2 RESOLVE) txn:str nGroups:varint
+ *            group:str* deadlineMillis:u64 commit:u8
  * str     := len:varint utf8-bytes ; bytes := len:varint raw
  * </pre>
+ *
+ * <p>A value none of whose entries is a cross-group step ({@link XgStep}) is written in version
+ * 1, byte for byte as before cross-group transactions existed; a value with a step in version 2.
+ * Both are read.
  *
  * Keys are written in sorted order without duplicates, so the encoding is canonical: equal values
  * encode to equal bytes. A new format gets a new version byte; a decoder rejects versions it does
@@ -24,6 +31,7 @@ import java.util.zip.CRC32C;
  */
 public final class LogCodec {
   public static final int VERSION_1 = 1;
+  public static final int VERSION_2 = 2;
   private static final int KIND_ENTRY_LIST = 0;
   private static final int OP_PUT = 0;
   private static final int OP_DELETE = 1;
@@ -33,29 +41,48 @@ public final class LogCodec {
   private LogCodec() {}
 
   public static byte[] encode(LogValue value) {
+    boolean steps = value.entries().stream().anyMatch(e -> e.xg() != null);
     BinaryWriter w = new BinaryWriter(128);
-    w.writeByte(VERSION_1).writeByte(KIND_ENTRY_LIST).writeVarint(value.entries().size());
+    w.writeByte(steps ? VERSION_2 : VERSION_1).writeByte(KIND_ENTRY_LIST)
+        .writeVarint(value.entries().size());
     for (LogEntry e : value.entries()) {
-      w.writeString(e.txnId()).writeString(e.originDc()).writeLong(e.readPosition());
-      w.writeVarint(e.readSet().size());
-      for (String k : e.readSet()) {
-        w.writeString(k);
-      }
-      w.writeVarint(e.writes().size());
-      for (var m : e.writes().entrySet()) {
-        w.writeString(m.getKey());
-        if (m.getValue().isDelete()) {
-          w.writeByte(OP_DELETE);
-        } else {
-          w.writeByte(OP_PUT).writeBytes(m.getValue().rawValue());
-        }
-      }
+      writeEntry(w, e, steps);
     }
     byte[] body = w.toByteArray();
     CRC32C crc = new CRC32C();
     crc.update(body);
     return new BinaryWriter(body.length + 4).writeRaw(body).writeInt((int) crc.getValue())
         .toByteArray();
+  }
+
+  private static void writeEntry(BinaryWriter w, LogEntry e, boolean steps) {
+    w.writeString(e.txnId()).writeString(e.originDc()).writeLong(e.readPosition());
+    w.writeVarint(e.readSet().size());
+    for (String k : e.readSet()) {
+      w.writeString(k);
+    }
+    w.writeVarint(e.writes().size());
+    for (var m : e.writes().entrySet()) {
+      w.writeString(m.getKey());
+      if (m.getValue().isDelete()) {
+        w.writeByte(OP_DELETE);
+      } else {
+        w.writeByte(OP_PUT).writeBytes(m.getValue().rawValue());
+      }
+    }
+    if (steps) {
+      XgStep x = e.xg();
+      if (x == null) {
+        w.writeByte(0);
+      } else {
+        w.writeByte(1).writeByte(x.kind().ordinal()).writeString(x.txn())
+            .writeVarint(x.groups().size());
+        for (String g : x.groups()) {
+          w.writeString(g);
+        }
+        w.writeLong(x.deadlineMillis()).writeByte(x.commit() ? 1 : 0);
+      }
+    }
   }
 
   /**
@@ -74,7 +101,7 @@ public final class LogCodec {
     int stored = new BinaryReader(bytes, bodyLen, 4).readInt("crc");
     BinaryReader r = new BinaryReader(bytes, 0, bodyLen);
     int version = r.readByte("version");
-    if (version != VERSION_1) {
+    if (version != VERSION_1 && version != VERSION_2) {
       throw new CorruptDataException("unknown log value format version " + version);
     }
     if (stored != (int) crc.getValue()) {
@@ -87,7 +114,7 @@ public final class LogCodec {
     int n = r.readCount("entry count", MIN_ENTRY_BYTES);
     List<LogEntry> entries = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      entries.add(readEntry(r));
+      entries.add(readEntry(r, version == VERSION_2));
     }
     r.expectEnd("log value");
     try {
@@ -97,7 +124,7 @@ public final class LogCodec {
     }
   }
 
-  private static LogEntry readEntry(BinaryReader r) {
+  private static LogEntry readEntry(BinaryReader r, boolean steps) {
     String txnId = r.readString("txnId");
     String origin = r.readString("originDc");
     long readPos = r.readLong("readPosition");
@@ -129,10 +156,41 @@ public final class LogCodec {
       writes.put(k, m);
       prev = k;
     }
+    XgStep step = steps ? readStep(r) : null;
     try {
-      return new LogEntry(txnId, origin, readPos, reads, writes);
+      return new LogEntry(txnId, origin, readPos, reads, writes, step);
     } catch (IllegalArgumentException e) {
       throw new CorruptDataException("invalid log entry: " + e.getMessage());
+    }
+  }
+
+  private static XgStep readStep(BinaryReader r) {
+    int flag = r.readByte("step flag");
+    if (flag == 0) {
+      return null;
+    }
+    if (flag != 1) {
+      throw new CorruptDataException("unknown step flag " + flag);
+    }
+    int kind = r.readByte("step kind");
+    if (kind >= XgStep.Kind.values().length) {
+      throw new CorruptDataException("unknown step kind " + kind);
+    }
+    String txn = r.readString("step txn");
+    int n = r.readCount("step group count", 1);
+    List<String> groups = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      groups.add(r.readString("step group"));
+    }
+    long deadline = r.readLong("step deadline");
+    int commit = r.readByte("step outcome");
+    if (commit > 1) {
+      throw new CorruptDataException("bad step outcome " + commit);
+    }
+    try {
+      return new XgStep(XgStep.Kind.values()[kind], txn, groups, deadline, commit == 1);
+    } catch (IllegalArgumentException e) {
+      throw new CorruptDataException("invalid cross-group step: " + e.getMessage());
     }
   }
 }

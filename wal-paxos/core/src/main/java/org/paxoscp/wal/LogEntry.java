@@ -19,13 +19,15 @@ import java.util.TreeSet;
  * @param readPosition log position all reads of the transaction were served at (A2)
  * @param readSet keys read from the store (not from the transaction's own buffer)
  * @param writes buffered writes, one per key
+ * @param xg the step of a cross-group transaction this entry is, or null for an ordinary entry
  */
 public record LogEntry(
     String txnId,
     String originDc,
     long readPosition,
     SortedSet<String> readSet,
-    SortedMap<String, Mutation> writes) {
+    SortedMap<String, Mutation> writes,
+    XgStep xg) {
 
   public LogEntry {
     Objects.requireNonNull(txnId, "txnId");
@@ -38,6 +40,21 @@ public record LogEntry(
     }
     readSet = Collections.unmodifiableSortedSet(new TreeSet<>(readSet));
     writes = Collections.unmodifiableSortedMap(new TreeMap<>(writes));
+    if (xg != null && xg.kind() == XgStep.Kind.RESOLVE
+        && (!readSet.isEmpty() || (!xg.commit() && !writes.isEmpty()))) {
+      throw new IllegalArgumentException("a RESOLVE reads nothing, and writes nothing for ABORT");
+    }
+  }
+
+  /** An ordinary entry (not a step of a cross-group transaction). */
+  public LogEntry(String txnId, String originDc, long readPosition, SortedSet<String> readSet,
+      SortedMap<String, Mutation> writes) {
+    this(txnId, originDc, readPosition, readSet, writes, null);
+  }
+
+  /** True if this entry is a PREPARE: applying it takes locks instead of writing. */
+  public boolean isPrepare() {
+    return xg != null && xg.kind() == XgStep.Kind.PREPARE;
   }
 
   /** True if this entry writes any key in {@code keys}. */
@@ -53,6 +70,6 @@ public record LogEntry(
   @Override
   public String toString() {
     return "LogEntry[" + txnId + "@" + originDc + " r=" + readPosition + " reads=" + readSet
-        + " writes=" + writes.keySet() + "]";
+        + " writes=" + writes.keySet() + (xg == null ? "" : " " + xg) + "]";
   }
 }

@@ -1,0 +1,175 @@
+package org.paxoscp.client;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A transaction over several entity groups (ARCHITECTURE section 10, docs/cross-group.md), begun
+ * by {@link TxnClient#beginMulti}. It joins a group the first time it reads or writes there
+ * (one begin round trip to that group), reading each group at that group's own read position;
+ * writes are buffered per group. {@link #commit} runs two-phase commit through the groups' logs
+ * when more than one group was touched, and the ordinary one-group commit, at today's cost, when
+ * only one was.
+ *
+ * <p>One type for both kinds, joining groups as it touches them, because an application often
+ * learns which groups it needs from what it reads (the account a transfer credits), and because a
+ * transaction that happens to stay in one group then pays nothing for the possibility of more.
+ *
+ * <p>Keys and values as for {@link Transaction}. At most {@code paxoscp.client.xg.max.groups}
+ * groups (default 25): touching one more fails with {@link InvalidArgumentException} before
+ * anything is sent, and the transaction stays usable.
+ *
+ * <p><b>Not thread-safe</b>: one thread uses it at a time.
+ */
+public final class MultiTransaction {
+  private final TxnClient client;
+  private final String txnId;
+  private final int maxGroups;
+  private final SortedMap<String, Transaction> parts = new TreeMap<>();
+  private boolean finished;
+
+  MultiTransaction(TxnClient client, String txnId, int maxGroups) {
+    this.client = client;
+    this.txnId = txnId;
+    this.maxGroups = maxGroups;
+  }
+
+  /** The transaction's id; with more than one group, the id its log entries carry. */
+  public String txnId() {
+    return txnId;
+  }
+
+  /** The groups joined so far, sorted: the first is the coordinator of a cross-group commit. */
+  public SortedSet<String> groups() {
+    return Collections.unmodifiableSortedSet(new TreeSet<>(parts.keySet()));
+  }
+
+  /** The read position in {@code group}, if joined. */
+  public Optional<Long> readPosition(String group) {
+    Transaction t = parts.get(group);
+    return t == null ? Optional.empty() : Optional.of(t.readPosition());
+  }
+
+  /** True until committed (or its commit failed) or aborted. */
+  public boolean isActive() {
+    return !finished;
+  }
+
+  /**
+   * The value of {@code key} in {@code group}, as {@link Transaction#get}: joins the group first
+   * if needed.
+   *
+   * @throws TransactionAbortedException as {@link Transaction#get}; the whole transaction is
+   *     finished then
+   */
+  public Optional<byte[]> get(String group, String key) {
+    Transaction t = part(group);
+    try {
+      return t.get(key);
+    } catch (TransactionAbortedException e) {
+      abort();
+      throw e;
+    }
+  }
+
+  /** {@link #get} decoded as UTF-8. */
+  public Optional<String> getString(String group, String key) {
+    return get(group, key).map(v -> new String(v, StandardCharsets.UTF_8));
+  }
+
+  /** Buffers a write, as {@link Transaction#put(String, byte[])}, joining the group if needed. */
+  public void put(String group, String key, byte[] value) {
+    part(group).put(key, value);
+  }
+
+  /** {@link #put(String, String, byte[])} of {@code value} encoded as UTF-8. */
+  public void put(String group, String key, String value) {
+    Objects.requireNonNull(value, "value");
+    put(group, key, value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Buffers a delete, as {@link Transaction#delete}, joining the group if needed. */
+  public void delete(String group, String key) {
+    part(group).delete(key);
+  }
+
+  /**
+   * Commits. One group: exactly {@link Transaction#commit}. Several, read-only: validates every
+   * group read (nothing read changed, nothing read is held by an unresolved PREPARE) and commits
+   * without a log entry, or aborts retryably. Several with writes: PREPARE in every group but
+   * the coordinator (in parallel), then DECIDE(COMMIT) in the coordinator; the outcome is the
+   * DECIDE's. The other groups show the writes once their RESOLVE is applied, which the client
+   * proposes in the background; this client's next transaction in such a group waits for it.
+   *
+   * @return the result (group: the coordinator; position: the DECIDE's)
+   * @throws TransactionAbortedException the transaction did not commit and never will
+   * @throws OutcomeUnknownException the DECIDE's fate is unknown and could not be settled; the
+   *     outcome can be read later with {@link TxnClient#crossGroupOutcome}
+   * @throws UnavailableException one group only, as {@link Transaction#commit}
+   * @throws TransactionTooLargeException a group's entry is too large (nothing was sent; the
+   *     transaction stays active)
+   */
+  public CommitResult commit() {
+    checkActive();
+    if (parts.isEmpty()) {
+      finished = true;
+      return new CommitResult(CommitResult.Status.COMMITTED, "", txnId, 0, 0, false, "");
+    }
+    if (parts.size() == 1) {
+      finished = true;
+      return parts.values().iterator().next().commit();
+    }
+    try {
+      return client.crossGroup().commit(txnId, parts);
+    } finally {
+      if (parts.values().stream().noneMatch(Transaction::isActive)) {
+        finished = true;
+      }
+    }
+  }
+
+  /** Discards every group's writes; nothing is sent. Idempotent. */
+  public void abort() {
+    finished = true;
+    parts.values().forEach(Transaction::abort);
+  }
+
+  /** The per-group parts; for tests and history. */
+  SortedMap<String, Transaction> parts() {
+    return Collections.unmodifiableSortedMap(parts);
+  }
+
+  private Transaction part(String group) {
+    checkActive();
+    Transaction t = parts.get(group);
+    if (t == null) {
+      TxnClient.validateGroup(group);
+      if (parts.size() >= maxGroups) {
+        throw new InvalidArgumentException("transaction " + txnId + " touches groups "
+            + parts.keySet() + " and cannot join " + group + ": at most " + maxGroups
+            + " groups per transaction (paxoscp.client.xg.max.groups)");
+      }
+      t = client.begin(group);
+      parts.put(group, t);
+    }
+    return t;
+  }
+
+  private void checkActive() {
+    if (finished) {
+      throw new IllegalStateException("transaction " + txnId + " is finished");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "MultiTransaction[" + txnId + " groups=" + parts.keySet()
+        + (finished ? " finished" : "") + "]";
+  }
+}

@@ -1,0 +1,13 @@
+package org.paxoscp.client;
+
+/**
+ * The body of a transaction for {@link TxnClient#runInMultiTransaction}; as {@link TxnFunction},
+ * it may run once per attempt.
+ *
+ * @param <T> the result type
+ */
+@FunctionalInterface
+public interface MultiTxnFunction<T> {
+  /** Runs the body; should not commit the transaction, may abort it. */
+  T apply(MultiTransaction txn);
+}

@@ -1,0 +1,312 @@
+package org.paxoscp.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.paxoscp.check.CrossGroupChecker;
+import org.paxoscp.check.TxnRecord;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.XgStep;
+
+/** Transactions across entity groups on three real in-process services, judged by the checker. */
+@Timeout(180)
+class CrossGroupTest {
+  private static final List<String> GROUPS = List.of("ga", "gb", "gc", "gd");
+
+  private TestCluster cluster;
+
+  @BeforeEach
+  void setUp() {
+    cluster = new TestCluster(Duration.ofSeconds(1));
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    cluster.close();
+  }
+
+  private TxnClient client(String home, CommitProtocol protocol, Duration lockTimeout, int seed) {
+    ClusterConfig config = cluster.config.withCrossGroup(new ClusterConfig.CrossGroup(25,
+        lockTimeout));
+    return cluster.closeLater(TxnClient.builder(config, home, protocol)
+        .transport(cluster.network.transport(home)).random(new SplittableRandom(seed))
+        .maxAttempts(50).retryBackoff(Duration.ofMillis(5), Duration.ofMillis(200)).build());
+  }
+
+  private Map<String, Map<String, SortedMap<Long, LogValue>>> logs() {
+    Map<String, Map<String, SortedMap<Long, LogValue>>> out = new TreeMap<>();
+    for (String g : GROUPS) {
+      out.put(g, new LinkedHashMap<>(cluster.logs(g, 100_000)));
+    }
+    return out;
+  }
+
+  private CrossGroupChecker.Result check(List<CrossGroupChecker.Observation> obs) {
+    return CrossGroupChecker.check(logs(), Map.of(), obs);
+  }
+
+  /** The entries of {@code group}'s log in order, from the union of the DCs' logs. */
+  private List<LogEntry> entries(String group) {
+    SortedMap<Long, LogValue> union = new TreeMap<>();
+    cluster.logs(group, 1000).values().forEach(union::putAll);
+    List<LogEntry> out = new ArrayList<>();
+    union.values().forEach(v -> out.addAll(v.entries()));
+    return out;
+  }
+
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void commitsAcrossGroupsAndEveryGroupShowsItsWrites(CommitProtocol protocol) {
+    TxnClient c = client("A", protocol, Duration.ofSeconds(5), 1);
+    MultiTransaction t = c.beginMulti();
+    assertEquals(Optional.empty(), t.getString("gb", "x"));
+    t.put("ga", "x", "a1");
+    t.put("gb", "x", "b1");
+    t.put("gc", "y", "c1");
+    assertEquals(new TreeSet<>(List.of("ga", "gb", "gc")), t.groups());
+    CommitResult r = t.commit();
+    assertEquals(CommitResult.Status.COMMITTED, r.status());
+    assertEquals("ga", r.group(), "the coordinator is the first group");
+    assertFalse(t.isActive());
+
+    // The same client reads its own writes in every group (it waits for its RESOLVEs).
+    assertEquals(Optional.of("a1"), c.begin("ga").getString("x"));
+    assertEquals(Optional.of("b1"), c.begin("gb").getString("x"));
+    assertEquals(Optional.of("c1"), c.begin("gc").getString("y"));
+    assertEquals(CommitResult.Status.COMMITTED, c.crossGroupOutcome(t.txnId(), t.groups()));
+
+    List<LogEntry> inB = entries("gb");
+    assertEquals(XgStep.Kind.PREPARE, inB.get(0).xg().kind());
+    assertEquals(XgStep.Kind.RESOLVE, inB.get(inB.size() - 1).xg().kind());
+    assertTrue(inB.get(inB.size() - 1).xg().commit());
+    LogEntry decide = entries("ga").get(0);
+    assertEquals(XgStep.Kind.DECIDE, decide.xg().kind());
+    assertTrue(decide.writes().containsKey(XgStep.decisionKey(t.txnId())));
+
+    CrossGroupChecker.Result verdict = check(List.of());
+    assertTrue(verdict.ok(), verdict.summary());
+    assertEquals(1, verdict.committed());
+  }
+
+  @Test
+  void oneGroupStaysTheOrdinaryPath() {
+    TxnClient c = client("A", CommitProtocol.CP, Duration.ofSeconds(5), 2);
+    MultiTransaction t = c.beginMulti();
+    t.put("ga", "k", "v");
+    CommitResult r = t.commit();
+    assertEquals(1, r.position());
+    LogEntry e = entries("ga").get(0);
+    assertEquals(null, e.xg(), "a one-group transaction writes an ordinary entry");
+  }
+
+  @Test
+  void tooManyGroupsFailsBeforeAnythingIsSent() {
+    ClusterConfig config = cluster.config.withCrossGroup(new ClusterConfig.CrossGroup(2,
+        Duration.ofSeconds(5)));
+    TxnClient c = cluster.closeLater(TxnClient.builder(config, "A", CommitProtocol.CP)
+        .transport(cluster.network.transport("A")).build());
+    MultiTransaction t = c.beginMulti();
+    t.put("ga", "k", "v");
+    t.put("gb", "k", "v");
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+        () -> t.put("gc", "k", "v"));
+    assertTrue(e.getMessage().contains("paxoscp.client.xg.max.groups"), e.getMessage());
+    assertTrue(t.isActive(), "the transaction stays usable");
+    t.abort();
+    assertTrue(cluster.log("A", "ga", 10).isEmpty() && cluster.log("A", "gb", 10).isEmpty());
+  }
+
+  /** A client that crashed after its PREPAREs: a reader waits, then aborts it past the deadline. */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void aClientCrashedAfterPrepareBlocksOnlyUntilItsDeadline(CommitProtocol protocol)
+      throws Exception {
+    TxnClient crashed = client("A", protocol, Duration.ofMillis(800), 3);
+    MultiTransaction t = crashed.beginMulti();
+    t.put("ga", "k", "a");
+    t.put("gb", "k", "b");
+    // Only the PREPARE in gb, as if the client died before its DECIDE.
+    Transaction part = crashed.begin("gb");
+    part.put("k", "b");
+    List<String> groups = List.of("ga", "gb");
+    part.commitUnrecorded(part.stepEntry(XgStep.prepare(t.txnId(), groups,
+        System.currentTimeMillis() + 800)));
+    t.abort();
+
+    TxnClient other = client("B", protocol, Duration.ofSeconds(5), 4);
+    Transaction blocked = other.begin("gb");
+    TransactionAbortedException e = assertThrows(TransactionAbortedException.class,
+        () -> blocked.get("k"));
+    assertTrue(e.getMessage().contains(t.txnId()), e.getMessage());
+    long start = System.nanoTime();
+    String v = other.runInTransaction("gb", x -> {
+      String old = x.getString("k").orElse("none");
+      x.put("k", "after");
+      return old;
+    });
+    assertEquals("none", v, "the aborted PREPARE's write never became visible");
+    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20));
+    assertEquals(CommitResult.Status.ABORTED, other.crossGroupOutcome(t.txnId(), groups));
+    CrossGroupChecker.Result verdict = check(List.of());
+    assertTrue(verdict.ok(), verdict.summary());
+    assertEquals(1, verdict.aborted());
+  }
+
+  /** A client that crashed after its DECIDE(COMMIT): the first reader finishes the RESOLVE. */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void aClientCrashedAfterDecideIsResolvedByAReader(CommitProtocol protocol) {
+    TxnClient crashed = client("A", protocol, Duration.ofSeconds(30), 5);
+    List<String> groups = List.of("ga", "gb");
+    String xg = "A-crashed-after-decide";
+    Transaction pb = crashed.begin("gb");
+    pb.put("k", "b");
+    pb.commitUnrecorded(pb.stepEntry(XgStep.prepare(xg, groups,
+        System.currentTimeMillis() + 30_000)));
+    Transaction pa = crashed.begin("ga");
+    pa.put("k", "a");
+    pa.commitUnrecorded(pa.stepEntry(XgStep.decide(xg, groups, true)));
+
+    TxnClient reader = client("C", protocol, Duration.ofSeconds(30), 6);
+    String seen = reader.runInTransaction("gb", x -> x.getString("k").orElse("none"));
+    assertEquals("b", seen, "the reader resolved the committed PREPARE and read past it");
+    CrossGroupChecker.Result verdict = check(List.of());
+    assertTrue(verdict.ok(), verdict.summary());
+    assertEquals(1, verdict.committed());
+  }
+
+  /**
+   * A closed economy across groups: concurrent transfers between accounts of different groups,
+   * one-group transfers beside them, and read-only audits over every group that must always see
+   * the initial total; then the checker judges every group's log and every observation.
+   */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void concurrentTransfersAcrossGroupsKeepTheTotalAndPassTheChecker(CommitProtocol protocol)
+      throws Exception {
+    int accountsPerGroup = 3;
+    int initial = 100;
+    TxnClient setup = client("A", protocol, Duration.ofSeconds(3), 7);
+    for (String g : GROUPS) {
+      setup.runInTransaction(g, t -> {
+        for (int i = 0; i < accountsPerGroup; i++) {
+          t.put("acct" + i, Integer.toString(initial));
+        }
+        return null;
+      });
+    }
+    int total = GROUPS.size() * accountsPerGroup * initial;
+    ConcurrentLinkedQueue<CrossGroupChecker.Observation> obs = new ConcurrentLinkedQueue<>();
+    ExecutorService pool = Executors.newFixedThreadPool(6);
+    List<Future<int[]>> futures = new ArrayList<>();
+    for (int w = 0; w < 6; w++) {
+      TxnClient c = client(TestCluster.DCS.get(w % 3), protocol, Duration.ofSeconds(3), 100 + w);
+      SplittableRandom rnd = new SplittableRandom(1000 + w);
+      boolean auditor = w == 5;
+      futures.add(pool.submit(() -> {
+        int[] counts = new int[4]; // committed, aborted, unknown, audits
+        for (int i = 0; i < 12; i++) {
+          MultiTransaction t = c.beginMulti();
+          try {
+            if (auditor) {
+              int sum = 0;
+              for (String g : GROUPS) {
+                for (int a = 0; a < accountsPerGroup; a++) {
+                  sum += Integer.parseInt(t.getString(g, "acct" + a).orElseThrow());
+                }
+              }
+              t.commit();
+              counts[3]++;
+              assertEquals(total, sum, "an audit saw a total other than the initial one");
+              obs.add(observation(t, TxnRecord.Status.COMMITTED, true));
+              continue;
+            }
+            String g1 = GROUPS.get(rnd.nextInt(GROUPS.size()));
+            String g2 = rnd.nextInt(4) == 0 ? g1 : GROUPS.get(rnd.nextInt(GROUPS.size()));
+            String k1 = "acct" + rnd.nextInt(accountsPerGroup);
+            String k2 = "acct" + rnd.nextInt(accountsPerGroup);
+            if (g1.equals(g2) && k1.equals(k2)) {
+              continue;
+            }
+            int amount = 1 + rnd.nextInt(10);
+            int b1 = Integer.parseInt(t.getString(g1, k1).orElseThrow());
+            int b2 = Integer.parseInt(t.getString(g2, k2).orElseThrow());
+            t.put(g1, k1, Integer.toString(b1 - amount));
+            t.put(g2, k2, Integer.toString(b2 + amount));
+            t.commit();
+            counts[0]++;
+            if (t.groups().size() > 1) {
+              obs.add(observation(t, TxnRecord.Status.COMMITTED, false));
+            }
+          } catch (TransactionAbortedException e) {
+            counts[1]++;
+            if (t.groups().size() > 1) {
+              obs.add(observation(t, TxnRecord.Status.ABORTED, auditor));
+            }
+          } catch (OutcomeUnknownException | UnavailableException e) {
+            counts[2]++;
+          }
+        }
+        return counts;
+      }));
+    }
+    int[] sum = new int[4];
+    for (Future<int[]> f : futures) {
+      int[] c = f.get();
+      for (int i = 0; i < 4; i++) {
+        sum[i] += c[i];
+      }
+    }
+    pool.shutdown();
+    assertTrue(pool.awaitTermination(30, TimeUnit.SECONDS));
+    // A last audit after everything settled.
+    int end = client("B", protocol, Duration.ofSeconds(3), 99).runInMultiTransaction(t -> {
+      int s = 0;
+      for (String g : GROUPS) {
+        for (int a = 0; a < accountsPerGroup; a++) {
+          s += Integer.parseInt(t.getString(g, "acct" + a).orElseThrow());
+        }
+      }
+      return s;
+    });
+    assertEquals(total, end);
+    CrossGroupChecker.Result verdict = check(List.copyOf(obs));
+    assertTrue(verdict.ok(), verdict.summary());
+    assertTrue(sum[0] > 10, "too few commits to mean anything: " + sum[0]);
+    assertTrue(verdict.committed() > 3, verdict.summary());
+    System.out.printf("%s: committed %d aborted %d unknown %d audits %d; %s%n", protocol,
+        sum[0], sum[1], sum[2], sum[3], verdict.summary());
+  }
+
+  static CrossGroupChecker.Observation observation(MultiTransaction t, TxnRecord.Status status,
+      boolean readOnly) {
+    Map<String, Map<String, Long>> versions = new TreeMap<>();
+    t.parts().forEach((g, p) -> versions.put(g, new TreeMap<>(p.readVersions())));
+    return new CrossGroupChecker.Observation(t.txnId(), status, t.groups(), versions, readOnly);
+  }
+}

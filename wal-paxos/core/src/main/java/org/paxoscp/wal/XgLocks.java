@@ -1,0 +1,201 @@
+package org.paxoscp.wal;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * The locks of one group at one log position: the chosen PREPAREs of cross-group transactions
+ * (ARCHITECTURE section 10) that no RESOLVE has followed yet, with the position each was chosen
+ * at. A pure function of the log prefix ({@link #apply}), so every DC computes the same table;
+ * the applier keeps it beside the applied watermark and a begin hands it to the client, which
+ * checks the lock rule against it.
+ *
+ * <p>Immutable. Empty for every group that never saw a cross-group transaction.
+ */
+public final class XgLocks {
+  /** The table of a group without unresolved PREPAREs. */
+  public static final XgLocks EMPTY = new XgLocks(new TreeMap<>());
+  private static final int FORMAT = 1;
+
+  /** One unresolved PREPARE: the entry and the position it was chosen at. */
+  public record Lock(long position, LogEntry prepare) {
+    public Lock {
+      if (!prepare.isPrepare()) {
+        throw new IllegalArgumentException("not a PREPARE: " + prepare);
+      }
+    }
+
+    /** The cross-group transaction holding the lock. */
+    public String txn() {
+      return prepare.xg().txn();
+    }
+
+    /**
+     * The lock rule: may {@code e} not be placed while this lock is held? True if {@code e} reads
+     * a key the PREPARE writes, or writes a key the PREPARE reads or writes, unless {@code e} is
+     * a step of the same cross-group transaction (its RESOLVE writes the prepared keys).
+     */
+    public boolean blocks(LogEntry e) {
+      if (e.xg() != null && e.xg().txn().equals(txn())) {
+        return false;
+      }
+      if (prepare.writesAnyOf(e.readSet())) {
+        return true;
+      }
+      for (String k : e.writes().keySet()) {
+        if (prepare.readSet().contains(k) || prepare.writes().containsKey(k)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /** What applying one chosen value does: the table after it and the versions to write. */
+  public record Applied(XgLocks locks, Map<String, Mutation> writes) {}
+
+  private final SortedMap<String, Lock> byTxn;
+
+  private XgLocks(SortedMap<String, Lock> byTxn) {
+    this.byTxn = Collections.unmodifiableSortedMap(byTxn);
+  }
+
+  public boolean isEmpty() {
+    return byTxn.isEmpty();
+  }
+
+  public int size() {
+    return byTxn.size();
+  }
+
+  /** The locks in transaction id order. */
+  public List<Lock> locks() {
+    return List.copyOf(byTxn.values());
+  }
+
+  public Optional<Lock> lockOf(String txn) {
+    return Optional.ofNullable(byTxn.get(txn));
+  }
+
+  /** The first lock that blocks {@code e} (see {@link Lock#blocks}), if any. */
+  public Optional<Lock> blocking(LogEntry e) {
+    for (Lock l : byTxn.values()) {
+      if (l.blocks(e)) {
+        return Optional.of(l);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The first lock that blocks a read of {@code key}: held by a PREPARE that writes it. */
+  public Optional<Lock> blockingRead(String key) {
+    for (Lock l : byTxn.values()) {
+      if (l.prepare().writes().containsKey(key)) {
+        return Optional.of(l);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Applies the value chosen at {@code position} (the table being the one at {@code position -
+   * 1}): entries in list order; an ordinary entry or a DECIDE writes its writes; a PREPARE takes
+   * its transaction's locks (a second PREPARE of one transaction keeps the first); a RESOLVE
+   * releases its transaction's locks and, for COMMIT, writes the prepared writes, or does nothing
+   * when the transaction holds no lock here (a duplicate, or a PREPARE that was never chosen).
+   */
+  public Applied apply(long position, LogValue value) {
+    TreeMap<String, Lock> next = null;
+    Map<String, Mutation> writes = new LinkedHashMap<>();
+    for (LogEntry e : value.entries()) {
+      XgStep x = e.xg();
+      if (x == null || x.kind() == XgStep.Kind.DECIDE) {
+        writes.putAll(e.writes());
+        continue;
+      }
+      if (next == null) {
+        next = new TreeMap<>(byTxn);
+      }
+      if (x.kind() == XgStep.Kind.PREPARE) {
+        next.putIfAbsent(x.txn(), new Lock(position, e));
+      } else {
+        Lock released = next.remove(x.txn());
+        if (released != null && x.commit()) {
+          writes.putAll(released.prepare().writes());
+        }
+      }
+    }
+    return new Applied(next == null ? this : new XgLocks(next), writes);
+  }
+
+  /** The table as bytes (empty array for the empty table), for the applied-watermark cell. */
+  public byte[] encode() {
+    if (byTxn.isEmpty()) {
+      return new byte[0];
+    }
+    BinaryWriter w = new BinaryWriter(64).writeByte(FORMAT).writeVarint(byTxn.size());
+    List<LogEntry> entries = new ArrayList<>(byTxn.size());
+    for (Lock l : byTxn.values()) {
+      w.writeLong(l.position());
+      entries.add(l.prepare());
+    }
+    return w.writeBytes(LogCodec.encode(new LogValue(entries))).toByteArray();
+  }
+
+  /**
+   * Reads {@link #encode}'s bytes from {@code buf[offset..]}.
+   *
+   * @throws CorruptDataException if they are not one valid encoding
+   */
+  public static XgLocks decode(byte[] buf, int offset) {
+    if (offset == buf.length) {
+      return EMPTY;
+    }
+    BinaryReader r = new BinaryReader(buf, offset, buf.length - offset);
+    int format = r.readByte("locks format");
+    if (format != FORMAT) {
+      throw new CorruptDataException("unknown locks format " + format);
+    }
+    int n = r.readCount("lock count", 8);
+    long[] positions = new long[n];
+    for (int i = 0; i < n; i++) {
+      positions[i] = r.readLong("lock position");
+    }
+    LogValue v = LogCodec.decode(r.readBytes("lock entries"));
+    r.expectEnd("locks");
+    if (v.entries().size() != n) {
+      throw new CorruptDataException("lock count " + n + " but " + v.entries().size()
+          + " entries");
+    }
+    TreeMap<String, Lock> m = new TreeMap<>();
+    for (int i = 0; i < n; i++) {
+      LogEntry e = v.entries().get(i);
+      if (!e.isPrepare()) {
+        throw new CorruptDataException("a lock that is not a PREPARE: " + e);
+      }
+      m.put(e.xg().txn(), new Lock(positions[i], e));
+    }
+    return new XgLocks(m);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof XgLocks l && l.byTxn.equals(byTxn);
+  }
+
+  @Override
+  public int hashCode() {
+    return byTxn.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return byTxn.isEmpty() ? "no locks" : "locks" + byTxn.values();
+  }
+}
