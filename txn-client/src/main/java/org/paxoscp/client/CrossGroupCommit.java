@@ -50,19 +50,53 @@ final class CrossGroupCommit {
   /** Attempts at one step (DECIDE(ABORT), RESOLVE) before giving up on it for now. */
   private static final int STEP_ATTEMPTS = 3;
 
+  /**
+   * The client's safety-critical cross-group decisions. Production code uses {@link #SHIPPED};
+   * tests override one to plant a bug and prove the checker catches it.
+   */
+  static class Rules {
+    static final Rules SHIPPED = new Rules();
+
+    /** DECIDE(COMMIT) only once every PREPARE is chosen. */
+    boolean decideNeedsEveryPrepare() {
+      return true;
+    }
+
+    /** Reads and commits obey the lock table at their read position. */
+    boolean obeyLocks() {
+      return true;
+    }
+
+    /** A DECIDE reads the decision key, so that no second DECIDE can enter the log. */
+    boolean decideReadsDecisionKey() {
+      return true;
+    }
+
+    /** A read-only transaction over several groups validates its reads before committing. */
+    boolean validateReadOnly() {
+      return true;
+    }
+  }
+
   private final TxnClient client;
+  private final Rules rules;
   private final ExecutorService executor;
   private final Duration lockTimeout;
   private final Duration waitForResolve;
   /** Per group, this client's RESOLVEs in flight there: its next begin there waits for them. */
   private final Map<String, CompletableFuture<Void>> resolving = new ConcurrentHashMap<>();
 
-  CrossGroupCommit(TxnClient client, ExecutorService executor, Duration lockTimeout,
+  CrossGroupCommit(TxnClient client, Rules rules, ExecutorService executor, Duration lockTimeout,
       Duration waitForResolve) {
     this.client = client;
+    this.rules = rules;
     this.executor = executor;
     this.lockTimeout = lockTimeout;
     this.waitForResolve = waitForResolve;
+  }
+
+  Rules rules() {
+    return rules;
   }
 
   /** Waits (bounded) for this client's RESOLVE in flight in {@code group}, if any. */
@@ -133,7 +167,7 @@ final class CrossGroupCommit {
         failure = "interrupted while preparing";
       }
     }
-    if (failure != null) {
+    if (failure != null && rules.decideNeedsEveryPrepare()) {
       // T can never commit: only this client proposes DECIDE(COMMIT), and it will not.
       List<String> release = new ArrayList<>(prepared);
       release.addAll(maybe);
@@ -181,6 +215,10 @@ final class CrossGroupCommit {
    */
   private CommitResult validateReadOnly(String txnId, SortedMap<String, Transaction> parts) {
     parts.values().forEach(Transaction::markFinished);
+    if (!rules.validateReadOnly()) {
+      return new CommitResult(CommitResult.Status.COMMITTED, parts.firstKey(), txnId, 0, 0,
+          false, "read-only, not validated");
+    }
     for (var p : parts.entrySet()) {
       Transaction t = p.getValue();
       if (t.readVersions().isEmpty()) {
@@ -271,7 +309,8 @@ final class CrossGroupCommit {
           return Optional.of(v.get()[0] == XgStep.COMMIT_VALUE[0]);
         }
         LogEntry abort = new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
-            new TreeSet<>(List.of(dk)), new TreeMap<>(Map.of(dk, Mutation.put(XgStep.ABORT_VALUE))),
+            rules.decideReadsDecisionKey() ? new TreeSet<>(List.of(dk)) : new TreeSet<>(),
+            new TreeMap<>(Map.of(dk, Mutation.put(XgStep.ABORT_VALUE))),
             XgStep.decide(txnId, groups, false));
         t.commitUnrecorded(abort);
         return Optional.of(false);

@@ -114,7 +114,7 @@ public final class Transaction {
     Optional<byte[]> cached = reads.get(key);
     if (cached == null) {
       Optional<XgLocks.Lock> lock = locks.blockingRead(key);
-      if (lock.isPresent()) {
+      if (lock.isPresent() && client.crossGroup().rules().obeyLocks()) {
         throw lockedOut(lock.get(), "a read of " + key);
       }
       LogApplier.VersionedRead read;
@@ -232,7 +232,7 @@ public final class Transaction {
    */
   void checkLocks(LogEntry entry) {
     Optional<XgLocks.Lock> lock = locks.blocking(entry);
-    if (lock.isPresent()) {
+    if (lock.isPresent() && client.crossGroup().rules().obeyLocks()) {
       throw lockedOut(lock.get(), "its commit");
     }
   }
@@ -298,7 +298,9 @@ public final class Transaction {
     TreeMap<String, Mutation> w = new TreeMap<>(writes);
     if (step.kind() == XgStep.Kind.DECIDE) {
       String dk = XgStep.decisionKey(step.txn());
-      readKeys.add(dk);
+      if (client.crossGroup().rules().decideReadsDecisionKey()) {
+        readKeys.add(dk);
+      }
       w.put(dk, Mutation.put(step.commit() ? XgStep.COMMIT_VALUE : XgStep.ABORT_VALUE));
     }
     return new LogEntry(txnId, client.homeDc(), readPosition, readKeys, w, step);

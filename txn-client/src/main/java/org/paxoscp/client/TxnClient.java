@@ -134,7 +134,7 @@ public final class TxnClient implements AutoCloseable {
     this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
         leaderSubmit, random);
     this.xgExecutor = Executors.newCachedThreadPool(named("paxoscp-client-xg-" + homeDc));
-    this.crossGroup = new CrossGroupCommit(this, xgExecutor, cluster.crossGroup().lockTimeout(),
+    this.crossGroup = new CrossGroupCommit(this, b.crossGroupRules, xgExecutor, cluster.crossGroup().lockTimeout(),
         cluster.requestTimeout().multipliedBy(2));
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
             + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
@@ -535,6 +535,7 @@ public final class TxnClient implements AutoCloseable {
     private RandomGenerator random;
     private List<AutoCloseable> owned = List.of();
     private HistoryRecorder history;
+    private CrossGroupCommit.Rules crossGroupRules = CrossGroupCommit.Rules.SHIPPED;
 
     private Builder(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
       this.cluster = Objects.requireNonNull(cluster, "cluster");
@@ -580,6 +581,12 @@ public final class TxnClient implements AutoCloseable {
         throw new IllegalArgumentException("maxPromotions must be >= 0, was " + cap);
       }
       this.maxPromotions = cap;
+      return this;
+    }
+
+    /** Cross-group rules other than the shipped ones: for tests that plant a bug. */
+    Builder crossGroupRules(CrossGroupCommit.Rules rules) {
+      this.crossGroupRules = Objects.requireNonNull(rules);
       return this;
     }
 

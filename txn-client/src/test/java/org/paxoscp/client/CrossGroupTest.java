@@ -58,16 +58,8 @@ class CrossGroupTest {
         .maxAttempts(50).retryBackoff(Duration.ofMillis(5), Duration.ofMillis(200)).build());
   }
 
-  private Map<String, Map<String, SortedMap<Long, LogValue>>> logs() {
-    Map<String, Map<String, SortedMap<Long, LogValue>>> out = new TreeMap<>();
-    for (String g : GROUPS) {
-      out.put(g, new LinkedHashMap<>(cluster.logs(g, 100_000)));
-    }
-    return out;
-  }
-
   private CrossGroupChecker.Result check(List<CrossGroupChecker.Observation> obs) {
-    return CrossGroupChecker.check(logs(), Map.of(), obs);
+    return CrossGroupChecker.check(TestCluster.quiescentLogs(cluster, GROUPS), Map.of(), obs);
   }
 
   /** The entries of {@code group}'s log in order, from the union of the DCs' logs. */
@@ -154,12 +146,12 @@ class CrossGroupTest {
     Transaction part = crashed.begin("gb");
     part.put("k", "b");
     List<String> groups = List.of("ga", "gb");
-    part.commitUnrecorded(part.stepEntry(XgStep.prepare(t.txnId(), groups,
-        System.currentTimeMillis() + 800)));
+    long prepared = part.commitUnrecorded(part.stepEntry(XgStep.prepare(t.txnId(), groups,
+        System.currentTimeMillis() + 800))).position();
     t.abort();
 
     TxnClient other = client("B", protocol, Duration.ofSeconds(5), 4);
-    Transaction blocked = other.begin("gb");
+    Transaction blocked = TestCluster.beginAtLeast(other, "gb", prepared);
     TransactionAbortedException e = assertThrows(TransactionAbortedException.class,
         () -> blocked.get("k"));
     assertTrue(e.getMessage().contains(t.txnId()), e.getMessage());

@@ -58,6 +58,70 @@ final class TestCluster implements AutoCloseable {
     return cluster.logs(group, upTo);
   }
 
+  /**
+   * Every DC's log of each of {@code groups} once the DCs hold the same positions (APPLYs and
+   * the clients' background steps have arrived), waiting at most 10 s; then as they are.
+   */
+  static Map<String, Map<String, SortedMap<Long, LogValue>>> quiescentLogs(TestCluster cluster,
+      List<String> groups) {
+    Map<String, Map<String, SortedMap<Long, LogValue>>> out = new java.util.TreeMap<>();
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    while (true) {
+      out.clear();
+      boolean same = true;
+      for (String g : groups) {
+        Map<String, SortedMap<Long, LogValue>> byDc = new java.util.LinkedHashMap<>();
+        for (String dc : DCS) {
+          byDc.put(dc, scan(cluster.stores.get(dc), g));
+        }
+        same &= byDc.values().stream().distinct().count() <= 1;
+        out.put(g, byDc);
+      }
+      if (same || System.nanoTime() > deadline) {
+        return out;
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return out;
+      }
+    }
+  }
+
+  /** Begins in {@code group} at a read position at least {@code position} (DCs apply lazily). */
+  static Transaction beginAtLeast(TxnClient c, String group, long position) {
+    for (int i = 0; i < 200; i++) {
+      Transaction t = c.begin(group);
+      if (t.readPosition() >= position) {
+        return t;
+      }
+      t.abort();
+      try {
+        Thread.sleep(5);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    throw new AssertionError("no DC applied position " + position + " of " + group);
+  }
+
+  /** A DC's log of {@code group}: positions from 1 until 64 in a row are missing. */
+  private static SortedMap<Long, LogValue> scan(InMemoryKvStore store, String group) {
+    org.paxoscp.paxos.Acceptor a = new org.paxoscp.paxos.Acceptor(store);
+    SortedMap<Long, LogValue> log = new java.util.TreeMap<>();
+    for (long p = 1, misses = 0; misses < 64; p++) {
+      java.util.Optional<LogValue> v = a.chosen(group, p);
+      if (v.isPresent()) {
+        log.put(p, v.get());
+        misses = 0;
+      } else {
+        misses++;
+      }
+    }
+    return log;
+  }
+
   @Override
   public void close() throws Exception {
     for (int i = closeables.size() - 1; i >= 0; i--) {

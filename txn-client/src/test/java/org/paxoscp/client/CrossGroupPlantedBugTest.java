@@ -1,0 +1,237 @@
+package org.paxoscp.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.paxoscp.check.CrossGroupChecker;
+import org.paxoscp.check.TxnRecord;
+import org.paxoscp.check.Violation.Kind;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.XgStep;
+
+/**
+ * Each of the client's cross-group safety rules, broken on purpose in a schedule that needs it:
+ * the shipped client refuses the schedule's dangerous step, and the broken one is caught by the
+ * {@link CrossGroupChecker} with the violation the rule exists to prevent.
+ */
+@Timeout(120)
+class CrossGroupPlantedBugTest {
+  private static final List<String> GROUPS = List.of("ga", "gb");
+
+  private TestCluster cluster;
+
+  @BeforeEach
+  void setUp() {
+    cluster = new TestCluster(Duration.ofSeconds(1));
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    cluster.close();
+  }
+
+  private TxnClient client(String home, CommitProtocol protocol, CrossGroupCommit.Rules rules) {
+    ClusterConfig config = cluster.config.withCrossGroup(new ClusterConfig.CrossGroup(25,
+        Duration.ofSeconds(30)));
+    return cluster.closeLater(TxnClient.builder(config, home, protocol)
+        .transport(cluster.network.transport(home)).random(new SplittableRandom(7))
+        .crossGroupRules(rules).build());
+  }
+
+  private CrossGroupChecker.Result check(List<CrossGroupChecker.Observation> obs) {
+    return CrossGroupChecker.check(TestCluster.quiescentLogs(cluster, GROUPS), Map.of(), obs);
+  }
+
+  private void seed(TxnClient c) {
+    c.runInTransaction("ga", t -> {
+      t.put("x", "x0");
+      return null;
+    });
+    c.runInTransaction("gb", t -> {
+      t.put("k", "k0");
+      return null;
+    });
+  }
+
+  /** DECIDE(COMMIT) although a PREPARE was not chosen: a group never gets the writes. */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void decideBeforeEveryPrepareIsChosen(CommitProtocol protocol) {
+    for (boolean planted : List.of(false, true)) {
+      CrossGroupCommit.Rules rules = !planted ? CrossGroupCommit.Rules.SHIPPED
+          : new CrossGroupCommit.Rules() {
+            @Override
+            boolean decideNeedsEveryPrepare() {
+              return false;
+            }
+          };
+      TxnClient c = client("A", protocol, rules);
+      TxnClient other = client("B", protocol, CrossGroupCommit.Rules.SHIPPED);
+      seed(c);
+      MultiTransaction t = c.beginMulti();
+      t.get("gb", "k");
+      t.put("ga", "x", "x1");
+      t.put("gb", "k", "k1");
+      other.runInTransaction("gb", u -> {
+        u.put("k", "other");
+        return null;
+      });
+      if (!planted) {
+        assertThrows(TransactionAbortedException.class, t::commit,
+            "the PREPARE in gb read a stale k; the shipped client aborts");
+        assertTrue(check(List.of()).ok(), check(List.of()).summary());
+      } else {
+        assertEquals(CommitResult.Status.COMMITTED, t.commit().status());
+        CrossGroupChecker.Result r = check(List.of());
+        assertTrue(r.count(Kind.XG_ATOMICITY) > 0, r.summary());
+      }
+      setUpAgain();
+    }
+  }
+
+  /** A one-group transaction ignores an unresolved PREPARE's lock. */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void oneGroupEntryOverAnUnresolvedPrepare(CommitProtocol protocol) {
+    for (boolean planted : List.of(false, true)) {
+      CrossGroupCommit.Rules rules = !planted ? CrossGroupCommit.Rules.SHIPPED
+          : new CrossGroupCommit.Rules() {
+            @Override
+            boolean obeyLocks() {
+              return false;
+            }
+          };
+      TxnClient crashed = client("A", protocol, CrossGroupCommit.Rules.SHIPPED);
+      seed(crashed);
+      Transaction p = crashed.begin("gb");
+      p.get("k");
+      p.put("k", "prepared");
+      long prepared = p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-crashed", GROUPS,
+          System.currentTimeMillis() + 60_000))).position();
+      TxnClient c = client("B", protocol, rules);
+      Transaction t = TestCluster.beginAtLeast(c, "gb", prepared);
+      if (!planted) {
+        assertThrows(TransactionAbortedException.class, () -> t.get("k"));
+        assertTrue(check(List.of()).ok(), check(List.of()).summary());
+      } else {
+        t.put("k", t.getString("k").orElseThrow() + "+1");
+        assertEquals(CommitResult.Status.COMMITTED, t.commit().status());
+        CrossGroupChecker.Result r = check(List.of());
+        assertTrue(r.count(Kind.LOCK_VIOLATED) > 0, r.summary());
+      }
+      setUpAgain();
+    }
+  }
+
+  /**
+   * A DECIDE(COMMIT) that does not read the decision key enters the log after a resolver's
+   * DECIDE(ABORT): two outcomes. (Basic Paxos never moves an entry past a lost position, so the
+   * schedule needs promotion: Paxos-CP or leader combination.)
+   */
+  @ParameterizedTest
+  @EnumSource(value = CommitProtocol.class, names = {"CP", "LEADER"})
+  void secondDecideTakenAsFinal(CommitProtocol protocol) {
+    for (boolean planted : List.of(false, true)) {
+      CrossGroupCommit.Rules rules = !planted ? CrossGroupCommit.Rules.SHIPPED
+          : new CrossGroupCommit.Rules() {
+            @Override
+            boolean decideReadsDecisionKey() {
+              return false;
+            }
+          };
+      TxnClient slow = client("A", protocol, rules);
+      Transaction pa = slow.begin("ga");
+      pa.put("x", "from-T0");
+      Transaction pb = slow.begin("gb");
+      pb.put("k", "from-T0");
+      long prepared = pb.commitUnrecorded(pb.stepEntry(XgStep.prepare("A-slow", GROUPS,
+          System.currentTimeMillis() - 1))).position();
+      // A reader meets the expired lock and decides ABORT in ga, then resolves gb.
+      TxnClient reader = client("B", protocol, CrossGroupCommit.Rules.SHIPPED);
+      Transaction met = TestCluster.beginAtLeast(reader, "gb", prepared);
+      assertThrows(TransactionAbortedException.class, () -> met.get("k"));
+      assertEquals(CommitResult.Status.ABORTED, reader.crossGroupOutcome("A-slow", GROUPS));
+      // The slow client's DECIDE(COMMIT), read position from before the ABORT.
+      if (!planted) {
+        assertThrows(TransactionAbortedException.class,
+            () -> pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true))));
+        assertTrue(check(List.of()).ok(), check(List.of()).summary());
+      } else {
+        pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true)));
+        CrossGroupChecker.Result r = check(List.of());
+        assertTrue(r.count(Kind.XG_OUTCOME) > 0, r.summary());
+      }
+      setUpAgain();
+    }
+  }
+
+  /** A read-only transaction over two groups commits without validating: a cycle. */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void readOnlyAcrossGroupsWithoutValidation(CommitProtocol protocol) {
+    for (boolean planted : List.of(false, true)) {
+      CrossGroupCommit.Rules rules = !planted ? CrossGroupCommit.Rules.SHIPPED
+          : new CrossGroupCommit.Rules() {
+            @Override
+            boolean validateReadOnly() {
+              return false;
+            }
+          };
+      TxnClient c = client("A", protocol, rules);
+      seed(c);
+      MultiTransaction reader = c.beginMulti();
+      String x = reader.getString("ga", "x").orElseThrow();
+      assertEquals("x0", x);
+      TxnClient writer = client("B", protocol, CrossGroupCommit.Rules.SHIPPED);
+      writer.runInMultiTransaction(w -> {
+        w.put("ga", "x", "x1");
+        w.put("gb", "k", "k1");
+        return null;
+      });
+      // Wait until this client's session in gb is past the writer's RESOLVE (a read that meets
+      // the lock resolves it and retries), so that the reader's begin in gb shows k1.
+      for (int i = 0; i < 100; i++) {
+        if (c.runInTransaction("gb", u -> u.getString("k").orElseThrow()).equals("k1")) {
+          break;
+        }
+      }
+      MultiTransaction r = reader;
+      assertEquals("k1", r.getString("gb", "k").orElseThrow());
+      if (!planted) {
+        assertThrows(TransactionAbortedException.class, r::commit);
+        assertTrue(check(List.of()).ok(), check(List.of()).summary());
+      } else {
+        assertEquals(CommitResult.Status.COMMITTED, r.commit().status());
+        CrossGroupChecker.Result verdict = check(List.of(
+            CrossGroupTest.observation(r, TxnRecord.Status.COMMITTED, true)));
+        assertTrue(verdict.count(Kind.XG_CYCLE) > 0, verdict.summary());
+      }
+      assertFalse(r.isActive());
+      setUpAgain();
+    }
+  }
+
+  private void setUpAgain() {
+    try {
+      cluster.close();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    cluster = new TestCluster(Duration.ofSeconds(1));
+  }
+}
