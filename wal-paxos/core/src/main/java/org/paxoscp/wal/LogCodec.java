@@ -117,6 +117,9 @@ public final class LogCodec {
       entries.add(readEntry(r, version == VERSION_2));
     }
     r.expectEnd("log value");
+    if (version == VERSION_2 && entries.stream().allMatch(e -> e.xg() == null)) {
+      throw new CorruptDataException("version 2 value without a cross-group step (not canonical)");
+    }
     try {
       return new LogValue(entries);
     } catch (IllegalArgumentException e) {

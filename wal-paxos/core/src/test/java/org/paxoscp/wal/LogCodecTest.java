@@ -56,7 +56,14 @@ class LogCodecTest {
         LogValue.of(simple("t3", 1), simple("t1", 2),
             entry("t2", "", 0, Set.of(), Map.of()),
             entry("t\u00e9", "dc-\u00fc", Long.MAX_VALUE, Set.of("\u00e4", "\uD83D\uDD11"),
-                Map.of("k", Mutation.put(new byte[0]), "\u00e4", Mutation.delete()))));
+                Map.of("k", Mutation.put(new byte[0]), "\u00e4", Mutation.delete()))),
+        LogValue.of(simple("t4", 3),
+            new LogEntry("p", "dc", 3, new TreeSet<>(Set.of("r")),
+                new TreeMap<>(Map.of("w", Mutation.put(new byte[] {1}))),
+                XgStep.prepare("T", List.of("a", "b"), 12345)),
+            new LogEntry("d", "dc", 2, new TreeSet<>(Set.of(XgStep.decisionKey("T"))),
+                new TreeMap<>(Map.of(XgStep.decisionKey("T"), Mutation.put(XgStep.ABORT_VALUE))),
+                XgStep.decide("T", List.of("a", "b"), false))));
   }
 
   /** Appends a correct CRC-32C trailer to {@code body}. */
@@ -353,11 +360,32 @@ class LogCodecTest {
 
   @Test
   void unknownVersionIsRejected() {
-    for (int version : new int[] {0, 2, 0x7F, 0xFF}) {
+    for (int version : new int[] {0, 3, 0x7F, 0xFF}) {
       byte[] body = body(LogCodec.encode(LogValue.of(simple("t", 1))));
       body[0] = (byte) version;
       assertCorrupt(sealed(body), "version");
     }
+  }
+
+  @Test
+  void crossGroupStepsRoundTripInVersion2AndOnlyThere() {
+    List<String> groups = List.of("a", "b");
+    LogEntry prepare = new LogEntry("p", "dc", 3, new TreeSet<>(Set.of("r")),
+        new TreeMap<>(Map.of("w", Mutation.put(new byte[] {1}))),
+        XgStep.prepare("T", groups, 12345));
+    LogEntry resolve = new LogEntry("r", "dc", 4, new TreeSet<>(), new TreeMap<>(),
+        XgStep.resolve("T", groups, false));
+    LogValue v = LogValue.of(simple("t", 1), prepare, resolve);
+    byte[] bytes = LogCodec.encode(v);
+    assertEquals(LogCodec.VERSION_2, bytes[0]);
+    assertEquals(v, LogCodec.decode(bytes));
+    assertEquals(LogCodec.VERSION_1, LogCodec.encode(LogValue.of(simple("t", 1)))[0],
+        "a value without steps keeps the version 1 bytes");
+    // The same single entry in version 2, its step flag 0 ("none") appended: not canonical.
+    byte[] v1 = body(LogCodec.encode(LogValue.of(simple("t", 1))));
+    byte[] body = Arrays.copyOf(v1, v1.length + 1);
+    body[0] = LogCodec.VERSION_2;
+    assertCorrupt(sealed(body), "version 2");
   }
 
   @Test
