@@ -9,7 +9,9 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -18,6 +20,7 @@ import java.util.concurrent.Callable;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.CommitResult;
 import org.paxoscp.client.InvalidArgumentException;
+import org.paxoscp.client.MultiTransaction;
 import org.paxoscp.client.OutcomeUnknownException;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
@@ -34,8 +37,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code paxoscp shell}: an interactive prompt against a running cluster. One transaction at a
- * time: {@code begin <group>}, then {@code get}, {@code put} and {@code delete}, then {@code
- * commit} or {@code abort}. Reads commands line by line from standard input (piped input works
+ * time: {@code begin <group>} (or {@code begin <group>,<group>,...} for a transaction across
+ * groups, whose keys are then written {@code group:key}), then {@code get}, {@code put} and
+ * {@code delete}, then {@code commit} or {@code abort}. Reads commands line by line from standard input (piped input works
  * too; the prompt is shown only on a terminal) and answers in plain words; a failed command
  * prints a one-line error and the shell goes on. Keys and values are UTF-8 strings.
  *
@@ -50,6 +54,7 @@ public final class ShellCommand implements Callable<Integer> {
 
   private static final String HELP = String.join(System.lineSeparator(),
       "  begin <group>        start a transaction on an entity group",
+      "  begin <g1>,<g2>,...  start a transaction across groups; keys are then <group>:<key>",
       "  get <key>            read a key (at the transaction's read position, or its own write)",
       "  put <key> <value>    buffer a write; the value is the rest of the line",
       "  delete <key>         buffer a delete",
@@ -166,6 +171,10 @@ public final class ShellCommand implements Callable<Integer> {
     private final TxnClient client;
     private final PrintWriter out;
     private Transaction txn;
+    /** The open transaction across groups, or null. */
+    private MultiTransaction multi;
+    /** The groups {@code multi} was begun on, in the order given. */
+    private final List<String> multiGroups = new ArrayList<>();
     /** The open transaction's buffered writes in order; empty for a delete. */
     private final Map<String, Optional<String>> writes = new LinkedHashMap<>();
     /** Groups this session began transactions on, for their session positions. */
@@ -177,6 +186,9 @@ public final class ShellCommand implements Callable<Integer> {
     }
 
     String prompt() {
+      if (multi != null) {
+        return "paxoscp " + client.homeDc() + " [" + String.join(",", multiGroups) + "]> ";
+      }
       return txn == null ? "paxoscp " + client.homeDc() + "> "
           : "paxoscp " + client.homeDc() + " [" + txn.group() + "]> ";
     }
@@ -224,7 +236,8 @@ public final class ShellCommand implements Callable<Integer> {
       } catch (UnavailableException e) {
         finishIfDone();
         out.println("unavailable: " + ClusterCommand.oneLine(e) + " — nothing was written; "
-            + "try again later" + (txn != null ? " (the transaction is still open)" : ""));
+            + "try again later" + (txn != null || multi != null ? " (the transaction is still open)"
+          : ""));
       } catch (TransactionTooLargeException e) {
         out.println("too large: " + ClusterCommand.oneLine(e)
             + " (the transaction is still open; abort it or start a smaller one)");
@@ -243,13 +256,21 @@ public final class ShellCommand implements Callable<Integer> {
         txn.abort();
         out.println("the open transaction on " + txn.group() + " was aborted");
         clear();
+      } else if (multi != null) {
+        multi.abort();
+        out.println("the open transaction across " + multiGroups + " was aborted");
+        clear();
       }
     }
 
     private void begin(String group) {
-      if (txn != null) {
-        throw new UsageException("a transaction on " + txn.group()
-            + " is open; commit or abort it first");
+      if (txn != null || multi != null) {
+        throw new UsageException("a transaction on " + (txn != null ? txn.group()
+            : String.join(",", multiGroups)) + " is open; commit or abort it first");
+      }
+      if (group.contains(",")) {
+        beginMulti(group);
+        return;
       }
       groups.add(group);
       txn = client.begin(group);
@@ -257,8 +278,44 @@ public final class ShellCommand implements Callable<Integer> {
           + txn.readPosition());
     }
 
+    private void beginMulti(String list) {
+      List<String> named = new ArrayList<>();
+      for (String g : list.split(",")) {
+        if (g.isBlank() || named.contains(g.strip())) {
+          throw new UsageException("usage: begin <group>,<group>,... (distinct, non-empty names)");
+        }
+        named.add(g.strip());
+      }
+      multi = client.beginMulti();
+      multiGroups.addAll(named);
+      groups.addAll(named);
+      out.println("began " + multi.txnId() + " across " + String.join(", ", named)
+          + " (coordinator " + new TreeSet<>(named).first() + "); keys are <group>:<key>");
+    }
+
+    /** In a transaction across groups, {@code group:key} split in two (checked). */
+    private String[] groupKey(String arg) {
+      int colon = arg.indexOf(':');
+      if (colon <= 0 || colon == arg.length() - 1) {
+        throw new UsageException("in a transaction across groups, name keys <group>:<key>, e.g. "
+            + multiGroups.get(0) + ":" + arg);
+      }
+      String g = arg.substring(0, colon);
+      if (!multiGroups.contains(g)) {
+        throw new UsageException("group " + g + " is not one of this transaction's "
+            + multiGroups);
+      }
+      return new String[] {g, arg.substring(colon + 1)};
+    }
+
     private void get(String key) {
-      Optional<String> v = open().getString(key);
+      Optional<String> v;
+      if (multi != null) {
+        String[] gk = groupKey(key);
+        v = multi.getString(gk[0], gk[1]);
+      } else {
+        v = open().getString(key);
+      }
       out.println(v.map(s -> key + " = " + s).orElse(key + ": (no value)"));
     }
 
@@ -267,20 +324,47 @@ public final class ShellCommand implements Callable<Integer> {
       if (kv.length < 2 || kv[0].isEmpty()) {
         throw new UsageException("usage: put <key> <value>");
       }
-      open().put(kv[0], kv[1]);
+      if (multi != null) {
+        String[] gk = groupKey(kv[0]);
+        multi.put(gk[0], gk[1], kv[1]);
+      } else {
+        open().put(kv[0], kv[1]);
+      }
       writes.remove(kv[0]);
       writes.put(kv[0], Optional.of(kv[1]));
       out.println("ok, " + kv[0] + " will be " + kv[1] + " once committed");
     }
 
     private void delete(String key) {
-      open().delete(key);
+      if (multi != null) {
+        String[] gk = groupKey(key);
+        multi.delete(gk[0], gk[1]);
+      } else {
+        open().delete(key);
+      }
       writes.remove(key);
       writes.put(key, Optional.empty());
       out.println("ok, " + key + " will be deleted once committed");
     }
 
     private void commit() {
+      if (multi != null) {
+        MultiTransaction m = multi;
+        boolean readOnly = writes.isEmpty();
+        CommitResult r = m.commit();
+        int joined = m.groups().size();
+        clear();
+        if (readOnly) {
+          out.println("committed (read-only" + (joined > 1 ? " across " + joined
+              + " groups, validated" : "") + ")");
+        } else if (joined > 1) {
+          out.println("committed across " + m.groups() + " (DECIDE at position " + r.position()
+              + " of " + r.group() + ")");
+        } else {
+          out.println("committed at position " + r.position() + " of " + r.group());
+        }
+        return;
+      }
       Transaction t = open();
       boolean readOnly = writes.isEmpty();
       CommitResult r = t.commit();
@@ -294,6 +378,12 @@ public final class ShellCommand implements Callable<Integer> {
     }
 
     private void abort() {
+      if (multi != null) {
+        multi.abort();
+        clear();
+        out.println("aborted; nothing was written");
+        return;
+      }
       Transaction t = open();
       t.abort();
       clear();
@@ -303,7 +393,13 @@ public final class ShellCommand implements Callable<Integer> {
     private void status() {
       out.println("home DC " + client.homeDc() + ", protocol "
           + modeName(client.protocol()));
-      if (txn == null) {
+      if (multi != null) {
+        out.println("transaction " + multi.txnId() + " across " + multiGroups + ", joined "
+            + multi.groups() + ", " + writes.size() + " buffered write"
+            + (writes.size() == 1 ? "" : "s"));
+        writes.forEach((k, v) -> out.println("  " + v.map(s -> "put " + k + " = " + s)
+            .orElse("delete " + k)));
+      } else if (txn == null) {
         out.println("no open transaction");
       } else {
         out.println("transaction " + txn.txnId() + " on " + txn.group() + ", read position "
@@ -332,13 +428,15 @@ public final class ShellCommand implements Callable<Integer> {
 
     /** Forgets the transaction when the failed call finished it. */
     private void finishIfDone() {
-      if (txn != null && !txn.isActive()) {
+      if ((txn != null && !txn.isActive()) || (multi != null && !multi.isActive())) {
         clear();
       }
     }
 
     private void clear() {
       txn = null;
+      multi = null;
+      multiGroups.clear();
       writes.clear();
     }
 

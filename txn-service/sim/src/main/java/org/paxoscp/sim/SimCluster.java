@@ -49,6 +49,8 @@ final class SimCluster {
   /** Nearest-majority RTT per DC, as a service gets it from an emulated WAN. */
   private final Map<String, Long> leaderCosts;
   private long maxPosition;
+  /** Per group, the highest log position any message named. */
+  private final Map<String, Long> maxPositions = new TreeMap<>();
   private long restarts;
   /** Restarts that killed an instance while it had a leader round in flight. */
   private long restartsMidRound;
@@ -259,6 +261,7 @@ final class SimCluster {
     messagesByType.merge(typeOf(m), 1L, Long::sum);
     if (m instanceof Message.Paxos p) {
       maxPosition = Math.max(maxPosition, p.position());
+      maxPositions.merge(p.group(), p.position(), Math::max);
     }
     if (trace != null) {
       trace.accept(String.format("%10.3fms %s -> %s: %s", events.now() / 1000.0, dcName(from),
@@ -283,6 +286,11 @@ final class SimCluster {
   /** The highest log position any message named. */
   long maxPosition() {
     return maxPosition;
+  }
+
+  /** The highest log position of {@code group} any message named (0 if none). */
+  long maxPosition(String group) {
+    return maxPositions.getOrDefault(group, 0L);
   }
 
   long tooOldRequests() {

@@ -72,6 +72,43 @@ public final class CrossGroupChecker {
           + perGroup.values().stream().mapToInt(r -> r.count(kind)).sum();
     }
 
+    /**
+     * Everything found, as one {@link CheckResult}: the cross-group violations and every
+     * group's, each group's prefixed with its name, and the groups' statistics summed.
+     */
+    public CheckResult combined() {
+      ViolationCollector all = new ViolationCollector();
+      addAll(all, "", crossGroup);
+      perGroup.forEach((g, r) -> addAll(all, "group " + g + ": ", r));
+      int[] sum = new int[15];
+      long maxPosition = 0;
+      for (CheckResult r : perGroup.values()) {
+        CheckResult.Stats s = r.stats();
+        int[] v = {s.dcs(), s.positions(), 0, s.entries(), s.combinedPositions(),
+            s.noopPositions(), s.records(), s.committed(), s.aborted(), s.unknown(), s.crashed(),
+            s.readOnly(), s.entriesWithoutRecord(), s.readsChecked(), s.readsUnverifiable()};
+        for (int i = 0; i < v.length; i++) {
+          sum[i] = i == 0 ? Math.max(sum[i], v[i]) : sum[i] + v[i];
+        }
+        maxPosition = Math.max(maxPosition, s.maxPosition());
+      }
+      return new CheckResult(all, new CheckResult.Stats(sum[0], sum[1], maxPosition, sum[3],
+          sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10], sum[11], sum[12], sum[13],
+          sum[14]));
+    }
+
+    private static void addAll(ViolationCollector into, String prefix, CheckResult r) {
+      for (Violation v : r.violations()) {
+        into.add(v.kind(), v.position(), v.txnId(), prefix + v.message());
+      }
+      for (var c : r.violationCounts().entrySet()) {
+        long kept = r.violations().stream().filter(v -> v.kind() == c.getKey()).count();
+        for (long i = kept; i < c.getValue(); i++) {
+          into.add(c.getKey(), -1, "", prefix + "(one more " + c.getKey() + ", not kept)");
+        }
+      }
+    }
+
     public String summary() {
       StringBuilder sb = new StringBuilder(ok() ? "OK" : "VIOLATIONS");
       sb.append(" [groups=").append(perGroup.size()).append(" xg committed=").append(committed)
@@ -263,6 +300,11 @@ public final class CrossGroupChecker {
               readAll(reads, node, group, e);
               writeAll(versions, node, q, e);
             }
+          }
+          case VALIDATE -> {
+            // A read-only transaction's reads enter the graph from its client's observation
+            // (its outcome is the client's: COMMITTED only if every VALIDATE was chosen); the
+            // entry's placement is checked by the group's own replay.
           }
           case RESOLVE -> {
             XgLocks.Lock held = locks.remove(x.txn());

@@ -310,8 +310,9 @@ public final class LogApplier {
     if (value != null) {
       hold(recorded, group, position, value);
       ahead = recorded.get(group);
-      Applied known = this.known.get(group);
-      applied = known != null && known.position() == position - 1
+      // Nothing cached is position 0, whose lock table is empty: exact, not only a lower bound.
+      Applied known = this.known.getOrDefault(group, new Applied(0, null, XgLocks.EMPTY));
+      applied = known.position() == position - 1
           ? new AppliedState(known.position(), known.locks()) : appliedState(group);
     } else {
       applied = appliedState(group);

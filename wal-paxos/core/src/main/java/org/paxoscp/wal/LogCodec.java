@@ -15,7 +15,7 @@ import java.util.zip.CRC32C;
  * entry   := txnId:str originDc:str readPosition:u64 nReads:varint key:str* nWrites:varint write*
  *            [step, in version 2 only]
  * write   := key:str op:u8 (0 = put, 1 = delete) [value:bytes if put]
- * step    := 0 (none) | 1 kind:u8 (0 PREPARE, 1 DECIDE, 2 RESOLVE) txn:str nGroups:varint
+ * step    := 0 (none) | 1 kind:u8 (0 PREPARE, 1 DECIDE, 2 RESOLVE, 3 VALIDATE) txn:str nGroups:varint
  *            group:str* deadlineMillis:u64 commit:u8
  * str     := len:varint utf8-bytes ; bytes := len:varint raw
  * </pre>

@@ -44,6 +44,9 @@ public record LogEntry(
         && (!readSet.isEmpty() || (!xg.commit() && !writes.isEmpty()))) {
       throw new IllegalArgumentException("a RESOLVE reads nothing, and writes nothing for ABORT");
     }
+    if (xg != null && xg.kind() == XgStep.Kind.VALIDATE && !writes.isEmpty()) {
+      throw new IllegalArgumentException("a VALIDATE writes nothing");
+    }
   }
 
   /** An ordinary entry (not a step of a cross-group transaction). */

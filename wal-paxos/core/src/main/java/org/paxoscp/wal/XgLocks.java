@@ -105,7 +105,8 @@ public final class XgLocks {
 
   /**
    * Applies the value chosen at {@code position} (the table being the one at {@code position -
-   * 1}): entries in list order; an ordinary entry or a DECIDE writes its writes; a PREPARE takes
+   * 1}): entries in list order; an ordinary entry or a DECIDE writes its writes (a VALIDATE has
+   * none); a PREPARE takes
    * its transaction's locks (a second PREPARE of one transaction keeps the first); a RESOLVE
    * releases its transaction's locks and, for COMMIT, writes the prepared writes, or does nothing
    * when the transaction holds no lock here (a duplicate, or a PREPARE that was never chosen).
@@ -115,8 +116,8 @@ public final class XgLocks {
     Map<String, Mutation> writes = new LinkedHashMap<>();
     for (LogEntry e : value.entries()) {
       XgStep x = e.xg();
-      if (x == null || x.kind() == XgStep.Kind.DECIDE) {
-        writes.putAll(e.writes());
+      if (x == null || x.kind() == XgStep.Kind.DECIDE || x.kind() == XgStep.Kind.VALIDATE) {
+        writes.putAll(e.writes()); // (a VALIDATE has none)
         continue;
       }
       if (next == null) {

@@ -24,6 +24,10 @@ import java.util.TreeSet;
  *       RESOLVE(ABORT) nothing. Applying the first RESOLVE for a transaction that holds locks in
  *       the group releases them and, for COMMIT, writes the prepared writes (the PREPARE's, which
  *       the copy equals) at the RESOLVE's position. A later one, or one without a lock, is void.
+ *   <li>{@link Kind#VALIDATE} in every group a read-only transaction over several groups read:
+ *       its reads at its read position there, no writes. Applying it does nothing; placing it
+ *       under the placement and lock rules proves the reads still current at its position,
+ *       a moment after every read of the transaction returned.
  * </ul>
  *
  * @param kind the step
@@ -39,7 +43,7 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
     boolean commit) {
 
   /** Which step of the protocol an entry is. */
-  public enum Kind { PREPARE, DECIDE, RESOLVE }
+  public enum Kind { PREPARE, DECIDE, RESOLVE, VALIDATE }
 
   /** Prefix of decision keys; application keys may not contain NUL, so none can collide. */
   public static final String DECISION_PREFIX = "\u0000xg\u0000";
@@ -58,8 +62,8 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
     if (deadlineMillis < 0 || (kind != Kind.PREPARE && deadlineMillis != 0)) {
       throw new IllegalArgumentException("only a PREPARE has a deadline, >= 0");
     }
-    if (kind == Kind.PREPARE && commit) {
-      throw new IllegalArgumentException("a PREPARE has no outcome");
+    if ((kind == Kind.PREPARE || kind == Kind.VALIDATE) && commit) {
+      throw new IllegalArgumentException("a " + kind + " has no outcome");
     }
   }
 
@@ -73,6 +77,10 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
 
   public static XgStep resolve(String txn, List<String> groups, boolean commit) {
     return new XgStep(Kind.RESOLVE, txn, groups, 0, commit);
+  }
+
+  public static XgStep validate(String txn, List<String> groups) {
+    return new XgStep(Kind.VALIDATE, txn, groups, 0, false);
   }
 
   /** The coordinator group: the first of the transaction's groups. */
@@ -95,7 +103,8 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
 
   @Override
   public String toString() {
-    return kind + (kind == Kind.PREPARE ? "" : commit ? "(COMMIT)" : "(ABORT)") + "[" + txn
+    return kind + (kind == Kind.PREPARE || kind == Kind.VALIDATE ? "" : commit ? "(COMMIT)"
+        : "(ABORT)") + "[" + txn
         + " groups=" + groups + "]";
   }
 }

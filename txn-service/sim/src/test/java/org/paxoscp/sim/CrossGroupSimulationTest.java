@@ -1,0 +1,95 @@
+package org.paxoscp.sim;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.sim.SimulationSafetyTest.Mix;
+
+/**
+ * Cross-group transactions (ARCHITECTURE section 10) in seeded schedules: four entity groups,
+ * a third of the transactions spanning 2 to 5 of them (a fifth of those read-only), the rest
+ * one-group, every commit mode and every fault mix of {@link SimulationSafetyTest}, client
+ * crashes falling between PREPARE and DECIDE and between DECIDE and RESOLVE. Each run is judged
+ * by the {@code CrossGroupChecker} over every group's log and every observation.
+ * {@code -Dsim.xgSeeds=N} sets the schedules per commit mode (default 2,000).
+ */
+@Timeout(900)
+class CrossGroupSimulationTest {
+  static final int SEEDS_PER_PROTOCOL = Integer.getInteger("sim.xgSeeds", 2000);
+  static final int GROUPS = 4;
+  static final double XG_FRACTION = 0.35;
+  static final long LOCK_TIMEOUT_MICROS = 1_500_000;
+
+  /** The run of one schedule (for replaying a failing seed). */
+  static Simulator simulator(Protocol protocol, Mix mix, long seed) {
+    return new Simulator(SimulationSafetyTest.schedule(protocol, mix, seed))
+        .withCrossGroup(GROUPS, XG_FRACTION, LOCK_TIMEOUT_MICROS);
+  }
+
+  /** A hotter schedule: three keys per group, six clients, 48 transactions. */
+  static Simulator hot(Protocol protocol, Mix mix, long seed) {
+    return new Simulator(SimulationSafetyTest.schedule(protocol, mix, seed)
+        .withWorkload(6, 3, 4, 48)).withCrossGroup(GROUPS, XG_FRACTION, LOCK_TIMEOUT_MICROS);
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("org.paxoscp.sim.SimulationSafetyTest#cases")
+  void crossGroupSchedulesAreOneCopySerializable(Protocol protocol, Mix mix) {
+    run(protocol, mix, SEEDS_PER_PROTOCOL, 7_000_000L, false);
+  }
+
+  /** The hot schedules, a tenth as many (they caught the stale-validation bug first). */
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("org.paxoscp.sim.SimulationSafetyTest#cases")
+  void hotCrossGroupSchedulesAreOneCopySerializable(Protocol protocol, Mix mix) {
+    run(protocol, mix, Math.max(Mix.values().length, SEEDS_PER_PROTOCOL / 10), 8_000_000L,
+        true);
+  }
+
+  private static void run(Protocol protocol, Mix mix, int seedsPerProtocol, long seedBase,
+      boolean hot) {
+    int perCase = Math.max(1, (seedsPerProtocol + Mix.values().length - 1)
+        / Mix.values().length);
+    long firstSeed = seedBase + 1_000L * mix.ordinal() + 100_000L * protocol.ordinal();
+    List<String> failures = new ArrayList<>();
+    Simulator.XgCounts total = new Simulator.XgCounts();
+    long oneGroupCommits = 0;
+    for (int i = 0; i < perCase; i++) {
+      Simulator sim = hot ? hot(protocol, mix, firstSeed + i)
+          : simulator(protocol, mix, firstSeed + i);
+      SimResult r = sim.run();
+      if (!r.safe() || !r.finished()) {
+        failures.add("seed " + (firstSeed + i) + (r.finished() ? "" : " (did not finish)")
+            + ": " + r.check().summary() + " " + r.applyConflicts()
+            + "\n  replay: CrossGroupSimulationTest." + (hot ? "hot(" : "simulator(") + protocol
+            + ", " + mix + ", " + (firstSeed + i) + ").run()");
+      }
+      Simulator.XgCounts c = sim.crossGroupCounts();
+      total.committed += c.committed;
+      total.aborted += c.aborted;
+      total.unknown += c.unknown;
+      total.crashed += c.crashed;
+      total.readOnly += c.readOnly;
+      total.locksMet += c.locksMet;
+      total.resolves += c.resolves;
+      total.abortDecides += c.abortDecides;
+      oneGroupCommits += r.commitsByRound().values().stream().mapToInt(Integer::intValue).sum();
+    }
+    assertTrue(failures.isEmpty(), failures.size() + " of " + perCase + " schedules violated "
+        + "safety:\n" + String.join("\n", failures.subList(0, Math.min(5, failures.size()))));
+    // Not vacuous: cross-group commits, aborts, met locks and resolutions all happened.
+    assertTrue(total.committed > perCase / 4, "too few cross-group commits: " + total);
+    assertTrue(total.resolves > 0 && total.locksMet > 0, "no lock was met or resolved: " + total);
+    if (perCase >= 20 && (mix == Mix.CRASHES || mix == Mix.EVERYTHING)) {
+      assertTrue(total.crashed > 0 && total.abortDecides > 0,
+          "no client crashed mid-protocol, or no one decided ABORT for it: " + total);
+    }
+    System.out.printf("xg%s %s %s: %d schedules, %d one-group commits, %s%n",
+        hot ? " (hot)" : "", protocol, mix, perCase, oneGroupCommits, total);
+  }
+}
