@@ -95,4 +95,26 @@ class ShellCommandIT {
     assertTrue(r.out().contains("greeting = grüß dich\n"), r.out());
     assertTrue(r.out().endsWith("the open transaction on shared was aborted\n"), r.out());
   }
+
+  @Test
+  void aTransactionAcrossGroups() {
+    Result w = CommandRun.shell(List.of("begin xa,xb", "put alice 1", "put xa:alice 90",
+        "put xb:bob 110", "put xc:carol 1", "status", "commit"),
+        "--config", config.toString(), "--dc", "V1", "--protocol", "leader");
+    assertEquals(0, w.code(), w.err());
+    assertTrue(w.out().contains("(coordinator xa); keys are <group>:<key>"), w.out());
+    assertTrue(w.out().contains("error: in a transaction across groups, name keys "
+        + "<group>:<key>, e.g. xa:alice"), w.out());
+    assertTrue(w.out().contains("error: group xc is not one of this transaction's [xa, xb]"),
+        w.out());
+    assertTrue(w.out().contains("  put xa:alice = 90\n  put xb:bob = 110\n"), w.out());
+    assertTrue(w.out().contains("committed across [xa, xb] (DECIDE at position 1 of xa)"),
+        w.out());
+    Result r = CommandRun.shell(List.of("begin xb", "get bob", "commit", "begin xa,xb",
+        "get xa:alice", "get xb:bob", "commit"), "--config", config.toString(), "--dc", "O");
+    assertEquals(0, r.code(), r.err());
+    assertTrue(r.out().contains("bob = 110\n"), r.out());
+    assertTrue(r.out().contains("xa:alice = 90\nxb:bob = 110\n"
+        + "committed (read-only across 2 groups, validated)\n"), r.out());
+  }
 }
