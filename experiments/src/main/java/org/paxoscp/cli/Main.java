@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
         + "protocol.",
     subcommands = {DemoCommand.class, ClusterCommand.class, ShellCommand.class,
         ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
-        GroupsBenchCommand.class,
+        XgBenchCommand.class, GroupsBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,
         LifecycleBenchCommand.class, ConfigReferenceCommand.class,
         org.paxoscp.nemesis.NemesisCommand.class, org.paxoscp.experiment.ExperimentCommand.class,
