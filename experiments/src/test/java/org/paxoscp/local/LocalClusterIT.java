@@ -31,6 +31,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.check.CheckResult;
+import org.paxoscp.check.CrossGroupChecker;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.client.CommitProtocol;
@@ -199,6 +200,106 @@ class LocalClusterIT {
         + "(it knew up to " + seenByV1 + "): " + r);
     cluster.startService("V1");
     judge(group, r.history());
+  }
+
+  /**
+   * Transfers across four groups (ARCHITECTURE section 10) by clients homed in V1, while V1's
+   * service stops mid-run and comes back: commits go on through V2 and V3, the money is all
+   * there, and the cross-group checker passes over every group's log on every DC.
+   */
+  @Test
+  void transfersAcrossGroupsGoOnWhileTheClientsHomeDcIsDown() throws Exception {
+    List<String> groups = List.of("xg-it-a", "xg-it-b", "xg-it-c", "xg-it-d");
+    int accounts = 3;
+    TxnClient setup = cluster.client("V2", CommitProtocol.CP);
+    try (setup) {
+      for (String g : groups) {
+        setup.runInTransaction(g, t -> {
+          for (int i = 0; i < accounts; i++) {
+            t.put("acct" + i, "100");
+          }
+          return null;
+        });
+      }
+    }
+    List<CrossGroupChecker.Observation> observations =
+        Collections.synchronizedList(new ArrayList<>());
+    AtomicInteger finished = new AtomicInteger();
+    AtomicInteger committedAfterStop = new AtomicInteger();
+    java.util.concurrent.atomic.AtomicBoolean stopped =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    List<CompletableFuture<Void>> clients = new ArrayList<>();
+    for (int c = 0; c < 4; c++) {
+      int seed = c;
+      clients.add(CompletableFuture.runAsync(() -> {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(100 + seed);
+        try (TxnClient client = cluster.client("V1", CommitProtocol.CP)) {
+          for (int i = 0; i < 20; i++) {
+            String g1 = groups.get(rnd.nextInt(groups.size()));
+            String g2 = groups.get(rnd.nextInt(groups.size()));
+            String k1 = "acct" + rnd.nextInt(accounts);
+            String k2 = "acct" + rnd.nextInt(accounts);
+            if (g1.equals(g2)) {
+              continue;
+            }
+            org.paxoscp.client.MultiTransaction t = client.beginMulti();
+            TxnRecord.Status status;
+            try {
+              long a = Long.parseLong(t.getString(g1, k1).orElseThrow());
+              long b = Long.parseLong(t.getString(g2, k2).orElseThrow());
+              t.put(g1, k1, Long.toString(a - 1));
+              t.put(g2, k2, Long.toString(b + 1));
+              t.commit();
+              status = TxnRecord.Status.COMMITTED;
+              if (stopped.get()) {
+                committedAfterStop.incrementAndGet();
+              }
+            } catch (TransactionAbortedException | UnavailableException e) {
+              status = TxnRecord.Status.ABORTED;
+              if (t.isActive()) {
+                t.abort();
+              }
+            } catch (OutcomeUnknownException e) {
+              status = TxnRecord.Status.UNKNOWN;
+            }
+            observations.add(new CrossGroupChecker.Observation(t.txnId(), status, t.groups(),
+                Map.of(), false));
+            finished.incrementAndGet();
+          }
+        }
+      }));
+    }
+    poll("a third of the transfers to finish", Duration.ofSeconds(60),
+        () -> finished.get() >= 25);
+    cluster.stopService("V1");
+    stopped.set(true);
+    CompletableFuture.allOf(clients.toArray(CompletableFuture[]::new)).get(150, TimeUnit.SECONDS);
+    assertTrue(committedAfterStop.get() >= 3, "only " + committedAfterStop + " transfers "
+        + "committed after V1 stopped: " + observations);
+    cluster.startService("V1");
+    // Every DC holds every group's log; the money is all there, read across groups at V1.
+    Map<String, Map<String, SortedMap<Long, LogValue>>> logs = new TreeMap<>();
+    for (String g : groups) {
+      long upTo = cluster.catchUpAll(g, 0, CATCH_UP);
+      logs.put(g, cluster.logs(g, upTo));
+    }
+    try (TxnClient auditor = cluster.client("V1", CommitProtocol.CP)) {
+      long total = auditor.runInMultiTransaction(t -> {
+        long sum = 0;
+        for (String g : groups) {
+          for (int i = 0; i < accounts; i++) {
+            sum += Long.parseLong(t.getString(g, "acct" + i).orElseThrow());
+          }
+        }
+        return sum;
+      });
+      assertEquals(100L * accounts * groups.size(), total, "money was created or lost");
+    }
+    CrossGroupChecker.Result verdict = CrossGroupChecker.check(logs, Map.of(),
+        List.copyOf(observations));
+    assertTrue(verdict.ok(), verdict.summary());
+    assertTrue(verdict.committed() >= 10, verdict.summary());
+    System.out.println("cross-group transfers with V1 stopped mid-run: " + verdict.summary());
   }
 
   // ---- 3. the home DC's service is down ------------------------------------------------------
