@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.SortedMap;
 import java.util.concurrent.Callable;
 import org.paxoscp.check.CheckResult;
+import org.paxoscp.check.CrossGroupChecker;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.history.HistoryFiles;
@@ -21,7 +22,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code paxoscp check DIR}: judges an exported run ({@code DIR/history/*.jsonl} and
  * {@code DIR/wal/<dc>.jsonl}, see {@link HistoryFiles}) with the serializability checker, group
- * by group.
+ * by group, and, when the logs hold steps of transactions across groups, with the cross-group
+ * checker over all of them.
  *
  * <p>Exit codes: 0 every group is one-copy serializable; 1 a violation (printed); 2 the
  * directory is missing or malformed (the message names the file and line).
@@ -63,6 +65,21 @@ public final class CheckCommand implements Callable<Integer> {
           logs.size(), positions, r.ok() ? "one-copy serializable" : "VIOLATION");
       if (!r.ok()) {
         out.println(r);
+        ok = false;
+      }
+    }
+    boolean crossGroup = run.logsByGroup().values().stream()
+        .flatMap(byDc -> byDc.values().stream()).flatMap(log -> log.values().stream())
+        .flatMap(v -> v.entries().stream()).anyMatch(e -> e.xg() != null);
+    if (crossGroup) {
+      // One conflict graph over every group, for transactions across groups.
+      CrossGroupChecker.Result x = CrossGroupChecker.check(run.logsByGroup(),
+          run.recordsByGroup(), List.of());
+      out.printf("across %d groups: %d cross-group transactions committed, %d aborted, %d "
+          + "undecided: %s%n", run.logsByGroup().size(), x.committed(), x.aborted(),
+          x.undecided(), x.ok() ? "one-copy serializable" : "VIOLATION");
+      if (!x.ok()) {
+        out.println(x.summary());
         ok = false;
       }
     }

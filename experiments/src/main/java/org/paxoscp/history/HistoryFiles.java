@@ -25,6 +25,7 @@ import org.paxoscp.check.TxnRecord;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.XgStep;
 
 /**
  * An exported run on disk, as JSON lines: {@code history/*.jsonl} (every client's transaction
@@ -32,6 +33,9 @@ import org.paxoscp.wal.Mutation;
  * (every DC's log: {@code {"group", "pos", "entries": [{"txn", "readPos", "readSet", "writes"}]}},
  * each entry also with its {@code originDc}),
  * positions in order, an empty list for a no-op). Values are base64, null for absent or deleted.
+ * An entry that is a step of a transaction across groups (docs/cross-group.md) carries one more
+ * field, {@code "xg": {"kind": "PREPARE"|"DECIDE"|"RESOLVE"|"VALIDATE", "txn", "groups",
+ * "deadlineMillis", "commit"}}; files without it read as before.
  */
 public final class HistoryFiles {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -72,6 +76,16 @@ public final class HistoryFiles {
               wo.put("key", k);
               putValue(wo, m.isDelete() ? null : m.value().orElseThrow());
             });
+            XgStep x = entry.xg();
+            if (x != null) {
+              ObjectNode xo = o.putObject("xg");
+              xo.put("kind", x.kind().name());
+              xo.put("txn", x.txn());
+              ArrayNode gs = xo.putArray("groups");
+              x.groups().forEach(gs::add);
+              xo.put("deadlineMillis", x.deadlineMillis());
+              xo.put("commit", x.commit());
+            }
           }
           w.write(JSON.writeValueAsString(line));
           w.newLine();
@@ -117,7 +131,7 @@ public final class HistoryFiles {
           // The entry's origin DC is an extra field of ours; other writers may leave it out.
           entries.add(new LogEntry(text(e, "txn", where), e.path("originDc").asText(""),
               e.path("readPos").asLong(),
-              readSet, writes(e, where)));
+              readSet, writes(e, where), step(e.get("xg"), where)));
         }
         logs.computeIfAbsent(group, g -> new LinkedHashMap<>())
             .computeIfAbsent(dc, d -> new TreeMap<>())
@@ -149,6 +163,21 @@ public final class HistoryFiles {
       });
     }
     return new Run(logs, records);
+  }
+
+  /** The cross-group step of an entry, or null when it has none. */
+  private static XgStep step(JsonNode x, String where) {
+    if (x == null || x.isNull()) {
+      return null;
+    }
+    List<String> groups = new ArrayList<>();
+    x.path("groups").forEach(g -> groups.add(g.asText()));
+    try {
+      return new XgStep(XgStep.Kind.valueOf(text(x, "kind", where)), text(x, "txn", where),
+          groups, x.path("deadlineMillis").asLong(), x.path("commit").asBoolean());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(where + ": bad \"xg\": " + e.getMessage());
+    }
   }
 
   private static SortedMap<String, Mutation> writes(JsonNode n, String where) {
