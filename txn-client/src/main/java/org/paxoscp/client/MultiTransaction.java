@@ -122,8 +122,13 @@ public final class MultiTransaction {
       return new CommitResult(CommitResult.Status.COMMITTED, "", txnId, 0, 0, false, "");
     }
     if (parts.size() == 1) {
-      finished = true;
-      return parts.values().iterator().next().commit();
+      Transaction only = parts.values().iterator().next();
+      try {
+        return only.commit();
+      } finally {
+        // (A TransactionTooLargeException leaves it active, and so this one too.)
+        finished = !only.isActive();
+      }
     }
     try {
       return client.crossGroup().commit(txnId, parts);
