@@ -347,6 +347,14 @@ final class WireCodec {
     }
   }
 
+  /** A lock table sent only when not empty: an empty one here is not canonical. */
+  private static XgLocks nonEmptyLocks(byte[] bytes) {
+    if (bytes.length == 0) {
+      throw new CorruptDataException("an empty lock table is sent as none");
+    }
+    return XgLocks.decode(bytes, 0);
+  }
+
   private static Message readBody(BinaryReader r, Type type, String group, long position) {
     return switch (type) {
       case PREPARE -> paxos(new PaxosMessage.Prepare(group, position, readBallot(r)));
@@ -377,8 +385,7 @@ final class WireCodec {
       case BEGIN_REQUEST -> new Message.BeginRequest(group, position);
       case BEGIN_REPLY -> {
         String leader = r.readString("leader DC");
-        XgLocks locks = r.remaining() == 0 ? XgLocks.EMPTY
-            : XgLocks.decode(r.readBytes("locks"), 0);
+        XgLocks locks = r.remaining() == 0 ? XgLocks.EMPTY : nonEmptyLocks(r.readBytes("locks"));
         yield new Message.BeginReply(group, position, leader, locks);
       }
       case READ_REQUEST -> {

@@ -164,6 +164,10 @@ public final class XgLocks {
       throw new CorruptDataException("unknown locks format " + format);
     }
     int n = r.readCount("lock count", 8);
+    if (n == 0) {
+      // The empty table is encoded as nothing at all; anything else would not be canonical.
+      throw new CorruptDataException("an encoded lock table with no lock");
+    }
     long[] positions = new long[n];
     for (int i = 0; i < n; i++) {
       positions[i] = r.readLong("lock position");
