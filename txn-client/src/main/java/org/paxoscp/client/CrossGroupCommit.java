@@ -17,6 +17,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
 import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.XgStep;
@@ -83,13 +84,19 @@ final class CrossGroupCommit {
   private final ExecutorService executor;
   private final Duration lockTimeout;
   private final Duration waitForResolve;
+  /**
+   * The most bytes a group's lock table (keys only, as a begin carries it) may hold with this
+   * client's PREPARE added: a quarter of a datagram, so that a begin's reply always has room.
+   */
+  private final int lockTableBudget;
   /** Per group, this client's RESOLVEs in flight there: its next begin there waits for them. */
   private final Map<String, CompletableFuture<Void>> resolving = new ConcurrentHashMap<>();
 
   CrossGroupCommit(TxnClient client, Rules rules, ExecutorService executor, Duration lockTimeout,
-      Duration waitForResolve) {
+      Duration waitForResolve, int lockTableBudget) {
     this.client = client;
     this.rules = rules;
+    this.lockTableBudget = lockTableBudget;
     this.executor = executor;
     this.lockTimeout = lockTimeout;
     this.waitForResolve = waitForResolve;
@@ -134,6 +141,9 @@ final class CrossGroupCommit {
     try {
       for (var p : parts.entrySet()) {
         p.getValue().checkLocks(entries.get(p.getKey()));
+        if (!p.getKey().equals(coordinator)) {
+          checkBudget(txnId, coordinator, p.getKey(), p.getValue(), entries.get(p.getKey()));
+        }
       }
     } catch (TransactionAbortedException e) {
       parts.values().forEach(Transaction::abort);
@@ -204,6 +214,28 @@ final class CrossGroupCommit {
         decided.position(), decided.promotions(), decided.combined(), "");
   }
 
+  /**
+   * Refuses a PREPARE that would grow {@code group}'s lock table past the budget (at the read
+   * position; concurrent PREPAREs can add more, which the quarter-datagram margin absorbs), and
+   * helps resolve the oldest lock there first.
+   */
+  private void checkBudget(String txnId, String coordinator, String group, Transaction part,
+      LogEntry prepare) {
+    XgLocks table = part.locks();
+    int bytes = table.encode().length
+        + XgLocks.EMPTY.apply(1, LogValue.of(prepare)).locks().withoutValues()
+            .encode().length;
+    if (bytes <= lockTableBudget) {
+      return;
+    }
+    String met = table.locks().isEmpty() ? "" : "; " + meetLock(group,
+        table.locks().stream().min(java.util.Comparator.comparingLong(XgLocks.Lock::position))
+            .orElseThrow());
+    throw aborted(coordinator, txnId, "group " + group + " holds " + table.size()
+        + " unresolved cross-group transactions (" + bytes + " bytes of locked keys with this "
+        + "one, over " + lockTableBudget + ")" + met + "; retry when they are resolved");
+  }
+
   private TransactionAbortedException aborted(String coordinator, String txnId, String why) {
     return new TransactionAbortedException(new CommitResult(CommitResult.Status.ABORTED,
         coordinator, txnId, -1, 0, false, why), client.homeDc());
@@ -216,12 +248,13 @@ final class CrossGroupCommit {
    * VALIDATE is proposed at the group's read position + 1, in parallel: one round.
    */
   private CommitResult validateReadOnly(String txnId, SortedMap<String, Transaction> parts) {
-    parts.values().forEach(Transaction::markFinished);
     if (!rules.validateReadOnly()) {
+      parts.values().forEach(Transaction::markFinished);
       return new CommitResult(CommitResult.Status.COMMITTED, parts.firstKey(), txnId, 0, 0,
           false, "read-only, not validated");
     }
     List<String> groups = List.copyOf(parts.keySet());
+    Map<String, LogEntry> validations = new LinkedHashMap<>();
     Map<String, Future<CommitResult>> checks = new LinkedHashMap<>();
     for (var p : parts.entrySet()) {
       Transaction t = p.getValue();
@@ -231,7 +264,13 @@ final class CrossGroupCommit {
       LogEntry v = new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
           new TreeSet<>(t.readVersions().keySet()), new TreeMap<>(),
           XgStep.validate(txnId, groups));
-      checks.put(p.getKey(), executor.submit(() -> t.commitUnrecorded(v)));
+      t.checkSize(v);
+      validations.put(p.getKey(), v);
+    }
+    parts.values().forEach(Transaction::markFinished); // Nothing was too large: send.
+    for (var v : validations.entrySet()) {
+      Transaction t = parts.get(v.getKey());
+      checks.put(v.getKey(), executor.submit(() -> t.commitUnrecorded(v.getValue())));
     }
     String failure = null;
     for (var f : checks.entrySet()) {
@@ -363,8 +402,12 @@ final class CrossGroupCommit {
     if (held.isEmpty()) {
       return;
     }
-    CompletableFuture<Optional<Boolean>> decided =
-        CompletableFuture.supplyAsync(() -> settle(txnId, groups, true), executor);
+    CompletableFuture<Optional<Boolean>> decided;
+    try {
+      decided = CompletableFuture.supplyAsync(() -> settle(txnId, groups, true), executor);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return; // The client is closing: readers that meet the locks abort T after the deadline.
+    }
     for (String g : held) {
       track(g, () -> {
         Optional<Boolean> d = decided.join();
@@ -380,13 +423,19 @@ final class CrossGroupCommit {
   }
 
   private void track(String group, java.util.function.Supplier<Boolean> step) {
-    CompletableFuture<Void> f = CompletableFuture.runAsync(() -> {
-      try {
-        step.get();
-      } catch (RuntimeException e) {
-        LOG.debug("cross-group step in {} failed: {}", group, e.toString());
-      }
-    }, executor);
+    CompletableFuture<Void> f;
+    try {
+      f = CompletableFuture.runAsync(() -> {
+        try {
+          step.get();
+        } catch (RuntimeException e) {
+          LOG.debug("cross-group step in {} failed: {}", group, e.toString());
+        }
+      }, executor);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The client is closing: the first reader that meets the locks resolves them.
+      return;
+    }
     resolving.compute(group, (g, old) -> old == null ? f : CompletableFuture.allOf(old, f));
     f.whenComplete((v, t) -> resolving.computeIfPresent(group, (g, cur) -> cur.isDone() ? null
         : cur));

@@ -100,9 +100,9 @@ public final class MultiTransaction {
   }
 
   /**
-   * Commits. One group: exactly {@link Transaction#commit}. Several, read-only: validates every
-   * group read (nothing read changed, nothing read is held by an unresolved PREPARE) and commits
-   * without a log entry, or aborts retryably. Several with writes: PREPARE in every group but
+   * Commits. One group: exactly {@link Transaction#commit}. Several, read-only: commits a
+   * VALIDATE entry (its reads, no writes) in every group read, in parallel, and is committed
+   * when all are chosen, else aborts retryably. Several with writes: PREPARE in every group but
    * the coordinator (in parallel), then DECIDE(COMMIT) in the coordinator; the outcome is the
    * DECIDE's. The other groups show the writes once their RESOLVE is applied, which the client
    * proposes in the background; this client's next transaction in such a group waits for it.

@@ -134,8 +134,9 @@ public final class TxnClient implements AutoCloseable {
     this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
         leaderSubmit, random);
     this.xgExecutor = Executors.newCachedThreadPool(named("paxoscp-client-xg-" + homeDc));
-    this.crossGroup = new CrossGroupCommit(this, b.crossGroupRules, xgExecutor, cluster.crossGroup().lockTimeout(),
-        cluster.requestTimeout().multipliedBy(2));
+    this.crossGroup = new CrossGroupCommit(this, b.crossGroupRules, xgExecutor,
+        cluster.crossGroup().lockTimeout(), cluster.requestTimeout().multipliedBy(2),
+        cluster.maxDatagramBytes() / 4);
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
             + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
         cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),

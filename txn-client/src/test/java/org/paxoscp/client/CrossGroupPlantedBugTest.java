@@ -57,6 +57,10 @@ class CrossGroupPlantedBugTest {
     return CrossGroupChecker.check(TestCluster.quiescentLogs(cluster, GROUPS), Map.of(), obs);
   }
 
+  private static void assertOk(CrossGroupChecker.Result r) {
+    assertTrue(r.ok(), r.summary());
+  }
+
   private void seed(TxnClient c) {
     c.runInTransaction("ga", t -> {
       t.put("x", "x0");
@@ -94,7 +98,7 @@ class CrossGroupPlantedBugTest {
       if (!planted) {
         assertThrows(TransactionAbortedException.class, t::commit,
             "the PREPARE in gb read a stale k; the shipped client aborts");
-        assertTrue(check(List.of()).ok(), check(List.of()).summary());
+        assertOk(check(List.of()));
       } else {
         assertEquals(CommitResult.Status.COMMITTED, t.commit().status());
         CrossGroupChecker.Result r = check(List.of());
@@ -127,7 +131,7 @@ class CrossGroupPlantedBugTest {
       Transaction t = TestCluster.beginAtLeast(c, "gb", prepared);
       if (!planted) {
         assertThrows(TransactionAbortedException.class, () -> t.get("k"));
-        assertTrue(check(List.of()).ok(), check(List.of()).summary());
+        assertOk(check(List.of()));
       } else {
         t.put("k", t.getString("k").orElseThrow() + "+1");
         assertEquals(CommitResult.Status.COMMITTED, t.commit().status());
@@ -170,7 +174,7 @@ class CrossGroupPlantedBugTest {
       if (!planted) {
         assertThrows(TransactionAbortedException.class,
             () -> pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true))));
-        assertTrue(check(List.of()).ok(), check(List.of()).summary());
+        assertOk(check(List.of()));
       } else {
         pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true)));
         CrossGroupChecker.Result r = check(List.of());
@@ -214,7 +218,7 @@ class CrossGroupPlantedBugTest {
       assertEquals("k1", r.getString("gb", "k").orElseThrow());
       if (!planted) {
         assertThrows(TransactionAbortedException.class, r::commit);
-        assertTrue(check(List.of()).ok(), check(List.of()).summary());
+        assertOk(check(List.of()));
       } else {
         assertEquals(CommitResult.Status.COMMITTED, r.commit().status());
         CrossGroupChecker.Result verdict = check(List.of(

@@ -133,6 +133,32 @@ class CrossGroupTest {
     assertTrue(cluster.log("A", "ga", 10).isEmpty() && cluster.log("A", "gb", 10).isEmpty());
   }
 
+  /** A group whose lock table would outgrow its budget takes no more PREPAREs for a while. */
+  @Test
+  void aGroupFullOfLocksRefusesMorePreparesBeforeSendingThem() throws Exception {
+    cluster.close();
+    cluster = new TestCluster(Duration.ofSeconds(1), 4096); // budget: 1,024 bytes of keys
+    TxnClient crashed = client("A", CommitProtocol.CP, Duration.ofSeconds(60), 8);
+    String longKey = "k".repeat(200);
+    long last = 0;
+    for (int i = 0; i < 5; i++) {
+      Transaction p = crashed.begin("gb");
+      p.put(longKey + i, "v");
+      last = p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-stuck-" + i,
+          List.of("ga", "gb"), System.currentTimeMillis() + 60_000))).position();
+    }
+    TxnClient c = client("B", CommitProtocol.CP, Duration.ofSeconds(60), 9);
+    TestCluster.beginAtLeast(c, "gb", last).abort();
+    MultiTransaction t = c.beginMulti();
+    t.put("ga", "x", "1");
+    t.put("gb", "y", "1");
+    long before = entries("gb").size();
+    TransactionAbortedException e = assertThrows(TransactionAbortedException.class, t::commit);
+    assertTrue(e.getMessage().contains("unresolved cross-group transactions"), e.getMessage());
+    assertEquals(before, entries("gb").size(), "nothing was sent to gb");
+    assertTrue(entries("ga").isEmpty(), "nothing was sent to ga");
+  }
+
   /** A client that crashed after its PREPAREs: a reader waits, then aborts it past the deadline. */
   @ParameterizedTest
   @EnumSource(CommitProtocol.class)

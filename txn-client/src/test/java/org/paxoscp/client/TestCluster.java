@@ -59,8 +59,9 @@ final class TestCluster implements AutoCloseable {
   }
 
   /**
-   * Every DC's log of each of {@code groups} once the DCs hold the same positions (APPLYs and
-   * the clients' background steps have arrived), waiting at most 10 s; then as they are.
+   * Every DC's log of each of {@code groups} once the DCs hold the same positions, without a gap
+   * (APPLYs and the clients' background steps have arrived), waiting at most 10 s; then as
+   * they are.
    */
   static Map<String, Map<String, SortedMap<Long, LogValue>>> quiescentLogs(TestCluster cluster,
       List<String> groups) {
@@ -74,7 +75,8 @@ final class TestCluster implements AutoCloseable {
         for (String dc : DCS) {
           byDc.put(dc, scan(cluster.stores.get(dc), g));
         }
-        same &= byDc.values().stream().distinct().count() <= 1;
+        same &= byDc.values().stream().distinct().count() <= 1
+            && byDc.values().stream().allMatch(l -> l.isEmpty() || l.lastKey() == l.size());
         out.put(g, byDc);
       }
       if (same || System.nanoTime() > deadline) {

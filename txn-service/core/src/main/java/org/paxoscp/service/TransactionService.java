@@ -348,7 +348,8 @@ public final class TransactionService implements RequestHandler {
    * No GC check: the read position is at or above this DC's applied watermark, and the GC
    * watermark stays below every DC's applied one by the retention (section 7); reads and
    * acceptors check it anyway. The reply carries the group's cross-group locks at the read
-   * position, for the client's lock rule (section 10; empty for most groups, and then not sent).
+   * position, keys without values, for the client's lock rule (section 10; empty for most
+   * groups, and then not sent).
    */
   private CompletableFuture<Message> begin(BeginRequest b) {
     if (b.position() < 0) {
@@ -365,7 +366,8 @@ public final class TransactionService implements RequestHandler {
   }
 
   private BeginReply reply(String group, LogApplier.AppliedState s) {
-    return new BeginReply(group, s.position(), leaderAfter(group, s.position()), s.locks());
+    return new BeginReply(group, s.position(), leaderAfter(group, s.position()),
+        s.locks().withoutValues());
   }
 
   /** The fast-path leader for {@code watermark + 1}, by the one rule (section 5.3), or "". */

@@ -311,9 +311,9 @@ public final class LogApplier {
       hold(recorded, group, position, value);
       ahead = recorded.get(group);
       // Nothing cached is position 0, whose lock table is empty: exact, not only a lower bound.
-      Applied known = this.known.getOrDefault(group, new Applied(0, null, XgLocks.EMPTY));
-      applied = known.position() == position - 1
-          ? new AppliedState(known.position(), known.locks()) : appliedState(group);
+      Applied cached = known.getOrDefault(group, new Applied(0, null, XgLocks.EMPTY));
+      applied = cached.position() == position - 1
+          ? new AppliedState(cached.position(), cached.locks()) : appliedState(group);
     } else {
       applied = appliedState(group);
     }

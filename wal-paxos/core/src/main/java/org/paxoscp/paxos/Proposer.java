@@ -457,7 +457,8 @@ public class Proposer {
     }
     if (conflictsWithWinner(entry, chosen)) {
       finish(Outcome.Status.ABORTED, chosen,
-          "read a key written at position " + position + " by " + writersOf(chosen));
+          "read a key written at position " + position + ", or would break a cross-group lock "
+              + "taken there, by " + writersOf(chosen));
       return;
     }
     if (cfg.maxPromotions() >= 0 && promotions >= cfg.maxPromotions()) {

@@ -135,18 +135,40 @@ public final class XgLocks {
     return new Applied(next == null ? this : new XgLocks(next), writes);
   }
 
-  /** The table as bytes (empty array for the empty table), for the applied-watermark cell. */
+  /**
+   * The table with every prepared value replaced by an empty one: what a begin hands a client,
+   * which needs the locked keys, never the values (the applier applies the PREPARE's own writes,
+   * and a RESOLVE's copy matters only by its keys).
+   */
+  public XgLocks withoutValues() {
+    if (byTxn.isEmpty()) {
+      return this;
+    }
+    TreeMap<String, Lock> m = new TreeMap<>();
+    for (Lock l : byTxn.values()) {
+      LogEntry p = l.prepare();
+      TreeMap<String, Mutation> keys = new TreeMap<>();
+      p.writes().forEach((k, w) -> keys.put(k, w.isDelete() ? w : Mutation.put(new byte[0])));
+      m.put(l.txn(), new Lock(l.position(), new LogEntry(p.txnId(), p.originDc(),
+          p.readPosition(), p.readSet(), keys, p.xg())));
+    }
+    return new XgLocks(m);
+  }
+
+  /**
+   * The table as bytes (empty array for the empty table), for the applied-watermark cell: per
+   * lock its position and its PREPARE as a one-entry log value (so that two PREPAREs sharing an
+   * entry id, which a faulty client could get chosen, still encode).
+   */
   public byte[] encode() {
     if (byTxn.isEmpty()) {
       return new byte[0];
     }
     BinaryWriter w = new BinaryWriter(64).writeByte(FORMAT).writeVarint(byTxn.size());
-    List<LogEntry> entries = new ArrayList<>(byTxn.size());
     for (Lock l : byTxn.values()) {
-      w.writeLong(l.position());
-      entries.add(l.prepare());
+      w.writeLong(l.position()).writeBytes(LogCodec.encode(LogValue.of(l.prepare())));
     }
-    return w.writeBytes(LogCodec.encode(new LogValue(entries))).toByteArray();
+    return w.toByteArray();
   }
 
   /**
@@ -163,29 +185,28 @@ public final class XgLocks {
     if (format != FORMAT) {
       throw new CorruptDataException("unknown locks format " + format);
     }
-    int n = r.readCount("lock count", 8);
+    int n = r.readCount("lock count", 8 + 7);
     if (n == 0) {
       // The empty table is encoded as nothing at all; anything else would not be canonical.
       throw new CorruptDataException("an encoded lock table with no lock");
     }
-    long[] positions = new long[n];
-    for (int i = 0; i < n; i++) {
-      positions[i] = r.readLong("lock position");
-    }
-    LogValue v = LogCodec.decode(r.readBytes("lock entries"));
-    r.expectEnd("locks");
-    if (v.entries().size() != n) {
-      throw new CorruptDataException("lock count " + n + " but " + v.entries().size()
-          + " entries");
-    }
     TreeMap<String, Lock> m = new TreeMap<>();
+    String prev = null;
     for (int i = 0; i < n; i++) {
-      LogEntry e = v.entries().get(i);
-      if (!e.isPrepare()) {
-        throw new CorruptDataException("a lock that is not a PREPARE: " + e);
+      long position = r.readLong("lock position");
+      LogValue v = LogCodec.decode(r.readBytes("lock entry"));
+      if (v.entries().size() != 1 || !v.entries().get(0).isPrepare()) {
+        throw new CorruptDataException("a lock that is not one PREPARE: " + v);
       }
-      m.put(e.xg().txn(), new Lock(positions[i], e));
+      LogEntry e = v.entries().get(0);
+      String txn = e.xg().txn();
+      if (prev != null && prev.compareTo(txn) >= 0) {
+        throw new CorruptDataException("locks not in strictly increasing transaction order");
+      }
+      prev = txn;
+      m.put(txn, new Lock(position, e));
     }
+    r.expectEnd("locks");
     return new XgLocks(m);
   }
 
