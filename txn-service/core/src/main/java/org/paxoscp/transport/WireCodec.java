@@ -16,8 +16,8 @@ import org.paxoscp.wal.BinaryReader;
 import org.paxoscp.wal.BinaryWriter;
 import org.paxoscp.wal.CorruptDataException;
 import org.paxoscp.wal.LogCodec;
-import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.XgLocks;
 
 /**
  * The datagram format of {@link UdpTransport}: one {@link Envelope} per datagram, authenticated

@@ -69,6 +69,12 @@ import org.paxoscp.wal.XgStep;
  *       counted in {@link CheckResult.Stats#entriesWithoutRecord()}.
  * </ul>
  *
+ * <p>Steps of transactions across groups (docs/cross-group.md) replay as the applier applies
+ * them: a PREPARE takes locks and writes nothing, the first RESOLVE(COMMIT) of a transaction
+ * holding locks writes the PREPARE's writes at its own position, a RESOLVE without locks is
+ * void; an entry that breaks a lock is {@link Kind#LOCK_VIOLATED}. What concerns several groups
+ * at once is {@link CrossGroupChecker}'s.
+ *
  * <p>Malformed input (a null value, a position below 1, a null record, two records with one txn
  * id, a non-committed record with a commit position, ...) is reported as {@link
  * Kind#MALFORMED_LOG} or {@link Kind#MALFORMED_HISTORY}; the checker never throws on bad data. Where
