@@ -37,7 +37,8 @@ public final class NemesisCommand implements Callable<Integer> {
   boolean quick;
 
   @Option(names = "--duration", paramLabel = "S",
-      description = "Seconds of workload under faults (default 180, or 60 with --quick).")
+      description = "Seconds of workload under faults (default 180, or 60 with --quick); a "
+          + "run goes on until every selected kind has been injected once, even if longer.")
   Long durationSeconds;
 
   @Option(names = "--seed", description = "Seed of the fault schedule and the workload "

@@ -76,7 +76,8 @@ public final class NemesisRun implements AutoCloseable {
    * The run's settings.
    *
    * @param dcs DC names (at least 3 for the majority-down fault to make sense)
-   * @param duration how long the workload runs under faults
+   * @param duration how long the workload runs under faults, at least: every kind of {@code
+   *     faults} is injected once even if that takes longer
    * @param seed seeds the fault schedule, the workload and the proxies
    * @param dir work directory (HBase data, configurations, process logs)
    * @param export where histories and logs are exported
@@ -317,12 +318,16 @@ public final class NemesisRun implements AutoCloseable {
     long end = System.nanoTime() + options.duration().toNanos();
     List<Fault> order = new ArrayList<>();
     sleep(2000); // some fault-free commits first
-    while (System.nanoTime() < end && !kinds.isEmpty()) {
+    // The first round of shuffled kinds always completes, so every selected kind gets its turn
+    // however slowly processes start on this machine; later rounds stop when the time is up.
+    boolean firstRound = true;
+    while ((firstRound || System.nanoTime() < end) && !kinds.isEmpty()) {
       if (order.isEmpty()) {
         order.addAll(kinds);
         Collections.shuffle(order, new java.util.Random(random.nextLong()));
       }
       Fault f = order.remove(0);
+      firstRound &= !order.isEmpty();
       long hold = 1500 + random.nextLong(2500);
       inject(f, hold, random);
       sleep(500 + random.nextLong(1500));

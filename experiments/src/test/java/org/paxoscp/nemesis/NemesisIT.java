@@ -9,7 +9,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.cli.Main;
 import picocli.CommandLine;
@@ -22,6 +24,7 @@ import picocli.CommandLine;
 class NemesisIT {
 
   @Test
+  @Timeout(value = 6, unit = TimeUnit.MINUTES) // processes start slowly on a loaded machine
   void quickSeededRunInjectsFaultsCommitsAndFindsNoViolation(@TempDir Path dir) throws Exception {
     StringWriter log = new StringWriter();
     PrintWriter out = new PrintWriter(log, true);
@@ -35,11 +38,13 @@ class NemesisIT {
     } finally {
       System.out.println(log);
     }
-    long kinds = r.faults().values().stream().filter(n -> n > 0).count();
-    assertTrue(kinds >= 4, "faults of at least four kinds: " + r.faults());
-    assertTrue(r.faults().get(NemesisRun.Fault.KILL_RESTART)
-        + r.faults().get(NemesisRun.Fault.MAJORITY_DOWN) > 0,
-        "a service was killed: " + r.faults());
+    // Every kind has its turn however slow the machine; a client crash is counted only when a
+    // commit was in flight as the client closed (three tries), so it alone may be missing.
+    for (NemesisRun.Fault f : NemesisRun.Fault.values()) {
+      if (f != NemesisRun.Fault.CLIENT_CRASH) {
+        assertTrue(r.faults().get(f) > 0, "a fault of kind " + f + ": " + r.faults());
+      }
+    }
     assertTrue(r.outcomes().get(NemesisWorkload.Outcome.COMMITTED) > 50,
         "transactions committed: " + r.outcomes());
     assertTrue(r.positions() > 50, "log positions checked: " + r.positions());

@@ -180,8 +180,13 @@ public final class StandaloneHBase {
       h.destroy();
     }
     if (!awaitExit(h, timeout)) {
-      LOG.warn("HBase of {} (pid {}) did not exit within {} s after {}; sending SIGTERM", abs,
-          h.pid(), timeout.toSeconds(), how);
+      if (Thread.currentThread().isInterrupted()) {
+        LOG.warn("Interrupted while HBase of {} (pid {}) shut down after {}; killing it", abs,
+            h.pid(), how);
+      } else {
+        LOG.warn("HBase of {} (pid {}) did not exit within {} s after {}; sending SIGTERM", abs,
+            h.pid(), timeout.toSeconds(), how);
+      }
       how = "SIGTERM after a shutdown timeout";
       if (!kill(h, Duration.ofSeconds(15))) {
         how = "SIGKILL";
@@ -428,7 +433,9 @@ public final class StandaloneHBase {
     if (awaitExit(h, grace)) {
       return true;
     }
-    LOG.warn("pid {} ignored SIGTERM for {} s; sending SIGKILL", h.pid(), grace.toSeconds());
+    if (!Thread.currentThread().isInterrupted()) {
+      LOG.warn("pid {} ignored SIGTERM for {} s; sending SIGKILL", h.pid(), grace.toSeconds());
+    }
     h.destroyForcibly();
     awaitExit(h, Duration.ofSeconds(10));
     return false;
