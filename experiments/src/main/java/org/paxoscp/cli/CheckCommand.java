@@ -78,9 +78,16 @@ public final class CheckCommand implements Callable<Integer> {
       out.printf("across %d groups: %d cross-group transactions committed, %d aborted, %d "
           + "undecided: %s%n", run.logsByGroup().size(), x.committed(), x.aborted(),
           x.undecided(), x.ok() ? "one-copy serializable" : "VIOLATION");
-      if (!x.ok()) {
-        out.println(x.summary());
+      // Groups with records were judged above; print only what that did not cover.
+      if (!x.crossGroup().ok()) {
+        out.println(x.crossGroup().summary());
         ok = false;
+      }
+      for (var g : x.perGroup().entrySet()) {
+        if (!g.getValue().ok() && !run.recordsByGroup().containsKey(g.getKey())) {
+          out.println("group " + g.getKey() + ": " + g.getValue().summary());
+          ok = false;
+        }
       }
     }
     out.flush();

@@ -27,6 +27,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.paxoscp.check.CheckResult;
+import org.paxoscp.check.CrossGroupChecker;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.history.HistoryFiles;
@@ -197,8 +198,9 @@ public final class NemesisRun implements AutoCloseable {
     workload = new NemesisWorkload(cluster, export.resolve("history"), options.attrGroups(),
         options.bankGroups(), options.seed());
     workload.initialise(Duration.ofSeconds(60));
-    log("workload: %d attribute and %d closed-economy groups, one client per DC and protocol",
-        options.attrGroups(), options.bankGroups());
+    log("workload: %d attribute and %d closed-economy groups, %d across groups, one client per "
+        + "DC and protocol", options.attrGroups(), options.bankGroups(),
+        workload.xgGroups().size());
     workload.start();
 
     runFaults();
@@ -223,6 +225,16 @@ public final class NemesisRun implements AutoCloseable {
     sleep(2000);
     workload.stop();
     log("workload stopped: %s", workload.outcomes());
+    if (!workload.xgGroups().isEmpty()) {
+      // Resolves what crashed clients left prepared, so that every group's data is final.
+      Optional<String> unsettled = workload.settleAcrossGroups(options.dcs().get(0),
+          Duration.ofSeconds(60));
+      unsettled.ifPresent(liveness::add);
+      if (unsettled.isEmpty()) {
+        log("economy across groups %s settled: an audit across them saw the sum %d",
+            workload.xgGroups(), workload.xgTotal());
+      }
+    }
 
     HistoryFiles.Run history = HistoryFiles.read(export);
     long positions = 0;
@@ -660,9 +672,10 @@ public final class NemesisRun implements AutoCloseable {
   }
 
   /**
-   * Checks the exported run: the serializability checker per group; every DC holds the same,
-   * complete log; every COMMITTED read-write transaction is in it; every closed-economy group
-   * holds its total at every DC.
+   * Checks the exported run: the serializability checker per group, and the cross-group checker
+   * over all of them when their logs hold steps of transactions across groups; every DC holds
+   * the same, complete log; every COMMITTED read-write transaction is in it; every
+   * closed-economy group holds its total at every DC, and the economy across groups its sum.
    */
   private List<String> check(Path export) {
     List<String> violations = new ArrayList<>();
@@ -673,8 +686,50 @@ public final class NemesisRun implements AutoCloseable {
       List<TxnRecord> records = run.recordsByGroup().getOrDefault(group, List.of());
       violations.addAll(checkGroup(group, options.dcs(), logs, records));
     }
+    boolean steps = run.logsByGroup().values().stream()
+        .flatMap(byDc -> byDc.values().stream()).flatMap(log -> log.values().stream())
+        .flatMap(v -> v.entries().stream()).anyMatch(e -> e.xg() != null);
+    if (steps) {
+      // One conflict graph over every group (each group's own check ran above).
+      CrossGroupChecker.Result x = CrossGroupChecker.check(run.logsByGroup(),
+          run.recordsByGroup(), List.of());
+      log("across groups: %d transactions committed, %d aborted, %d undecided; %s",
+          x.committed(), x.aborted(), x.undecided(), x.crossGroup().ok() ? "serializable"
+              : "VIOLATION");
+      for (var v : x.crossGroup().violations()) {
+        violations.add("across groups: checker: " + v);
+      }
+    }
     for (String group : workload.bankGroups()) {
-      violations.addAll(checkTotals(group, run.logsByGroup().getOrDefault(group, Map.of())));
+      Map<String, Long> totals = totals(group, run.logsByGroup().getOrDefault(group, Map.of()),
+          violations);
+      totals.forEach((dc, sum) -> {
+        if (sum != NemesisWorkload.total()) {
+          violations.add(String.format("group %s: DC %s holds a total of %d, not %d", group, dc,
+              sum, NemesisWorkload.total()));
+        } else {
+          log("group %s: DC %s holds the total %d", group, dc, sum);
+        }
+      });
+    }
+    if (!workload.xgGroups().isEmpty()) {
+      Map<String, Long> sums = new TreeMap<>();
+      for (String group : workload.xgGroups()) {
+        totals(group, run.logsByGroup().getOrDefault(group, Map.of()), violations)
+            .forEach((dc, sum) -> sums.merge(dc, sum, Long::sum));
+      }
+      for (String dc : options.dcs()) {
+        Long sum = sums.get(dc);
+        if (sum == null) {
+          continue; // a group it did not answer for is reported already
+        }
+        if (sum != workload.xgTotal()) {
+          violations.add(String.format("groups %s: DC %s holds a sum of %d, not %d",
+              workload.xgGroups(), dc, sum, workload.xgTotal()));
+        } else {
+          log("groups %s: DC %s holds the sum %d", workload.xgGroups(), dc, sum);
+        }
+      }
     }
     return violations;
   }
@@ -734,9 +789,13 @@ public final class NemesisRun implements AutoCloseable {
     return violations;
   }
 
-  /** Every DC's data, read through its service at the log's end, holds the group's total. */
-  private List<String> checkTotals(String group, Map<String, SortedMap<Long, LogValue>> logs) {
-    List<String> violations = new ArrayList<>();
+  /**
+   * Every DC's total of the group's accounts, read through its service at the log's end; a DC
+   * that does not answer is a violation and has no total.
+   */
+  private Map<String, Long> totals(String group, Map<String, SortedMap<Long, LogValue>> logs,
+      List<String> violations) {
+    Map<String, Long> totals = new TreeMap<>();
     long upTo = 0;
     for (SortedMap<Long, LogValue> log : logs.values()) {
       if (!log.isEmpty()) {
@@ -769,15 +828,10 @@ public final class NemesisRun implements AutoCloseable {
           sum += v == null || v.length == 0 ? 0
               : Long.parseLong(new String(v, StandardCharsets.UTF_8));
         }
-        if (sum != NemesisWorkload.total()) {
-          violations.add(String.format("group %s: DC %s holds a total of %d at position %d, "
-              + "not %d", group, dc, sum, upTo, NemesisWorkload.total()));
-        } else {
-          log("group %s: DC %s holds the total %d at position %d", group, dc, sum, upTo);
-        }
+        totals.put(dc, sum);
       }
     }
-    return violations;
+    return totals;
   }
 
   private static Map<String, Integer> historyOutcomes(Path export) {

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.function.Supplier;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -18,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.HistoryRecorder;
+import org.paxoscp.client.MultiTransaction;
 import org.paxoscp.client.OutcomeUnknownException;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
@@ -36,7 +38,11 @@ import org.paxoscp.ycsb.Transfer;
  *       each write a value no other transaction writes;
  *   <li><b>closed economy</b> (YCSB+T): move an amount between two accounts of a group
  *       ({@link Transfer}), or audit every account of the group in a read-only transaction, whose
- *       total must equal the initial total.
+ *       total must equal the initial total;
+ *   <li><b>closed economy across groups</b>, on groups of its own ({@code xbank-*}, as many as
+ *       the closed economy has, when it has two or more): move an amount between accounts of two
+ *       of them in one transaction across both, or audit every account of all of them in one
+ *       read-only transaction across all, whose sum must equal the initial sum.
  * </ul>
  *
  * <p>Each transaction is tried once; its outcome is counted. A client crash ({@link
@@ -58,6 +64,7 @@ final class NemesisWorkload {
   private final Path historyDir;
   private final List<String> attrGroups;
   private final List<String> bankGroups;
+  private final List<String> xgGroups;
   private final long seed;
   private final Map<Outcome, AtomicLong> outcomes = new EnumMap<>(Outcome.class);
   private final Map<String, AtomicLong> byShape = new ConcurrentHashMap<>();
@@ -80,6 +87,10 @@ final class NemesisWorkload {
     for (int i = 0; i < bankGroups; i++) {
       this.bankGroups.add("bank-" + i);
     }
+    this.xgGroups = new ArrayList<>();
+    for (int i = 0; bankGroups >= 2 && i < bankGroups; i++) {
+      this.xgGroups.add("xbank-" + i);
+    }
     this.seed = seed;
     for (Outcome o : Outcome.values()) {
       outcomes.put(o, new AtomicLong());
@@ -89,11 +100,22 @@ final class NemesisWorkload {
   List<String> groups() {
     List<String> all = new ArrayList<>(attrGroups);
     all.addAll(bankGroups);
+    all.addAll(xgGroups);
     return all;
   }
 
   List<String> bankGroups() {
     return bankGroups;
+  }
+
+  /** The groups of the closed economy across groups (none with fewer than two bank groups). */
+  List<String> xgGroups() {
+    return xgGroups;
+  }
+
+  /** The sum over every group of the economy across groups. */
+  long xgTotal() {
+    return total() * xgGroups.size();
   }
 
   static String account(int i) {
@@ -120,8 +142,10 @@ final class NemesisWorkload {
   void initialise(java.time.Duration timeout) {
     String dc = config.dcNames().get(0);
     long deadline = System.nanoTime() + timeout.toNanos();
+    List<String> economies = new ArrayList<>(bankGroups);
+    economies.addAll(xgGroups);
     try (TxnClient c = newClient(dc, CommitProtocol.BASIC)) {
-      for (String g : bankGroups) {
+      for (String g : economies) {
         while (true) {
           if (System.nanoTime() > deadline) {
             throw new IllegalStateException("could not initialise " + g + " in " + timeout);
@@ -180,6 +204,45 @@ final class NemesisWorkload {
     for (HistoryRecorder r : recorders) {
       r.close();
     }
+  }
+
+  /**
+   * After {@link #stop}: resolves every transaction across groups that a crashed client left
+   * prepared, by auditing all of the economy's groups in one read-only transaction across them
+   * from DC {@code dc} (a read that meets a prepared key helps resolve it, then the audit is
+   * re-run), so that each group's data holds every decided transfer. The audit's sum must be the
+   * initial sum.
+   *
+   * @return a violation, or a failure to settle within {@code timeout}; empty when settled
+   */
+  Optional<String> settleAcrossGroups(String dc, java.time.Duration timeout) {
+    if (xgGroups.isEmpty()) {
+      return Optional.empty();
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String last = "";
+    try (TxnClient c = TxnClient.builder(config, dc, CommitProtocol.CP).build()) {
+      while (System.nanoTime() < deadline) {
+        try {
+          MultiTransaction t = c.beginMulti();
+          long sum = 0;
+          for (String g : xgGroups) {
+            for (int i = 0; i < ACCOUNTS; i++) {
+              sum += t.getString(g, account(i)).map(Long::parseLong).orElse(0L);
+            }
+          }
+          t.commit();
+          return sum == xgTotal() ? Optional.empty() : Optional.of(String.format(
+              "the final audit across groups %s at DC %s saw a sum of %d, not %d", xgGroups, dc,
+              sum, xgTotal()));
+        } catch (TransactionException e) {
+          last = e.getMessage();
+          sleep(200);
+        }
+      }
+    }
+    return Optional.of("liveness: the economy across groups " + xgGroups + " could not be "
+        + "audited at DC " + dc + " within " + timeout.toSeconds() + " s after the run: " + last);
   }
 
   /**
@@ -259,6 +322,14 @@ final class NemesisWorkload {
           if (attr) {
             shape = "attribute";
             o = attribute(attrGroups.get(random.nextInt(attrGroups.size())));
+          } else if (!xgGroups.isEmpty() && random.nextBoolean()) {
+            if (random.nextInt(5) == 0) {
+              shape = "xg-audit";
+              o = auditAcross();
+            } else {
+              shape = "xg-transfer";
+              o = transferAcross();
+            }
           } else if (random.nextInt(5) == 0) {
             shape = "audit";
             o = audit(bankGroups.get(random.nextInt(bankGroups.size())));
@@ -273,7 +344,7 @@ final class NemesisWorkload {
         }
         if (o != null) {
           outcomes.get(o).incrementAndGet();
-          if (o == Outcome.COMMITTED && !shape.equals("audit")) {
+          if (o == Outcome.COMMITTED && !shape.endsWith("audit")) {
             readWriteCommits.incrementAndGet();
           }
           byShape.computeIfAbsent(shape + " " + o, k -> new AtomicLong()).incrementAndGet();
@@ -346,12 +417,70 @@ final class NemesisWorkload {
       }
     }
 
+    /** A transfer between accounts of two groups of the economy across groups. */
+    Outcome transferAcross() {
+      int a = random.nextInt(xgGroups.size());
+      int b = random.nextInt(xgGroups.size() - 1);
+      String fromGroup = xgGroups.get(a);
+      String toGroup = xgGroups.get(b >= a ? b + 1 : b);
+      String fromAccount = account(random.nextInt(ACCOUNTS));
+      String toAccount = account(random.nextInt(ACCOUNTS));
+      MultiTransaction t;
+      try {
+        t = client.get().beginMulti();
+        long from = t.getString(fromGroup, fromAccount).map(Long::parseLong).orElse(0L);
+        long to = t.getString(toGroup, toAccount).map(Long::parseLong).orElse(0L);
+        long amount = Transfer.amount(from, MAX_TRANSFER, random);
+        if (amount == 0) {
+          t.abort();
+          return Outcome.ABORTED;
+        }
+        t.put(fromGroup, fromAccount, Long.toString(from - amount));
+        t.put(toGroup, toAccount, Long.toString(to + amount));
+      } catch (UnavailableException e) {
+        return Outcome.UNAVAILABLE;
+      } catch (TransactionException e) {
+        return Outcome.ABORTED;
+      }
+      return commit(t.txnId(), t::commit);
+    }
+
+    /** A read-only audit of every account of every group of the economy across groups. */
+    Outcome auditAcross() {
+      try {
+        MultiTransaction t = client.get().beginMulti();
+        long sum = 0;
+        for (String g : xgGroups) {
+          for (int i = 0; i < ACCOUNTS; i++) {
+            sum += t.getString(g, account(i)).map(Long::parseLong).orElse(0L);
+          }
+        }
+        t.commit();
+        if (sum != xgTotal()) {
+          violations.add(String.format("audit across groups %s by client %s at read positions "
+              + "%s saw a sum of %d, not %d", xgGroups, dc + "/" + protocol,
+              xgGroups.stream().map(g -> t.readPosition(g).orElse(-1L)).toList(), sum,
+              xgTotal()));
+        }
+        return Outcome.COMMITTED;
+      } catch (UnavailableException e) {
+        return Outcome.UNAVAILABLE;
+      } catch (TransactionException e) {
+        return Outcome.ABORTED;
+      }
+    }
+
     long balance(Transaction t, int account) {
       Optional<byte[]> v = t.get(account(account));
       return v.map(b -> Long.parseLong(new String(b, StandardCharsets.UTF_8))).orElse(0L);
     }
 
     Outcome commit(Transaction t) {
+      return commit(t.txnId(), t::commit);
+    }
+
+    /** Runs {@code commit}, closing the client in the middle of it if a crash is due. */
+    Outcome commit(String txnId, Supplier<?> commit) {
       Crash c = crash.getAndSet(null);
       Thread killer = null;
       TxnClient victim = client.get();
@@ -368,7 +497,7 @@ final class NemesisWorkload {
       }
       Outcome o;
       try {
-        t.commit();
+        commit.get();
         o = Outcome.COMMITTED;
       } catch (TransactionAbortedException e) {
         o = Outcome.ABORTED;
@@ -389,7 +518,7 @@ final class NemesisWorkload {
           Thread.currentThread().interrupt();
         }
         c.what().set(String.format("client %s/%s closed %d ms into the commit of %s%s: %s", dc,
-            protocol, c.delayMs(), t.txnId(), c.inFlight().get() ? "" : " (it had returned)",
+            protocol, c.delayMs(), txnId, c.inFlight().get() ? "" : " (it had returned)",
             o));
         client.set(newClient(dc, protocol));
         c.done().countDown();

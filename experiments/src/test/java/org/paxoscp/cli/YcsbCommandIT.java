@@ -1,6 +1,7 @@
 package org.paxoscp.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -78,7 +79,12 @@ class YcsbCommandIT {
   }
 
   private static CommandRun.Result closedEconomy(String prefix, String protocol, String db) {
-    String[] common = {"-P", WORKLOADS.resolve("closedeconomy").toString(),
+    return closedEconomy("closedeconomy", prefix, protocol, db);
+  }
+
+  private static CommandRun.Result closedEconomy(String workload, String prefix, String protocol,
+      String db) {
+    String[] common = {"-P", WORKLOADS.resolve(workload).toString(),
         "-p", "ce.groupprefix=" + prefix, "-p", "ce.groups=2", "-p", "recordcount=2",
         "-p", "ce.accounts=5", "-p", "paxoscp.protocol=" + protocol, "--db", db};
     CommandRun.Result load = ycsb(concat(new String[] {"load"}, common));
@@ -106,6 +112,34 @@ class YcsbCommandIT {
       }
       assertTrue(count(r.out(), "[TRANSACTIONS], Committed") > 0, name + " committed nothing");
     }
+  }
+
+  @Test
+  void closedEconomyAcrossGroupsValidatesInEveryCommitMode() {
+    for (CommitProtocol mode : CommitProtocol.values()) {
+      String name = mode.name().toLowerCase(Locale.ROOT);
+      CommandRun.Result r = closedEconomy("closedeconomy-xg", "xg-" + name, name,
+          "org.paxoscp.ycsb.PaxosCpDB");
+      assertEquals(0, r.code(), name + ": " + r.err());
+      assertTrue(r.out().contains("[VALIDATION], Result, OK"), name);
+      for (String dc : List.of("V1", "V2", "V3")) {
+        assertEquals(2 * 5 * 1000, count(r.out(), "[VALIDATION], DC " + dc + " counted total"));
+      }
+      assertTrue(count(r.out(), "[TRANSACTIONS], Committed") > 0, name + " committed nothing");
+      assertTrue(count(r.out(), "[TRANSACTIONS], Committed across groups") > 0,
+          name + " committed no transfer across groups");
+      assertFalse(r.err().contains("audit of every group"), name + ": " + r.err());
+    }
+  }
+
+  @Test
+  void aBindingThatLosesOneUpdateAcrossGroupsFailsTheValidation() {
+    CommandRun.Result r = closedEconomy("closedeconomy-xg", "xg-lossy", "cp",
+        "org.paxoscp.ycsb.LossyPaxosCpDB");
+    assertEquals(1, r.code(), "the lost update must fail the run");
+    assertTrue(r.out().contains("[VALIDATION], Result, FAILED"));
+    assertTrue(Pattern.compile("every group at DC V\\d totals \\d+, expected 10000")
+        .matcher(r.err()).find(), r.err());
   }
 
   @Test

@@ -48,6 +48,10 @@ class NemesisIT {
     assertTrue(r.outcomes().get(NemesisWorkload.Outcome.COMMITTED) > 50,
         "transactions committed: " + r.outcomes());
     assertTrue(r.positions() > 50, "log positions checked: " + r.positions());
+    assertTrue(r.byShape().getOrDefault("xg-transfer COMMITTED", 0L) > 0,
+        "transfers across groups committed: " + r.byShape());
+    assertTrue(r.byShape().getOrDefault("xg-audit COMMITTED", 0L) > 0,
+        "audits across groups committed: " + r.byShape());
     assertEquals(List.of(), r.violations());
 
     StringWriter checkOut = new StringWriter();

@@ -46,6 +46,8 @@ public final class Transaction {
   private final int maxEntryBytes;
   /** The group's cross-group locks at the read position (ARCHITECTURE section 10). */
   private final XgLocks locks;
+  /** The begin's reply held only the oldest locks: no read or commit can be checked. */
+  private final boolean locksCut;
   /** Values read from the store, in read order: the read set, and the cache for repeated gets. */
   private final Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
   /** For each key read: the log position that wrote the version read (0 if never written). */
@@ -58,8 +60,9 @@ public final class Transaction {
   private State state = State.ACTIVE;
 
   Transaction(TxnClient client, String group, String txnId, ProposerId proposerId, long readPosition,
-      OptionalInt leader, int maxEntryBytes, XgLocks locks) {
+      OptionalInt leader, int maxEntryBytes, XgLocks locks, boolean locksCut) {
     this.locks = locks;
+    this.locksCut = locksCut;
     this.client = client;
     this.group = group;
     this.txnId = txnId;
@@ -113,7 +116,8 @@ public final class Transaction {
     }
     Optional<byte[]> cached = reads.get(key);
     if (cached == null) {
-      Optional<XgLocks.Lock> lock = locks.blockingRead(key);
+      Optional<XgLocks.Lock> lock = locksCut ? Optional.of(oldestLock())
+          : locks.blockingRead(key);
       if (lock.isPresent() && client.crossGroup().rules().obeyLocks()) {
         throw lockedOut(lock.get(), "a read of " + key);
       }
@@ -231,19 +235,42 @@ public final class Transaction {
    * {@code entry} then.
    */
   void checkLocks(LogEntry entry) {
-    Optional<XgLocks.Lock> lock = locks.blocking(entry);
+    Optional<XgLocks.Lock> lock = locksCut && !neverBlocked(entry) ? Optional.of(oldestLock())
+        : locks.blocking(entry);
     if (lock.isPresent() && client.crossGroup().rules().obeyLocks()) {
       throw lockedOut(lock.get(), "its commit");
     }
   }
 
+  /**
+   * A RESOLVE, or a DECIDE(ABORT): no lock blocks one (a RESOLVE writes only its own
+   * transaction's locked keys, which no other PREPARE can lock; a DECIDE(ABORT) touches only its
+   * decision key, which no PREPARE locks), so it may be placed even when the begin's table was
+   * cut. The steps that resolve locks must never wait for locks.
+   */
+  private static boolean neverBlocked(LogEntry entry) {
+    XgStep x = entry.xg();
+    return x != null && (x.kind() == XgStep.Kind.RESOLVE
+        || (x.kind() == XgStep.Kind.DECIDE && !x.commit()));
+  }
+
+  private XgLocks.Lock oldestLock() {
+    return locks.locks().stream()
+        .min(java.util.Comparator.comparingLong(XgLocks.Lock::position)).orElseThrow();
+  }
+
   private TransactionAbortedException lockedOut(XgLocks.Lock lock, String what) {
     String resolution = client.meetLock(group, lock);
     finish(CommitResult.Status.ABORTED, -1, 0);
+    String why = locksCut
+        ? what + " cannot be checked against the locks of group " + group + ": it holds more "
+            + "unresolved cross-group transactions than a begin reply lists; helped resolve the "
+            + "oldest, " + lock.txn() + " since position " + lock.position() + " (" + resolution
+            + "); retry"
+        : what + " needs keys that cross-group transaction " + lock.txn() + " holds in group "
+            + group + " since position " + lock.position() + " (" + resolution + "); retry";
     return new TransactionAbortedException(new CommitResult(CommitResult.Status.ABORTED, group,
-        txnId, readPosition, 0, false, what + " needs keys that cross-group transaction "
-        + lock.txn() + " holds in group " + group + " since position " + lock.position() + " ("
-        + resolution + "); retry"), client.homeDc());
+        txnId, readPosition, 0, false, why), client.homeDc());
   }
 
   /**

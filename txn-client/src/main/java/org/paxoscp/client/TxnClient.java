@@ -198,7 +198,7 @@ public final class TxnClient implements AutoCloseable {
     }
     ProposerId id = ids.next();
     return new Transaction(this, group, homeDc + "-" + id, id,
-        reply.position(), leader, maxEntryBytes(group), reply.locks());
+        reply.position(), leader, maxEntryBytes(group), reply.locks(), reply.locksCut());
   }
 
   /**

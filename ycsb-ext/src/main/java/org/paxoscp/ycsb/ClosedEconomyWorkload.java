@@ -32,11 +32,19 @@ import site.ycsb.measurements.Measurements;
  * to the other; with probability {@value #AUDIT_PROPORTION} it is instead a read-only audit that
  * sums a group and records any total that differs ({@code [AUDIT-ANOMALY]}).
  *
+ * <p><b>Across groups</b> ({@value #XG_PROPORTION} &gt; 0): that fraction of the transfers moves
+ * money between accounts of two different groups, in one transaction across both; each group's
+ * total then changes, and only the sum over every group is invariant. Audits then sum every group
+ * in one read-only transaction across all of them (so {@value #GROUPS} must not exceed the
+ * client's {@code paxoscp.client.xg.max.groups}), and the validation checks that sum.
+ *
  * <p><b>Validation.</b> At the end of a run phase ({@code -t}) every group's total is read from
  * every DC of the cluster and compared with the loaded total; the run reports, in YCSB's output
  * format, each DC's counted total, the anomaly score |initial total − counted total| / operations
  * (the largest over the DCs), and {@code [VALIDATION], Result, OK} or {@code FAILED} with a message
- * naming the group, the DC and the totals. YCSB's {@code Client} exits 0 whatever a workload
+ * naming the group, the DC and the totals. Across groups, each DC's reads are one transaction
+ * over every group (validated, so that a DC behind in one group cannot pair an old total there
+ * with a new one elsewhere), retried while it meets a transfer not yet resolved. YCSB's {@code Client} exits 0 whatever a workload
  * finds, so the result is also written to {@value #VALIDATION_FILE} when set;
  * {@code ./paxoscp ycsb run} sets it and exits 1 on a failed validation.
  */
@@ -49,6 +57,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   public static final String AUDIT_PROPORTION = "ce.auditproportion";
   public static final String THINK_MS = "ce.thinktime.ms";
   public static final String VALIDATION_FILE = "ce.validation.file";
+  public static final String XG_PROPORTION = "ce.xg.proportion";
 
   private Properties props;
   private int groups;
@@ -58,6 +67,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   private long maxTransfer;
   private double auditProportion;
   private long thinkMs;
+  private double xgProportion;
   private final AtomicLong operations = new AtomicLong();
 
   @Override
@@ -70,7 +80,37 @@ public class ClosedEconomyWorkload extends TxnWorkload {
     maxTransfer = TxnWorkloads.longProp(p, MAX_TRANSFER, 100, 1);
     auditProportion = TxnWorkloads.fraction(p, AUDIT_PROPORTION, 0.1);
     thinkMs = TxnWorkloads.longProp(p, THINK_MS, 0, 0);
+    xgProportion = TxnWorkloads.fraction(p, XG_PROPORTION, 0);
+    if (xgProportion > 0) {
+      if (groups < 2) {
+        throw new WorkloadException(XG_PROPORTION + " > 0 needs " + GROUPS + " >= 2, not "
+            + groups);
+      }
+      int max = clusterConfig().crossGroup().maxGroups();
+      if (groups > max) {
+        throw new WorkloadException(XG_PROPORTION + " > 0: an audit reads all " + groups
+            + " groups in one transaction, and the client allows at most " + max
+            + " (paxoscp.client.xg.max.groups)");
+      }
+    }
     initInserts(p);
+  }
+
+  /** Whether transfers may cross groups (only the sum over every group is then invariant). */
+  boolean acrossGroups() {
+    return xgProportion > 0;
+  }
+
+  private ClusterConfig clusterConfig() throws WorkloadException {
+    String file = props.getProperty(PaxosCpDB.CONFIG);
+    if (file == null) {
+      throw new WorkloadException(PaxosCpDB.CONFIG + " is required");
+    }
+    try {
+      return ClusterConfig.fromProperties(PaxosCpDB.readProperties(Path.of(file)));
+    } catch (IllegalArgumentException | UncheckedIOException e) {
+      throw new WorkloadException("bad cluster configuration " + file + ": " + e.getMessage(), e);
+    }
   }
 
   String group(long g) {
@@ -103,13 +143,71 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   public boolean doTransaction(DB db, Object threadState) {
     State s = (State) threadState;
     operations.incrementAndGet();
-    String group = group(s.random().nextInt(groups));
+    int g = s.random().nextInt(groups);
+    String group = group(g);
     if (s.random().nextDouble() < auditProportion) {
-      audit(db, s, group);
+      if (acrossGroups()) {
+        auditAll(db, s);
+      } else {
+        audit(db, s, group);
+      }
+    } else if (acrossGroups() && s.random().nextDouble() < xgProportion) {
+      int other = s.random().nextInt(groups - 1);
+      transferAcross(db, s, group, group(other >= g ? other + 1 : other));
     } else {
       transfer(db, s, group);
     }
     return true;
+  }
+
+  /** A transfer from an account of {@code fromGroup} to one of {@code toGroup}. */
+  private void transferAcross(DB db, State s, String fromGroup, String toGroup) {
+    int fromAccount = s.random().nextInt(accounts);
+    int toAccount = s.random().nextInt(accounts);
+    s.binding().beginMulti();
+    Optional<Long> from = balance(db, fromGroup, fromAccount);
+    TxnWorkloads.think(thinkMs);
+    Optional<Long> to = from.isEmpty() ? Optional.empty() : balance(db, toGroup, toAccount);
+    TxnWorkloads.think(thinkMs);
+    if (from.isEmpty() || to.isEmpty()) {
+      s.binding().abort();
+      return;
+    }
+    long amount = Transfer.amount(from.get(), maxTransfer, s.random());
+    if (amount == 0) {
+      s.binding().abort();
+      return;
+    }
+    if (!db.update(fromGroup, account(fromAccount), value(from.get() - amount)).isOk()
+        || !db.update(toGroup, account(toAccount), value(to.get() + amount)).isOk()) {
+      s.binding().abort();
+      return;
+    }
+    s.binding().commit();
+  }
+
+  /** A read-only audit of every group in one transaction across all of them. */
+  private void auditAll(DB db, State s) {
+    s.binding().beginMulti();
+    long sum = 0;
+    boolean complete = true;
+    for (int g = 0; g < groups && complete; g++) {
+      for (int a = 0; a < accounts && complete; a++) {
+        Optional<Long> b = balance(db, group(g), a);
+        complete = b.isPresent();
+        sum += b.orElse(0L);
+      }
+    }
+    if (!complete) {
+      s.binding().abort();
+      return;
+    }
+    PaxosCpDB.CommitInfo info = s.binding().commit();
+    if (info.outcome() == PaxosCpDB.Outcome.COMMITTED && sum != groupTotal() * groups) {
+      Measurements.getMeasurements().measure("AUDIT-ANOMALY", 0);
+      System.err.println("audit of every group at DC " + s.binding().homeDc() + " counted "
+          + sum + ", expected " + groupTotal() * groups);
+    }
   }
 
   private void transfer(DB db, State s, String group) {
@@ -179,17 +277,17 @@ public class ClosedEconomyWorkload extends TxnWorkload {
     if (!Boolean.parseBoolean(props.getProperty("dotransactions", "true"))) {
       return;
     }
-    String file = props.getProperty(PaxosCpDB.CONFIG);
-    if (file == null) {
-      throw new WorkloadException(PaxosCpDB.CONFIG + " is required for validation");
-    }
-    ClusterConfig cluster = ClusterConfig.fromProperties(PaxosCpDB.readProperties(Path.of(file)));
+    ClusterConfig cluster = clusterConfig();
     long expected = groupTotal() * groups;
     long ops = Math.max(1, operations.get());
     List<String> problems = new ArrayList<>();
     double worst = 0;
     for (String dc : cluster.dcNames()) {
-      DcTotals t = totalsAt(cluster, dc);
+      DcTotals t = acrossGroups() ? totalAcrossGroupsAt(cluster, dc) : totalsAt(cluster, dc);
+      if (acrossGroups() && t.problems().isEmpty() && t.counted() != expected) {
+        problems.add("every group at DC " + dc + " totals " + t.counted() + ", expected "
+            + expected);
+      }
       problems.addAll(t.problems());
       double score = (double) Math.abs(expected - t.counted()) / ops;
       worst = Math.max(worst, score);
@@ -214,6 +312,35 @@ public class ClosedEconomyWorkload extends TxnWorkload {
       } catch (IOException e) {
         throw new UncheckedIOException("cannot write " + out, e);
       }
+    }
+  }
+
+  /**
+   * The sum over every group, read from DC {@code dc} in one read-only transaction across all of
+   * them, re-run while it aborts (a read that meets a transfer not yet resolved helps resolve it
+   * and aborts; so does a validation that finds a group moved on).
+   */
+  DcTotals totalAcrossGroupsAt(ClusterConfig cluster, String dc) {
+    try (TxnClient c = TxnClient.builder(cluster, dc, CommitProtocol.values()[0]).build()) {
+      return c.runInMultiTransaction(t -> {
+        List<String> problems = new ArrayList<>();
+        long sum = 0;
+        for (int g = 0; g < groups; g++) {
+          for (int a = 0; a < accounts; a++) {
+            long b = t.getString(group(g), PaxosCpDB.item(account(a), PaxosCpDB.VALUE_FIELD))
+                .map(Long::parseLong).orElse(0L);
+            if (b < 0) {
+              problems.add("group " + group(g) + " at DC " + dc + ": account " + account(a)
+                  + " holds " + b + ", below zero");
+            }
+            sum += b;
+          }
+        }
+        return new DcTotals(dc, sum, problems);
+      });
+    } catch (TransactionException e) {
+      return new DcTotals(dc, 0, List.of("the groups could not be read together at DC " + dc
+          + ": " + e.getMessage()));
     }
   }
 

@@ -20,8 +20,10 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.CommitResult;
+import org.paxoscp.client.MultiTransaction;
 import org.paxoscp.client.OutcomeUnknownException;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
@@ -41,10 +43,12 @@ import site.ycsb.measurements.Measurements;
  * boundary YCSB's {@code DB} lacks ({@link #begin}, {@link #commit}, {@link #abort}, as YCSB+T
  * added them).
  *
- * <p><b>Two modes.</b> Inside a transaction opened with {@link #begin}, {@code read},
+ * <p><b>Three modes.</b> Inside a transaction opened with {@link #begin}, {@code read},
  * {@code update}, {@code insert} and {@code delete} read and buffer writes in that transaction's
  * entity group (the {@code table} argument is ignored); the transactional workloads of this module
- * work this way. Outside one, every operation is its own transaction on the entity group
+ * work this way. Inside one opened with {@link #beginMulti}, the {@code table} argument names the
+ * entity group of each operation, and the transaction may span groups (a {@link
+ * MultiTransaction}). Outside both, every operation is its own transaction on the entity group
  * {@code table + ":" + key} (one group per record), reads as read-only transactions: YCSB's core
  * workloads A–F run this way. A record's field {@code f} is the group's item {@code key + "." + f}.
  * {@code scan} spans records, hence groups, and is not offered ({@link Status#NOT_IMPLEMENTED}).
@@ -56,8 +60,9 @@ import site.ycsb.measurements.Measurements;
  *
  * <p><b>Measurements</b> go to YCSB's own measurement system, next to its per-operation lines:
  * {@code COMMIT} (committed read-write transactions), {@code COMMIT-R<n>} (committed after n
- * promotions), {@code READ-ONLY-COMMIT}, {@code ABORT}, {@code UNKNOWN} and {@code UNAVAILABLE},
- * each with the latency of the {@code commit()} call.
+ * promotions), {@code COMMIT-XG} (read-write, committed across groups), {@code READ-ONLY-COMMIT},
+ * {@code ABORT}, {@code UNKNOWN} and {@code UNAVAILABLE}, each with the latency of the
+ * {@code commit()} call.
  *
  * <p>YCSB gives each client thread its own {@code DB}; an instance is used by one thread.
  */
@@ -90,6 +95,7 @@ public class PaxosCpDB extends DB {
     final LongAdder aborted = new LongAdder();
     final LongAdder unknown = new LongAdder();
     final LongAdder unavailable = new LongAdder();
+    final LongAdder crossGroup = new LongAdder();
     final ConcurrentSkipListMap<Integer, LongAdder>
         byRound = new ConcurrentSkipListMap<>();
 
@@ -117,6 +123,7 @@ public class PaxosCpDB extends DB {
       byRound.forEach((r, n) -> out.println("[TRANSACTIONS], Committed after " + r
           + " promotions, " + n.sum()));
       out.println("[TRANSACTIONS], Committed read-only, " + readOnly.sum());
+      out.println("[TRANSACTIONS], Committed across groups, " + crossGroup.sum());
       out.println("[TRANSACTIONS], Aborted, " + aborted.sum());
       out.println("[TRANSACTIONS], Unknown, " + unknown.sum());
       out.println("[TRANSACTIONS], Unavailable, " + unavailable.sum());
@@ -130,6 +137,8 @@ public class PaxosCpDB extends DB {
   private CommitProtocol protocol;
   private List<String> fieldNames;
   private Transaction txn;
+  private MultiTransaction multi;
+  private boolean multiWrote;
 
   /**
    * The binding that YCSB initialised on the calling thread (YCSB calls {@code DB.init} and then
@@ -216,10 +225,7 @@ public class PaxosCpDB extends DB {
 
   @Override
   public void cleanup() throws DBException {
-    if (txn != null && txn.isActive()) {
-      txn.abort();
-    }
-    txn = null;
+    abort();
     if (client != null) {
       client.close();
     }
@@ -246,9 +252,7 @@ public class PaxosCpDB extends DB {
    * @throws IllegalStateException if a transaction is already open
    */
   public boolean begin(String group) {
-    if (txn != null) {
-      throw new IllegalStateException("a transaction is already open on " + txn.group());
-    }
+    requireNoneOpen();
     try {
       txn = client.begin(group);
       return true;
@@ -258,9 +262,32 @@ public class PaxosCpDB extends DB {
     }
   }
 
+  /**
+   * Begins a transaction that may span entity groups: the following operations run in it, each
+   * in the group its {@code table} argument names, until {@link #commit} or {@link #abort}.
+   * Nothing is sent until the first operation; a group that cannot be joined then fails that
+   * operation ({@code UNAVAILABLE}).
+   *
+   * @throws IllegalStateException if a transaction is already open
+   */
+  public void beginMulti() {
+    requireNoneOpen();
+    multi = client.beginMulti();
+    multiWrote = false;
+  }
+
+  private void requireNoneOpen() {
+    if (txn != null) {
+      throw new IllegalStateException("a transaction is already open on " + txn.group());
+    }
+    if (multi != null) {
+      throw new IllegalStateException("a transaction is already open on " + multi.groups());
+    }
+  }
+
   /** Whether a transaction is open. */
   public boolean inTransaction() {
-    return txn != null;
+    return txn != null || multi != null;
   }
 
   /**
@@ -268,6 +295,9 @@ public class PaxosCpDB extends DB {
    * measurements. A transaction whose reads failed is aborted instead (counted as ABORT).
    */
   public CommitInfo commit() {
+    if (multi != null) {
+      return commitMulti();
+    }
     Transaction t = requireOpen();
     txn = null;
     long start = System.nanoTime();
@@ -295,12 +325,45 @@ public class PaxosCpDB extends DB {
     return info;
   }
 
+  private CommitInfo commitMulti() {
+    MultiTransaction m = multi;
+    multi = null;
+    long start = System.nanoTime();
+    CommitInfo info;
+    try {
+      if (!m.isActive()) {
+        // A read inside the transaction failed and aborted it.
+        info = new CommitInfo(Outcome.ABORTED, 0, false, 0);
+      } else {
+        CommitResult r = m.commit();
+        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), !multiWrote,
+            (System.nanoTime() - start) / 1000);
+        if (m.groups().size() > 1 && multiWrote) {
+          COUNTERS.crossGroup.increment();
+          measure("COMMIT-XG", (int) Math.min(Integer.MAX_VALUE, info.latencyMicros()));
+        }
+      }
+    } catch (TransactionAbortedException e) {
+      info = new CommitInfo(Outcome.ABORTED, 0, false, (System.nanoTime() - start) / 1000);
+    } catch (OutcomeUnknownException e) {
+      info = new CommitInfo(Outcome.UNKNOWN, 0, false, (System.nanoTime() - start) / 1000);
+    } catch (UnavailableException e) {
+      info = new CommitInfo(Outcome.UNAVAILABLE, 0, false, (System.nanoTime() - start) / 1000);
+    }
+    record(info);
+    return info;
+  }
+
   /** Abandons the open transaction, if any. */
   public void abort() {
     if (txn != null && txn.isActive()) {
       txn.abort();
     }
     txn = null;
+    if (multi != null) {
+      multi.abort();
+    }
+    multi = null;
   }
 
   private Transaction requireOpen() {
@@ -338,6 +401,9 @@ public class PaxosCpDB extends DB {
   @Override
   public Status read(String table, String key, Set<String> fields,
       Map<String, ByteIterator> result) {
+    if (multi != null) {
+      return readFields(f -> multi.get(table, item(key, f)), fields, result);
+    }
     if (txn != null) {
       return readIn(txn, key, fields, result);
     }
@@ -357,10 +423,15 @@ public class PaxosCpDB extends DB {
 
   private Status readIn(Transaction t, String key, Set<String> fields,
       Map<String, ByteIterator> result) {
+    return readFields(f -> t.get(item(key, f)), fields, result);
+  }
+
+  private Status readFields(Function<String, Optional<byte[]>> get, Set<String> fields,
+      Map<String, ByteIterator> result) {
     boolean found = false;
     try {
       for (String f : fields == null ? fieldNames : fields) {
-        Optional<byte[]> v = t.get(item(key, f));
+        Optional<byte[]> v = get.apply(f);
         if (v.isPresent()) {
           found = true;
           result.put(f, new StringByteIterator(new String(v.get(), StandardCharsets.UTF_8)));
@@ -394,6 +465,9 @@ public class PaxosCpDB extends DB {
 
   @Override
   public Status delete(String table, String key) {
+    if (multi != null) {
+      return inMulti(() -> fieldNames.forEach(f -> multi.delete(table, item(key, f))));
+    }
     if (txn != null) {
       fieldNames.forEach(f -> txn.delete(item(key, f)));
       return Status.OK;
@@ -402,6 +476,10 @@ public class PaxosCpDB extends DB {
   }
 
   private Status write(String table, String key, Map<String, ByteIterator> values) {
+    if (multi != null) {
+      return inMulti(() -> values.forEach((f, v) -> multi.put(table, item(key, f),
+          v.toString())));
+    }
     if (txn != null) {
       values.forEach((f, v) -> txn.put(item(key, f), v.toString()));
       return Status.OK;
@@ -424,6 +502,19 @@ public class PaxosCpDB extends DB {
       case UNKNOWN -> new Status("UNKNOWN", "the outcome is unknown; it may be in the log");
       case UNAVAILABLE -> Status.SERVICE_UNAVAILABLE;
     };
+  }
+
+  /** A write in the open cross-group transaction; joining its group may fail. */
+  private Status inMulti(Runnable body) {
+    try {
+      body.run();
+      multiWrote = true;
+      return Status.OK;
+    } catch (TransactionAbortedException e) {
+      return new Status("ABORTED", e.getMessage());
+    } catch (TransactionException e) {
+      return unavailable(e);
+    }
   }
 
   private static Status unavailable(TransactionException e) {

@@ -7,7 +7,7 @@ import site.ycsb.Status;
 
 /**
  * A planted bug for the closed economy's validation: the binding silently drops the second write
- * of transactions (a transfer's credit) until one such transaction has committed, so exactly one
+ * of transactions (a transfer's credit, in one group or across two) until one such transaction has committed, so exactly one
  * committed transfer loses an update and its group's total shrinks. The validation must catch it.
  */
 public class LossyPaxosCpDB extends PaxosCpDB {
@@ -20,6 +20,13 @@ public class LossyPaxosCpDB extends PaxosCpDB {
     writesInTxn = 0;
     droppedInTxn = false;
     return super.begin(group);
+  }
+
+  @Override
+  public void beginMulti() {
+    writesInTxn = 0;
+    droppedInTxn = false;
+    super.beginMulti();
   }
 
   @Override

@@ -36,6 +36,7 @@ import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.XgLocks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -366,8 +367,11 @@ public final class TransactionService implements RequestHandler {
   }
 
   private BeginReply reply(String group, LogApplier.AppliedState s) {
-    return new BeginReply(group, s.position(), leaderAfter(group, s.position()),
-        s.locks().withoutValues());
+    XgLocks all = s.locks().withoutValues();
+    // Half a datagram at most (the oldest locks then), so that the reply is always sent.
+    XgLocks sent = all.oldestWithin(limits.maxReplyBytes() / 2);
+    return new BeginReply(group, s.position(), leaderAfter(group, s.position()), sent,
+        sent.size() < all.size());
   }
 
   /** The fast-path leader for {@code watermark + 1}, by the one rule (section 5.3), or "". */

@@ -47,13 +47,24 @@ public sealed interface Message {
 
   /**
    * The read position, and the DC that grants the fast path for {@code position + 1} (section
-   * 5.3), or the empty string when no DC does (after a no-op, or for an empty log).
+   * 5.3), or the empty string when no DC does (after a no-op, or for an empty log). {@code locks}
+   * are the group's cross-group locks at the read position, keys without values; when the whole
+   * table would not fit a datagram, only its oldest locks, and {@code locksCut} is true (the
+   * client then cannot check the lock rule, and helps resolve the oldest lock instead).
    */
-  record BeginReply(String group, long position, String leaderDc, XgLocks locks)
-      implements Message {
+  record BeginReply(String group, long position, String leaderDc, XgLocks locks,
+      boolean locksCut) implements Message {
     public BeginReply {
       Objects.requireNonNull(leaderDc);
       Objects.requireNonNull(locks);
+      if (locksCut && locks.isEmpty()) {
+        throw new IllegalArgumentException("a cut lock table keeps at least its oldest lock");
+      }
+    }
+
+    /** A reply carrying the group's whole lock table at {@code position}. */
+    public BeginReply(String group, long position, String leaderDc, XgLocks locks) {
+      this(group, position, leaderDc, locks, false);
     }
 
     /** A reply for a group without unresolved cross-group PREPAREs at {@code position}. */

@@ -308,6 +308,9 @@ final class WireCodec {
         w.writeString(b.leaderDc());
         if (!b.locks().isEmpty()) {
           w.writeBytes(b.locks().encode());
+          if (b.locksCut()) {
+            w.writeByte(1);
+          }
         }
       }
       case READ_REQUEST -> {
@@ -386,7 +389,15 @@ final class WireCodec {
       case BEGIN_REPLY -> {
         String leader = r.readString("leader DC");
         XgLocks locks = r.remaining() == 0 ? XgLocks.EMPTY : nonEmptyLocks(r.readBytes("locks"));
-        yield new Message.BeginReply(group, position, leader, locks);
+        boolean cut = false;
+        if (r.remaining() > 0) {
+          // Present only when true: one encoding per message.
+          if (r.readByte("locks cut") != 1) {
+            throw new CorruptDataException("a lock table's cut mark must be 1 when present");
+          }
+          cut = true;
+        }
+        yield new Message.BeginReply(group, position, leader, locks, cut);
       }
       case READ_REQUEST -> {
         int n = r.readCount("key count", 1);

@@ -70,6 +70,11 @@ class WireCodecTest {
                 new TreeMap<>(Map.of("w", Mutation.put(new byte[] {7}))),
                 org.paxoscp.wal.XgStep.prepare("T", List.of("a", "g"), 99))))
             .locks()),
+        new Message.BeginReply("g", 9, "V1", org.paxoscp.wal.XgLocks.EMPTY.apply(4, LogValue.of(
+            new LogEntry("p", "V1", 3, new TreeSet<>(Set.of("r")),
+                new TreeMap<>(Map.of("w", Mutation.put(new byte[0]))),
+                org.paxoscp.wal.XgStep.prepare("T", List.of("a", "g"), 99))))
+            .locks(), true),
         new Message.ReadRequest("g", 12, List.of("x", "a", "x")),
         new Message.ReadRequest("g", 12, List.of()),
         new Message.ReadReply("g", 12, values),

@@ -156,6 +156,31 @@ public final class XgLocks {
   }
 
   /**
+   * The oldest locks (lowest positions) whose {@link #encode} fits {@code maxBytes}, and always
+   * at least the oldest one: what a begin reply carries when the whole table would not fit a
+   * datagram. A lock held longer is met first by a reader, who then helps resolve it.
+   */
+  public XgLocks oldestWithin(int maxBytes) {
+    if (encode().length <= maxBytes) {
+      return this;
+    }
+    List<Lock> byAge = new ArrayList<>(byTxn.values());
+    byAge.sort(java.util.Comparator.comparingLong(Lock::position).thenComparing(Lock::txn));
+    TreeMap<String, Lock> kept = new TreeMap<>();
+    int bytes = 1 + 5; // format and count, at most
+    for (Lock l : byAge) {
+      // position, length prefix (at most 5 bytes) and the one-entry value
+      int size = 8 + 5 + LogCodec.encode(LogValue.of(l.prepare())).length;
+      if (!kept.isEmpty() && bytes + size > maxBytes) {
+        break;
+      }
+      kept.put(l.txn(), l);
+      bytes += size;
+    }
+    return new XgLocks(kept);
+  }
+
+  /**
    * The table as bytes (empty array for the empty table), for the applied-watermark cell: per
    * lock its position and its PREPARE as a one-entry log value (so that two PREPAREs sharing an
    * entry id, which a faulty client could get chosen, still encode).

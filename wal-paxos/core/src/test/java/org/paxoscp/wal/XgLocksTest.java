@@ -71,4 +71,24 @@ class XgLocksTest {
     assertThrows(CorruptDataException.class, () -> XgLocks.decode(new byte[] {1, 0}, 0),
         "an encoded table with no lock is not canonical");
   }
+
+  @Test
+  void theOldestWithinABudgetKeepAtLeastTheOldestAndFit() {
+    // Transaction ids in the reverse order of their positions, so age is not id order.
+    XgLocks t = XgLocks.EMPTY;
+    for (int i = 0; i < 10; i++) {
+      t = t.apply(10 + i, LogValue.of(prepare("e" + i, "T" + (9 - i), "r" + i, "w" + i)))
+          .locks();
+    }
+    int whole = t.encode().length;
+    assertEquals(t, t.oldestWithin(whole), "a table that fits is kept whole");
+    XgLocks half = t.oldestWithin(whole / 2);
+    assertTrue(half.size() > 0 && half.size() < 10, half.toString());
+    assertTrue(half.encode().length <= whole / 2);
+    long newestKept = half.locks().stream().mapToLong(XgLocks.Lock::position).max().orElseThrow();
+    assertEquals(10 + half.size() - 1, newestKept, "the kept ones are the oldest");
+    XgLocks one = t.oldestWithin(1);
+    assertEquals(1, one.size(), "the oldest lock even when it alone is over the budget");
+    assertEquals(10, one.locks().get(0).position());
+  }
 }
