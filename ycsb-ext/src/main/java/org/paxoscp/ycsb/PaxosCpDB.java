@@ -401,6 +401,9 @@ public class PaxosCpDB extends DB {
   @Override
   public Status read(String table, String key, Set<String> fields,
       Map<String, ByteIterator> result) {
+    if (openButFinished()) {
+      return FINISHED;
+    }
     if (multi != null) {
       return readFields(f -> multi.get(table, item(key, f)), fields, result);
     }
@@ -465,6 +468,9 @@ public class PaxosCpDB extends DB {
 
   @Override
   public Status delete(String table, String key) {
+    if (openButFinished()) {
+      return FINISHED;
+    }
     if (multi != null) {
       return inMulti(() -> fieldNames.forEach(f -> multi.delete(table, item(key, f))));
     }
@@ -476,6 +482,9 @@ public class PaxosCpDB extends DB {
   }
 
   private Status write(String table, String key, Map<String, ByteIterator> values) {
+    if (openButFinished()) {
+      return FINISHED;
+    }
     if (multi != null) {
       return inMulti(() -> values.forEach((f, v) -> multi.put(table, item(key, f),
           v.toString())));
@@ -503,6 +512,18 @@ public class PaxosCpDB extends DB {
       case UNAVAILABLE -> Status.SERVICE_UNAVAILABLE;
     };
   }
+
+  /**
+   * Whether the open transaction already ended: a read aborted it (it met a key that a
+   * cross-group transaction holds, or its read position was collected). Its later operations
+   * answer {@link #FINISHED}, and {@link #commit} counts it as aborted.
+   */
+  private boolean openButFinished() {
+    return (txn != null && !txn.isActive()) || (multi != null && !multi.isActive());
+  }
+
+  private static final Status FINISHED = new Status("ABORTED",
+      "the transaction aborted on an earlier read");
 
   /** A write in the open cross-group transaction; joining its group may fail. */
   private Status inMulti(Runnable body) {
