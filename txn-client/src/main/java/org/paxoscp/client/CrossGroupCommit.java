@@ -375,8 +375,10 @@ final class CrossGroupCommit {
       try {
         Transaction t = client.begin(group, false);
         t.markFinished();
-        if (t.locks().lockOf(txnId).isEmpty()) {
-          return true; // Resolved already (or its PREPARE never got in): nothing to release.
+        if (!t.locksCut() && t.locks().lockOf(txnId).isEmpty()) {
+          // Resolved already (or its PREPARE never got in): nothing to release. (A cut table
+          // may just not list it; a RESOLVE of a transaction holding no lock is void.)
+          return true;
         }
         t.commitUnrecorded(new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
             new TreeSet<>(), commit ? writes : new TreeMap<>(),

@@ -254,6 +254,11 @@ public final class Transaction {
         || (x.kind() == XgStep.Kind.DECIDE && !x.commit()));
   }
 
+  /** Whether the begin's reply listed only the oldest of the group's locks. */
+  boolean locksCut() {
+    return locksCut;
+  }
+
   private XgLocks.Lock oldestLock() {
     return locks.locks().stream()
         .min(java.util.Comparator.comparingLong(XgLocks.Lock::position)).orElseThrow();

@@ -46,6 +46,7 @@ import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.XgStep;
 
 /**
  * Log and version GC through three Transaction Services (ARCHITECTURE section 7), against every
@@ -259,6 +260,52 @@ public abstract class GcScenarios {
     }
   }
 
+  /**
+   * Cross-group transactions (docs/cross-group.md, "Garbage collection"): the lock table lives
+   * beside the applied watermark, not in log positions, so the GC watermark may pass an
+   * unresolved PREPARE; the lock stays in what a begin hands out, and a later RESOLVE(COMMIT)
+   * still applies the prepared write.
+   */
+  @Test
+  void aWatermarkPastAnUnresolvedPrepareKeepsItsLockAndItsWrite() throws Exception {
+    List<String> groups = List.of("coordinator/1", G);
+    TreeMap<String, Mutation> prepared = new TreeMap<>(Map.of("k0",
+        Mutation.put("prepared".getBytes(StandardCharsets.UTF_8))));
+    Outcome p = commit("A", new LogEntry("t-prepare", "A", 0, new TreeSet<>(), prepared,
+        XgStep.prepare("T", groups, Long.MAX_VALUE / 2)), 0);
+    assertEquals(1, p.position());
+    for (int i = 1; i <= 20; i++) {
+      // Keys other than k0: the lock rule would refuse k0 while T holds it.
+      commit(DCS.get(i % 3), new LogEntry("t" + ids.incrementAndGet(), "A", i, new TreeSet<>(),
+          new TreeMap<>(Map.of(KEYS.get(1 + i % 4), Mutation.put(new byte[] {(byte) i})))), i);
+    }
+    awaitApplied(DCS, 21);
+    for (String dc : DCS) {
+      GroupCollector.Round r = collectors.get(dc).collectNow(G).get(20, TimeUnit.SECONDS);
+      assertEquals(21 - RETENTION, r.gcWatermark(), "the watermark passed the PREPARE at 1");
+      assertEquals(RETENTION, stores.get(dc).census(KvStore.Table.WAL).rows());
+      BeginReply b = assertInstanceOf(BeginReply.class, net.transport("client")
+          .request(dc, new BeginRequest(G, 21), WAIT).get(20, TimeUnit.SECONDS));
+      assertEquals(1, b.locks().lockOf("T").orElseThrow().position(),
+          "the lock outlives its collected position at " + dc);
+    }
+    Outcome resolved = commit("B", new LogEntry("t-resolve", "B", 21, new TreeSet<>(),
+        new TreeMap<>(Map.of("k0", Mutation.put(new byte[0]))),
+        XgStep.resolve("T", groups, true)), 21);
+    awaitApplied(DCS, resolved.position());
+    for (String dc : DCS) {
+      ReadReply r = assertInstanceOf(ReadReply.class, net.transport("client").request(dc,
+          new ReadRequest(G, resolved.position(), List.of("k0")), WAIT)
+          .get(20, TimeUnit.SECONDS));
+      assertArrayEquals("prepared".getBytes(StandardCharsets.UTF_8), r.values().get("k0"),
+          "the prepared value, applied by the RESOLVE at " + dc);
+      BeginReply b = assertInstanceOf(BeginReply.class, net.transport("client")
+          .request(dc, new BeginRequest(G, resolved.position()), WAIT)
+          .get(20, TimeUnit.SECONDS));
+      assertTrue(b.locks().isEmpty(), "released at " + dc + ": " + b.locks());
+    }
+  }
+
   // ---- helpers ------------------------------------------------------------------------------
 
   /** Commits {@code n} transactions of two random writes (some deletes) from random DCs. */
@@ -283,6 +330,10 @@ public abstract class GcScenarios {
     writes.forEach((k, v) -> w.put(k, v == null ? Mutation.delete()
         : Mutation.put(v.getBytes(StandardCharsets.UTF_8))));
     LogEntry e = new LogEntry("t" + ids.incrementAndGet(), dc, readPosition, new TreeSet<>(), w);
+    return commit(dc, e, readPosition);
+  }
+
+  private Outcome commit(String dc, LogEntry e, long readPosition) throws Exception {
     Proposer p = new Proposer(cfg, G, ProposerId.of(ids.incrementAndGet()), e, readPosition + 1,
         OptionalInt.empty(), new SplittableRandom(ids.get()));
     Outcome o = clients.get(dc).run(p).get(20, TimeUnit.SECONDS);
