@@ -68,13 +68,10 @@ public final class CheckCommand implements Callable<Integer> {
         ok = false;
       }
     }
-    boolean crossGroup = run.logsByGroup().values().stream()
-        .flatMap(byDc -> byDc.values().stream()).flatMap(log -> log.values().stream())
-        .flatMap(v -> v.entries().stream()).anyMatch(e -> e.xg() != null);
-    if (crossGroup) {
+    if (run.hasCrossGroup()) {
       // One conflict graph over every group, for transactions across groups.
       CrossGroupChecker.Result x = CrossGroupChecker.check(run.logsByGroup(),
-          run.recordsByGroup(), List.of());
+          run.recordsByGroup(), run.crossGroup());
       out.printf("across %d groups: %d cross-group transactions committed, %d aborted, %d "
           + "undecided: %s%n", run.logsByGroup().size(), x.committed(), x.aborted(),
           x.undecided(), x.ok() ? "one-copy serializable" : "VIOLATION");

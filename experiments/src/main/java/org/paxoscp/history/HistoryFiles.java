@@ -21,6 +21,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
+import org.paxoscp.check.CrossGroupChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
@@ -35,16 +36,31 @@ import org.paxoscp.wal.XgStep;
  * positions in order, an empty list for a no-op). Values are base64, null for absent or deleted.
  * An entry that is a step of a transaction across groups (docs/cross-group.md) carries one more
  * field, {@code "xg": {"kind": "PREPARE"|"DECIDE"|"RESOLVE"|"VALIDATE", "txn", "groups",
- * "deadlineMillis", "commit"}}; files without it read as before.
+ * "deadlineMillis", "commit"}}; files without it read as before. A history line with an
+ * {@code "xg"} field is a client's transaction across groups ({@code HistoryRecorder}); it is read
+ * as a {@link CrossGroupChecker.Observation}.
  */
 public final class HistoryFiles {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private HistoryFiles() {}
 
-  /** A run read back: per group, every DC's log and every client's records. */
+  /**
+   * A run read back: per group, every DC's log and every client's one-group records; the
+   * clients' transactions across groups; and per group, the highest position those read at or
+   * were told their DECIDE was chosen at (positions proved to exist).
+   */
   public record Run(Map<String, Map<String, SortedMap<Long, LogValue>>> logsByGroup,
-      Map<String, List<TxnRecord>> recordsByGroup) {}
+      Map<String, List<TxnRecord>> recordsByGroup,
+      List<CrossGroupChecker.Observation> crossGroup, Map<String, Long> crossGroupPositions) {
+
+    /** Whether anything of a transaction across groups is in the run. */
+    public boolean hasCrossGroup() {
+      return !crossGroup.isEmpty() || logsByGroup.values().stream()
+          .flatMap(byDc -> byDc.values().stream()).flatMap(log -> log.values().stream())
+          .flatMap(v -> v.entries().stream()).anyMatch(e -> e.xg() != null);
+    }
+  }
 
   /** The directory a client of the run records its history file in. */
   public static Path historyDir(Path dir) {
@@ -120,6 +136,8 @@ public final class HistoryFiles {
   public static Run read(Path dir) {
     Map<String, Map<String, SortedMap<Long, LogValue>>> logs = new TreeMap<>();
     Map<String, List<TxnRecord>> records = new TreeMap<>();
+    List<CrossGroupChecker.Observation> crossGroup = new ArrayList<>();
+    Map<String, Long> crossGroupPositions = new TreeMap<>();
     for (Path f : jsonl(dir.resolve("wal"))) {
       String dc = f.getFileName().toString().replaceFirst("\\.jsonl$", "");
       forEachLine(f, (n, where) -> {
@@ -140,18 +158,25 @@ public final class HistoryFiles {
     }
     for (Path f : jsonl(historyDir(dir))) {
       forEachLine(f, (n, where) -> {
+        if (n.has("xg")) {
+          CrossGroupChecker.Observation o = observation(n, where);
+          crossGroup.add(o);
+          for (JsonNode part : n.path("parts")) {
+            crossGroupPositions.merge(text(part, "group", where),
+                part.path("readPos").asLong(), Math::max);
+          }
+          JsonNode dp = n.get("decidePos");
+          if (dp != null && !dp.isNull()) {
+            crossGroupPositions.merge(o.groups().first(), dp.asLong(), Math::max);
+          }
+          return;
+        }
         Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
         for (JsonNode r : n.path("reads")) {
           reads.put(text(r, "key", where), Optional.ofNullable(value(r, where)));
         }
         SortedMap<String, Mutation> writes = writes(n, where);
-        TxnRecord.Status status = switch (text(n, "outcome", where)) {
-          case "COMMITTED" -> TxnRecord.Status.COMMITTED;
-          case "ABORTED" -> TxnRecord.Status.ABORTED;
-          case "UNKNOWN" -> TxnRecord.Status.UNKNOWN;
-          default -> throw new IllegalArgumentException(where + ": unknown outcome "
-              + n.get("outcome"));
-        };
+        TxnRecord.Status status = outcome(n, where);
         long readPos = n.path("readPos").asLong();
         JsonNode cp = n.get("commitPos");
         // A read-only transaction commits at its read position, outside the log.
@@ -162,7 +187,43 @@ public final class HistoryFiles {
                 reads, writes, commitPos));
       });
     }
-    return new Run(logs, records);
+    return new Run(logs, records, crossGroup, crossGroupPositions);
+  }
+
+  private static TxnRecord.Status outcome(JsonNode n, String where) {
+    return switch (text(n, "outcome", where)) {
+      case "COMMITTED" -> TxnRecord.Status.COMMITTED;
+      case "ABORTED" -> TxnRecord.Status.ABORTED;
+      case "UNKNOWN" -> TxnRecord.Status.UNKNOWN;
+      default -> throw new IllegalArgumentException(where + ": unknown outcome "
+          + n.get("outcome"));
+    };
+  }
+
+  /** A client's line for a transaction across groups. */
+  private static CrossGroupChecker.Observation observation(JsonNode n, String where) {
+    TreeSet<String> groups = new TreeSet<>();
+    n.path("groups").forEach(g -> groups.add(g.asText()));
+    Map<String, Map<String, Long>> versions = new TreeMap<>();
+    boolean readOnly = true;
+    for (JsonNode part : n.path("parts")) {
+      String group = text(part, "group", where);
+      if (!groups.contains(group)) {
+        throw new IllegalArgumentException(where + ": part of group " + group + " not in "
+            + groups);
+      }
+      Map<String, Long> v = versions.computeIfAbsent(group, g -> new TreeMap<>());
+      for (JsonNode r : part.path("reads")) {
+        v.put(text(r, "key", where), r.path("version").asLong());
+      }
+      readOnly &= writes(part, where).isEmpty();
+    }
+    if (groups.size() < 2) {
+      throw new IllegalArgumentException(where + ": a transaction across groups names "
+          + groups.size() + " group(s)");
+    }
+    return new CrossGroupChecker.Observation(text(n, "xg", where), outcome(n, where), groups,
+        versions, readOnly);
   }
 
   /** The cross-group step of an entry, or null when it has none. */

@@ -240,7 +240,8 @@ public final class NemesisRun implements AutoCloseable {
     long positions = 0;
     for (String group : workload.groups()) {
       List<TxnRecord> recs = history.recordsByGroup().getOrDefault(group, List.of());
-      long upTo = catchUp(group, provenPosition(recs));
+      long upTo = catchUp(group, Math.max(provenPosition(recs),
+          history.crossGroupPositions().getOrDefault(group, 0L)));
       positions += upTo;
       for (String dc : options.dcs()) {
         HistoryFiles.appendWal(export, dc, group, dcLog(dc, group, upTo));
@@ -686,13 +687,11 @@ public final class NemesisRun implements AutoCloseable {
       List<TxnRecord> records = run.recordsByGroup().getOrDefault(group, List.of());
       violations.addAll(checkGroup(group, options.dcs(), logs, records));
     }
-    boolean steps = run.logsByGroup().values().stream()
-        .flatMap(byDc -> byDc.values().stream()).flatMap(log -> log.values().stream())
-        .flatMap(v -> v.entries().stream()).anyMatch(e -> e.xg() != null);
-    if (steps) {
-      // One conflict graph over every group (each group's own check ran above).
+    if (run.hasCrossGroup()) {
+      // One conflict graph over every group, with what the clients saw of transactions across
+      // groups (each group's own check ran above).
       CrossGroupChecker.Result x = CrossGroupChecker.check(run.logsByGroup(),
-          run.recordsByGroup(), List.of());
+          run.recordsByGroup(), run.crossGroup());
       log("across groups: %d transactions committed, %d aborted, %d undecided; %s",
           x.committed(), x.aborted(), x.undecided(), x.crossGroup().ok() ? "serializable"
               : "VIOLATION");

@@ -72,6 +72,36 @@ class CheckCrossGroupTest {
         + "aborted, 0 undecided: one-copy serializable"), r.out());
   }
 
+  /** A client's line for T (HistoryRecorder's cross-group shape) reporting {@code outcome}. */
+  private static void recordT(Path d, String outcome) throws IOException {
+    Files.writeString(d.resolve("history").resolve("c1.jsonl"), "{\"xg\": \"T\", "
+        + "\"client\": \"c1\", \"dc\": \"V1\", \"groups\": [\"a\", \"b\"], \"parts\": ["
+        + "{\"group\": \"a\", \"readPos\": 0, \"reads\": [], \"writes\": [{\"key\": \"x\", "
+        + "\"value\": \"MQ==\"}]}, {\"group\": \"b\", \"readPos\": 0, \"reads\": [], "
+        + "\"writes\": [{\"key\": \"y\", \"value\": \"MQ==\"}]}], \"outcome\": \"" + outcome
+        + "\", \"decidePos\": 1, \"readOnly\": false, \"protocol\": \"cp\", \"startMs\": 1, "
+        + "\"endMs\": 2}\n");
+  }
+
+  @Test
+  void aClientsRecordOfATransactionAcrossGroupsIsJudgedAgainstItsDecision() throws IOException {
+    Path ok = export("reported-ok", true);
+    recordT(ok, "COMMITTED");
+    HistoryFiles.Run run = HistoryFiles.read(ok);
+    assertEquals(1, run.crossGroup().size());
+    assertEquals(Map.of("a", 1L, "b", 0L), run.crossGroupPositions());
+    assertTrue(run.recordsByGroup().isEmpty(), "not a one-group record");
+    CommandRun.Result r = CommandRun.run(new CheckCommand(), ok.toString());
+    assertEquals(0, r.code(), r.out() + r.err());
+
+    Path wrong = export("reported-wrong", true);
+    recordT(wrong, "ABORTED");
+    r = CommandRun.run(new CheckCommand(), wrong.toString());
+    assertEquals(1, r.code(), r.out() + r.err());
+    assertTrue(r.out().contains("XG_OUTCOME") && r.out().contains("reported T ABORTED"),
+        r.out());
+  }
+
   @Test
   void writesOfAnUndecidedTransactionAreAViolation() throws IOException {
     CommandRun.Result r = CommandRun.run(new CheckCommand(), export("bad", false).toString());

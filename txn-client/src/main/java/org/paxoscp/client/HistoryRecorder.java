@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -29,6 +30,18 @@ import org.paxoscp.wal.Mutation;
  * version read (0 if never written). {@code commitPos} is null unless the transaction committed a
  * log entry (a read-only transaction commits without one). An attempt that ended without a
  * commit call (aborted by the application, or by a read) is ABORTED.
+ *
+ * <p>A transaction across groups (docs/cross-group.md) that reached its commit is one line of
+ * another shape, marked by its {@code "xg"} field:
+ * <pre>
+ * {"xg": id, "client": id, "dc": home DC, "groups": [group, ...],
+ *  "parts": [{"group": g, "readPos": n, "reads": [...], "writes": [...]}],
+ *  "outcome": "COMMITTED"|"ABORTED"|"UNKNOWN", "decidePos": n-or-null, "readOnly": bool,
+ *  "protocol": ..., "startMs": t, "endMs": t}
+ * </pre>
+ * with reads and writes as above; {@code decidePos} is the position of its DECIDE(COMMIT) in the
+ * first group (the coordinator) when the client learned it. Its steps are in the groups' logs
+ * under the id {@code xg}.
  *
  * <p>Thread-safe; lines are written whole and flushed as they are recorded.
  */
@@ -63,6 +76,80 @@ public final class HistoryRecorder implements AutoCloseable {
       SortedMap<String, Mutation> writes, CommitResult.Status outcome, long commitPos,
       int promotions, String protocol, long startMs, long endMs) {}
 
+  /** A transaction across groups that reached its commit, as {@link MultiTransaction} saw it. */
+  record CrossGroupAttempt(String xg, String client, String dc, List<Transaction> parts,
+      CommitResult.Status outcome, long decidePos, String protocol, long startMs, long endMs) {}
+
+  synchronized void record(CrossGroupAttempt a) {
+    try {
+      java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+      try (JsonGenerator g = JSON.createGenerator(line, JsonEncoding.UTF8)) {
+        g.writeStartObject();
+        g.writeStringField("xg", a.xg());
+        g.writeStringField("client", a.client());
+        g.writeStringField("dc", a.dc());
+        g.writeArrayFieldStart("groups");
+        for (Transaction t : a.parts()) {
+          g.writeString(t.group());
+        }
+        g.writeEndArray();
+        g.writeArrayFieldStart("parts");
+        boolean readOnly = true;
+        for (Transaction t : a.parts()) {
+          g.writeStartObject();
+          g.writeStringField("group", t.group());
+          g.writeNumberField("readPos", t.readPosition());
+          writeReads(g, t.reads(), t.readVersions());
+          writeWrites(g, t.writes());
+          g.writeEndObject();
+          readOnly &= t.writes().isEmpty();
+        }
+        g.writeEndArray();
+        g.writeStringField("outcome", a.outcome().name());
+        if (a.decidePos() > 0) {
+          g.writeNumberField("decidePos", a.decidePos());
+        } else {
+          g.writeNullField("decidePos");
+        }
+        g.writeBooleanField("readOnly", readOnly);
+        g.writeStringField("protocol", a.protocol());
+        g.writeNumberField("startMs", a.startMs());
+        g.writeNumberField("endMs", a.endMs());
+        g.writeEndObject();
+      }
+      line.write('\n');
+      out.write(line.toByteArray());
+      out.flush();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the history", e);
+    }
+  }
+
+  private static void writeReads(JsonGenerator g, Map<String, Optional<byte[]>> reads,
+      Map<String, Long> versions) throws IOException {
+    g.writeArrayFieldStart("reads");
+    for (var e : reads.entrySet()) {
+      g.writeStartObject();
+      g.writeStringField("key", e.getKey());
+      writeValue(g, e.getValue().orElse(null));
+      g.writeNumberField("version", versions.getOrDefault(e.getKey(), 0L));
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+  }
+
+  private static void writeWrites(JsonGenerator g, SortedMap<String, Mutation> writes)
+      throws IOException {
+    g.writeArrayFieldStart("writes");
+    for (var e : writes.entrySet()) {
+      g.writeStartObject();
+      g.writeStringField("key", e.getKey());
+      writeValue(g, e.getValue().isDelete() ? null : e.getValue().value().orElseThrow());
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+  }
+
   synchronized void record(Attempt a) {
     try {
       java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
@@ -73,23 +160,8 @@ public final class HistoryRecorder implements AutoCloseable {
         g.writeStringField("dc", a.dc());
         g.writeStringField("group", a.group());
         g.writeNumberField("readPos", a.readPos());
-        g.writeArrayFieldStart("reads");
-        for (var e : a.reads().entrySet()) {
-          g.writeStartObject();
-          g.writeStringField("key", e.getKey());
-          writeValue(g, e.getValue().orElse(null));
-          g.writeNumberField("version", a.versions().getOrDefault(e.getKey(), 0L));
-          g.writeEndObject();
-        }
-        g.writeEndArray();
-        g.writeArrayFieldStart("writes");
-        for (var e : a.writes().entrySet()) {
-          g.writeStartObject();
-          g.writeStringField("key", e.getKey());
-          writeValue(g, e.getValue().isDelete() ? null : e.getValue().value().orElseThrow());
-          g.writeEndObject();
-        }
-        g.writeEndArray();
+        writeReads(g, a.reads(), a.versions());
+        writeWrites(g, a.writes());
         g.writeStringField("outcome", a.outcome().name());
         if (a.commitPos() > 0) {
           g.writeNumberField("commitPos", a.commitPos());

@@ -32,6 +32,7 @@ public final class MultiTransaction {
   private final String txnId;
   private final int maxGroups;
   private final SortedMap<String, Transaction> parts = new TreeMap<>();
+  private final long startMs = System.currentTimeMillis();
   private boolean finished;
 
   MultiTransaction(TxnClient client, String txnId, int maxGroups) {
@@ -130,11 +131,21 @@ public final class MultiTransaction {
         finished = !only.isActive();
       }
     }
+    CommitResult.Status outcome = CommitResult.Status.UNKNOWN;
+    long decidePos = -1;
     try {
-      return client.crossGroup().commit(txnId, parts);
+      CommitResult r = client.crossGroup().commit(txnId, parts);
+      outcome = r.status();
+      decidePos = r.position();
+      return r;
+    } catch (TransactionAbortedException e) {
+      outcome = CommitResult.Status.ABORTED;
+      throw e;
     } finally {
       if (parts.values().stream().noneMatch(Transaction::isActive)) {
         finished = true;
+        // (A part too large leaves the transaction active and unrecorded, as in one group.)
+        client.recordCrossGroup(txnId, parts.values(), outcome, decidePos, startMs);
       }
     }
   }

@@ -446,6 +446,17 @@ public final class TxnClient implements AutoCloseable {
     }
   }
 
+  /** Records a transaction across groups that reached its commit, if history is recorded. */
+  void recordCrossGroup(String xg, java.util.Collection<Transaction> parts,
+      CommitResult.Status outcome, long decidePos, long startMs) {
+    if (history != null) {
+      history.record(new HistoryRecorder.CrossGroupAttempt(xg, clientId, homeDc,
+          List.copyOf(parts), outcome, decidePos,
+          protocol.name().toLowerCase(java.util.Locale.ROOT),
+          startMs, System.currentTimeMillis()));
+    }
+  }
+
   /**
    * Reads {@code key} at {@code position}, with the position that wrote the version read: from
    * the direct store when it is caught up.

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,6 +26,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.paxoscp.check.CrossGroupChecker;
@@ -195,6 +198,31 @@ class CrossGroupTest {
     assertTrue(verdict.ok(), verdict.summary());
     assertTrue(verdict.aborted() >= 10, "the oldest were aborted past their deadline: "
         + verdict.summary());
+  }
+
+  /** A recording client writes one line per transaction across groups, of its own shape. */
+  @Test
+  void aTransactionAcrossGroupsIsRecordedAsOneHistoryLine(@TempDir Path tmp) throws Exception {
+    Path file = tmp.resolve("h.jsonl");
+    TxnClient c;
+    try (HistoryRecorder rec = HistoryRecorder.append(file)) {
+      c = cluster.closeLater(TxnClient.builder(cluster.config, "A", CommitProtocol.CP)
+          .transport(cluster.network.transport("A")).recordHistory(rec).build());
+      MultiTransaction t = c.beginMulti();
+      t.getString("ga", "r");
+      t.put("ga", "x", "1");
+      t.put("gb", "y", "2");
+      CommitResult r = t.commit();
+      c.close();
+      List<String> lines = Files.readAllLines(file);
+      assertEquals(1, lines.size(), "one line, no one-group lines for its parts: " + lines);
+      String line = lines.get(0);
+      assertTrue(line.startsWith("{\"xg\":\"" + t.txnId() + "\""), line);
+      assertTrue(line.contains("\"groups\":[\"ga\",\"gb\"]"), line);
+      assertTrue(line.contains("\"outcome\":\"COMMITTED\",\"decidePos\":" + r.position()),
+          line);
+      assertTrue(line.contains("{\"key\":\"r\",\"value\":null,\"version\":0}"), line);
+    }
   }
 
   /** A client that crashed after its PREPAREs: a reader waits, then aborts it past the deadline. */
