@@ -692,9 +692,9 @@ public final class NemesisRun implements AutoCloseable {
       // groups (each group's own check ran above).
       CrossGroupChecker.Result x = CrossGroupChecker.check(run.logsByGroup(),
           run.recordsByGroup(), run.crossGroup());
-      log("across groups: %d transactions committed, %d aborted, %d undecided; %s",
-          x.committed(), x.aborted(), x.undecided(), x.crossGroup().ok() ? "serializable"
-              : "VIOLATION");
+      log("across groups: %d transactions committed, %d aborted, %d undecided, %d client "
+          + "records; %s", x.committed(), x.aborted(), x.undecided(), run.crossGroup().size(),
+          x.crossGroup().ok() ? "serializable" : "VIOLATION");
       for (var v : x.crossGroup().violations()) {
         violations.add("across groups: checker: " + v);
       }
