@@ -54,7 +54,14 @@ class CrossGroupPlantedBugTest {
   }
 
   private CrossGroupChecker.Result check(List<CrossGroupChecker.Observation> obs) {
-    return CrossGroupChecker.check(TestCluster.quiescentLogs(cluster, GROUPS), Map.of(), obs);
+    return check(obs, Map.of());
+  }
+
+  /** The checker once every group of {@code atLeast} holds that position at every DC. */
+  private CrossGroupChecker.Result check(List<CrossGroupChecker.Observation> obs,
+      Map<String, Long> atLeast) {
+    return CrossGroupChecker.check(TestCluster.quiescentLogs(cluster, GROUPS, atLeast),
+        Map.of(), obs);
   }
 
   private static void assertOk(CrossGroupChecker.Result r) {
@@ -100,8 +107,9 @@ class CrossGroupPlantedBugTest {
             "the PREPARE in gb read a stale k; the shipped client aborts");
         assertOk(check(List.of()));
       } else {
-        assertEquals(CommitResult.Status.COMMITTED, t.commit().status());
-        CrossGroupChecker.Result r = check(List.of());
+        CommitResult decided = t.commit();
+        assertEquals(CommitResult.Status.COMMITTED, decided.status());
+        CrossGroupChecker.Result r = check(List.of(), Map.of("ga", decided.position()));
         assertTrue(r.count(Kind.XG_ATOMICITY) > 0, r.summary());
       }
       setUpAgain();
@@ -134,8 +142,9 @@ class CrossGroupPlantedBugTest {
         assertOk(check(List.of()));
       } else {
         t.put("k", t.getString("k").orElseThrow() + "+1");
-        assertEquals(CommitResult.Status.COMMITTED, t.commit().status());
-        CrossGroupChecker.Result r = check(List.of());
+        CommitResult c1 = t.commit();
+        assertEquals(CommitResult.Status.COMMITTED, c1.status());
+        CrossGroupChecker.Result r = check(List.of(), Map.of("gb", c1.position()));
         assertTrue(r.count(Kind.LOCK_VIOLATED) > 0, r.summary());
       }
       setUpAgain();
@@ -176,8 +185,9 @@ class CrossGroupPlantedBugTest {
             () -> pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true))));
         assertOk(check(List.of()));
       } else {
-        pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true)));
-        CrossGroupChecker.Result r = check(List.of());
+        long second = pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true)))
+            .position();
+        CrossGroupChecker.Result r = check(List.of(), Map.of("ga", second));
         assertTrue(r.count(Kind.XG_OUTCOME) > 0, r.summary());
       }
       setUpAgain();

@@ -65,6 +65,15 @@ final class TestCluster implements AutoCloseable {
    */
   static Map<String, Map<String, SortedMap<Long, LogValue>>> quiescentLogs(TestCluster cluster,
       List<String> groups) {
+    return quiescentLogs(cluster, groups, Map.of());
+  }
+
+  /**
+   * As above, and each group of {@code atLeast} must also reach that position (a value a client
+   * was told is chosen may not be recorded at any DC yet; until it is, the DCs agree without it).
+   */
+  static Map<String, Map<String, SortedMap<Long, LogValue>>> quiescentLogs(TestCluster cluster,
+      List<String> groups, Map<String, Long> atLeast) {
     Map<String, Map<String, SortedMap<Long, LogValue>>> out = new java.util.TreeMap<>();
     long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
     while (true) {
@@ -75,8 +84,11 @@ final class TestCluster implements AutoCloseable {
         for (String dc : DCS) {
           byDc.put(dc, scan(cluster.stores.get(dc), g));
         }
+        long min = atLeast.getOrDefault(g, 0L);
         same &= byDc.values().stream().distinct().count() <= 1
-            && byDc.values().stream().allMatch(l -> l.isEmpty() || l.lastKey() == l.size());
+            && byDc.values().stream().allMatch(l -> l.isEmpty() || l.lastKey() == l.size())
+            && byDc.values().stream().allMatch(l -> min == 0 || (!l.isEmpty()
+                && l.lastKey() >= min));
         out.put(g, byDc);
       }
       if (same || System.nanoTime() > deadline) {
