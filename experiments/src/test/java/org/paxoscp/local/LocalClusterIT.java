@@ -284,15 +284,28 @@ class LocalClusterIT {
       logs.put(g, cluster.logs(g, upTo));
     }
     try (TxnClient auditor = cluster.client("V1", CommitProtocol.CP)) {
-      long total = auditor.runInMultiTransaction(t -> {
-        long sum = 0;
-        for (String g : groups) {
-          for (int i = 0; i < accounts; i++) {
-            sum += Long.parseLong(t.getString(g, "acct" + i).orElseThrow());
+      // A transfer whose client gave up may hold its keys until its deadline (the lock timeout,
+      // 5 s); the audit's reads abort it after that, so retry past it.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      Long total = null;
+      while (total == null) {
+        try {
+          total = auditor.runInMultiTransaction(t -> {
+            long sum = 0;
+            for (String g : groups) {
+              for (int i = 0; i < accounts; i++) {
+                sum += Long.parseLong(t.getString(g, "acct" + i).orElseThrow());
+              }
+            }
+            return sum;
+          });
+        } catch (TransactionAbortedException e) {
+          if (System.nanoTime() > deadline) {
+            throw e;
           }
+          Thread.sleep(200);
         }
-        return sum;
-      });
+      }
       assertEquals(100L * accounts * groups.size(), total, "money was created or lost");
     }
     CrossGroupChecker.Result verdict = CrossGroupChecker.check(logs, Map.of(),
