@@ -45,8 +45,9 @@ import site.ycsb.measurements.Measurements;
  * (the largest over the DCs), and {@code [VALIDATION], Result, OK} or {@code FAILED} with a message
  * naming the group, the DC and the totals. Across groups, each DC's reads are one transaction
  * over every group (validated, so that a DC behind in one group cannot pair an old total there
- * with a new one elsewhere), retried while it meets a transfer not yet resolved. YCSB's {@code Client} exits 0 whatever a workload
- * finds, so the result is also written to {@value #VALIDATION_FILE} when set;
+ * with a new one elsewhere), retried while it meets a transfer not yet resolved. YCSB's
+ * {@code Client} exits 0 whatever a workload finds, so the result is also written to
+ * {@value #VALIDATION_FILE} when set;
  * {@code ./paxoscp ycsb run} sets it and exits 1 on a failed validation.
  */
 public class ClosedEconomyWorkload extends TxnWorkload {

@@ -7,8 +7,9 @@ import site.ycsb.Status;
 
 /**
  * A planted bug for the closed economy's validation: the binding silently drops the second write
- * of transactions (a transfer's credit, in one group or across two) until one such transaction has committed, so exactly one
- * committed transfer loses an update and its group's total shrinks. The validation must catch it.
+ * of transactions (a transfer's credit, in one group or across two) until one such transaction
+ * has committed (several threads may each drop one before that), so committed transfers lose an
+ * update and the total shrinks. The validation must catch it.
  */
 public class LossyPaxosCpDB extends PaxosCpDB {
   private static final AtomicBoolean LOST = new AtomicBoolean();
