@@ -81,48 +81,34 @@ public final class HistoryRecorder implements AutoCloseable {
       CommitResult.Status outcome, long decidePos, String protocol, long startMs, long endMs) {}
 
   synchronized void record(CrossGroupAttempt a) {
-    try {
-      java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
-      try (JsonGenerator g = JSON.createGenerator(line, JsonEncoding.UTF8)) {
-        g.writeStartObject();
-        g.writeStringField("xg", a.xg());
-        g.writeStringField("client", a.client());
-        g.writeStringField("dc", a.dc());
-        g.writeArrayFieldStart("groups");
-        for (Transaction t : a.parts()) {
-          g.writeString(t.group());
-        }
-        g.writeEndArray();
-        g.writeArrayFieldStart("parts");
-        boolean readOnly = true;
-        for (Transaction t : a.parts()) {
-          g.writeStartObject();
-          g.writeStringField("group", t.group());
-          g.writeNumberField("readPos", t.readPosition());
-          writeReads(g, t.reads(), t.readVersions());
-          writeWrites(g, t.writes());
-          g.writeEndObject();
-          readOnly &= t.writes().isEmpty();
-        }
-        g.writeEndArray();
-        g.writeStringField("outcome", a.outcome().name());
-        if (a.decidePos() > 0) {
-          g.writeNumberField("decidePos", a.decidePos());
-        } else {
-          g.writeNullField("decidePos");
-        }
-        g.writeBooleanField("readOnly", readOnly);
-        g.writeStringField("protocol", a.protocol());
-        g.writeNumberField("startMs", a.startMs());
-        g.writeNumberField("endMs", a.endMs());
-        g.writeEndObject();
+    writeLine(g -> {
+      g.writeStringField("xg", a.xg());
+      g.writeStringField("client", a.client());
+      g.writeStringField("dc", a.dc());
+      g.writeArrayFieldStart("groups");
+      for (Transaction t : a.parts()) {
+        g.writeString(t.group());
       }
-      line.write('\n');
-      out.write(line.toByteArray());
-      out.flush();
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write the history", e);
-    }
+      g.writeEndArray();
+      g.writeArrayFieldStart("parts");
+      boolean readOnly = true;
+      for (Transaction t : a.parts()) {
+        g.writeStartObject();
+        g.writeStringField("group", t.group());
+        g.writeNumberField("readPos", t.readPosition());
+        writeReads(g, t.reads(), t.readVersions());
+        writeWrites(g, t.writes());
+        g.writeEndObject();
+        readOnly &= t.writes().isEmpty();
+      }
+      g.writeEndArray();
+      g.writeStringField("outcome", a.outcome().name());
+      writePosition(g, "decidePos", a.decidePos());
+      g.writeBooleanField("readOnly", readOnly);
+      g.writeStringField("protocol", a.protocol());
+      g.writeNumberField("startMs", a.startMs());
+      g.writeNumberField("endMs", a.endMs());
+    });
   }
 
   private static void writeReads(JsonGenerator g, Map<String, Optional<byte[]>> reads,
@@ -151,28 +137,36 @@ public final class HistoryRecorder implements AutoCloseable {
   }
 
   synchronized void record(Attempt a) {
+    writeLine(g -> {
+      g.writeStringField("txn", a.txn());
+      g.writeStringField("client", a.client());
+      g.writeStringField("dc", a.dc());
+      g.writeStringField("group", a.group());
+      g.writeNumberField("readPos", a.readPos());
+      writeReads(g, a.reads(), a.versions());
+      writeWrites(g, a.writes());
+      g.writeStringField("outcome", a.outcome().name());
+      writePosition(g, "commitPos", a.commitPos());
+      g.writeNumberField("promotions", a.promotions());
+      g.writeStringField("protocol", a.protocol());
+      g.writeBooleanField("readOnly", a.writes().isEmpty());
+      g.writeNumberField("startMs", a.startMs());
+      g.writeNumberField("endMs", a.endMs());
+    });
+  }
+
+  /** One JSON object's fields, written between its braces. */
+  private interface Fields {
+    void write(JsonGenerator g) throws IOException;
+  }
+
+  /** Writes one object as a whole line and flushes it. */
+  private void writeLine(Fields fields) {
     try {
       java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
       try (JsonGenerator g = JSON.createGenerator(line, JsonEncoding.UTF8)) {
         g.writeStartObject();
-        g.writeStringField("txn", a.txn());
-        g.writeStringField("client", a.client());
-        g.writeStringField("dc", a.dc());
-        g.writeStringField("group", a.group());
-        g.writeNumberField("readPos", a.readPos());
-        writeReads(g, a.reads(), a.versions());
-        writeWrites(g, a.writes());
-        g.writeStringField("outcome", a.outcome().name());
-        if (a.commitPos() > 0) {
-          g.writeNumberField("commitPos", a.commitPos());
-        } else {
-          g.writeNullField("commitPos");
-        }
-        g.writeNumberField("promotions", a.promotions());
-        g.writeStringField("protocol", a.protocol());
-        g.writeBooleanField("readOnly", a.writes().isEmpty());
-        g.writeNumberField("startMs", a.startMs());
-        g.writeNumberField("endMs", a.endMs());
+        fields.write(g);
         g.writeEndObject();
       }
       line.write('\n');
@@ -180,6 +174,15 @@ public final class HistoryRecorder implements AutoCloseable {
       out.flush();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the history", e);
+    }
+  }
+
+  /** A log position, or null when there is none (not positive). */
+  private static void writePosition(JsonGenerator g, String field, long pos) throws IOException {
+    if (pos > 0) {
+      g.writeNumberField(field, pos);
+    } else {
+      g.writeNullField(field);
     }
   }
 

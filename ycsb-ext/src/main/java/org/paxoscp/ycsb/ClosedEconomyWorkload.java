@@ -167,11 +167,21 @@ public class ClosedEconomyWorkload extends TxnWorkload {
     int fromAccount = s.random().nextInt(accounts);
     int toAccount = s.random().nextInt(accounts);
     s.binding().beginMulti();
+    move(db, s, fromGroup, fromAccount, toGroup, toAccount);
+  }
+
+  /**
+   * The body of a transfer in the open transaction: reads both balances, moves a random amount and
+   * commits, or abandons the transaction when a read failed or there is nothing to move.
+   */
+  private void move(DB db, State s, String fromGroup, int fromAccount, String toGroup,
+      int toAccount) {
     Optional<Long> from = balance(db, fromGroup, fromAccount);
     TxnWorkloads.think(thinkMs);
     Optional<Long> to = from.isEmpty() ? Optional.empty() : balance(db, toGroup, toAccount);
     TxnWorkloads.think(thinkMs);
     if (from.isEmpty() || to.isEmpty()) {
+      // A failed read (the transaction aborted) or an account that was never loaded.
       s.binding().abort();
       return;
     }
@@ -214,26 +224,9 @@ public class ClosedEconomyWorkload extends TxnWorkload {
 
   private void transfer(DB db, State s, String group) {
     int[] pair = Transfer.accounts(accounts, s.random());
-    if (!s.binding().begin(group)) {
-      return;
+    if (s.binding().begin(group)) {
+      move(db, s, group, pair[0], group, pair[1]);
     }
-    Optional<Long> from = balance(db, group, pair[0]);
-    TxnWorkloads.think(thinkMs);
-    Optional<Long> to = balance(db, group, pair[1]);
-    TxnWorkloads.think(thinkMs);
-    if (from.isEmpty() || to.isEmpty()) {
-      // A failed read (the transaction aborted) or an account that was never loaded.
-      s.binding().abort();
-      return;
-    }
-    long amount = Transfer.amount(from.get(), maxTransfer, s.random());
-    if (amount == 0) {
-      s.binding().abort();
-      return;
-    }
-    db.update(group, account(pair[0]), value(from.get() - amount));
-    db.update(group, account(pair[1]), value(to.get() + amount));
-    s.binding().commit();
   }
 
   private void audit(DB db, State s, String group) {

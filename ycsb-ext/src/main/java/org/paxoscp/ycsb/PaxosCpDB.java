@@ -295,63 +295,46 @@ public class PaxosCpDB extends DB {
    * measurements. A transaction whose reads failed is aborted instead (counted as ABORT).
    */
   public CommitInfo commit() {
-    if (multi != null) {
-      return commitMulti();
-    }
-    Transaction t = requireOpen();
-    txn = null;
-    long start = System.nanoTime();
-    CommitInfo info;
-    try {
-      if (!t.isActive()) {
-        // A read inside the transaction failed and aborted it.
-        info = new CommitInfo(Outcome.ABORTED, 0, false, 0);
-      } else {
-        CommitResult r = t.commit();
-        long us = (System.nanoTime() - start) / 1000;
-        // A read-only transaction commits at its read position, outside the log; a read-write
-        // one at a later position.
-        boolean readOnly = r.position() == t.readPosition();
-        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), readOnly, us);
-      }
-    } catch (TransactionAbortedException e) {
-      info = new CommitInfo(Outcome.ABORTED, 0, false, (System.nanoTime() - start) / 1000);
-    } catch (OutcomeUnknownException e) {
-      info = new CommitInfo(Outcome.UNKNOWN, 0, false, (System.nanoTime() - start) / 1000);
-    } catch (UnavailableException e) {
-      info = new CommitInfo(Outcome.UNAVAILABLE, 0, false, (System.nanoTime() - start) / 1000);
-    }
-    record(info);
-    return info;
-  }
-
-  private CommitInfo commitMulti() {
+    Transaction t = txn;
     MultiTransaction m = multi;
+    if (t == null && m == null) {
+      throw new IllegalStateException("no transaction is open");
+    }
+    txn = null;
     multi = null;
     long start = System.nanoTime();
     CommitInfo info;
     try {
-      if (!m.isActive()) {
+      if (t != null ? !t.isActive() : !m.isActive()) {
         // A read inside the transaction failed and aborted it.
         info = new CommitInfo(Outcome.ABORTED, 0, false, 0);
+      } else if (t != null) {
+        CommitResult r = t.commit();
+        // A read-only transaction commits at its read position, outside the log; a read-write
+        // one at a later position.
+        boolean readOnly = r.position() == t.readPosition();
+        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), readOnly, micros(start));
       } else {
         CommitResult r = m.commit();
-        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), !multiWrote,
-            (System.nanoTime() - start) / 1000);
+        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), !multiWrote, micros(start));
         if (m.groups().size() > 1 && multiWrote) {
           COUNTERS.crossGroup.increment();
           measure("COMMIT-XG", (int) Math.min(Integer.MAX_VALUE, info.latencyMicros()));
         }
       }
     } catch (TransactionAbortedException e) {
-      info = new CommitInfo(Outcome.ABORTED, 0, false, (System.nanoTime() - start) / 1000);
+      info = new CommitInfo(Outcome.ABORTED, 0, false, micros(start));
     } catch (OutcomeUnknownException e) {
-      info = new CommitInfo(Outcome.UNKNOWN, 0, false, (System.nanoTime() - start) / 1000);
+      info = new CommitInfo(Outcome.UNKNOWN, 0, false, micros(start));
     } catch (UnavailableException e) {
-      info = new CommitInfo(Outcome.UNAVAILABLE, 0, false, (System.nanoTime() - start) / 1000);
+      info = new CommitInfo(Outcome.UNAVAILABLE, 0, false, micros(start));
     }
     record(info);
     return info;
+  }
+
+  private static long micros(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1000;
   }
 
   /** Abandons the open transaction, if any. */
@@ -364,13 +347,6 @@ public class PaxosCpDB extends DB {
       multi.abort();
     }
     multi = null;
-  }
-
-  private Transaction requireOpen() {
-    if (txn == null) {
-      throw new IllegalStateException("no transaction is open");
-    }
-    return txn;
   }
 
   private static void record(CommitInfo info) {
