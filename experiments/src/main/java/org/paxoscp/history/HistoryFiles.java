@@ -182,9 +182,12 @@ public final class HistoryFiles {
         // A read-only transaction commits at its read position, outside the log.
         long commitPos = cp != null && !cp.isNull() ? cp.asLong()
             : status == TxnRecord.Status.COMMITTED && writes.isEmpty() ? readPos : -1;
+        JsonNode at = n.path("unknownAt");
+        long unknownFrom = at.size() == 2 ? at.get(0).asLong() : -1;
+        long unknownThrough = at.size() == 2 ? at.get(1).asLong() : -1;
         records.computeIfAbsent(text(n, "group", where), g -> new ArrayList<>())
             .add(new TxnRecord(text(n, "txn", where), text(n, "client", where), status, readPos,
-                reads, writes, commitPos));
+                reads, writes, commitPos, unknownFrom, unknownThrough));
       });
     }
     return new Run(logs, records, crossGroup, crossGroupPositions);

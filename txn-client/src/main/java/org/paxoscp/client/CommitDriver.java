@@ -57,14 +57,14 @@ final class CommitDriver {
    */
   CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
     long position = entry.readPosition() + 1;
+    int bound = LeaderSubmit.boundFor(config.maxPromotions());
     Proposer proposer = null;
+    CompletableFuture<Outcome> f = null;
     Outcome outcome;
     try {
-      CompletableFuture<Outcome> f;
       if (config.protocol() == Protocol.LEADER) {
         f = leaderSubmit.commit(group, entry,
-            LeaderSubmit.submitTarget(dcs, leader, entry.readPosition(), homeDc),
-            LeaderSubmit.boundFor(config.maxPromotions()));
+            LeaderSubmit.submitTarget(dcs, leader, entry.readPosition(), homeDc), bound);
       } else {
         SplittableRandom proposerRandom;
         synchronized (random) {
@@ -85,12 +85,14 @@ final class CommitDriver {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw unknown(group, entry, proposer, position, "interrupted while committing", e);
+      throw unknown(group, entry, proposer, f, position, bound, "interrupted while committing",
+          e);
     } catch (ExecutionException e) {
-      throw unknown(group, entry, proposer, position,
+      throw unknown(group, entry, proposer, f, position, bound,
           "the commit protocol failed: " + e.getCause(), e);
     } catch (CancellationException | RejectedExecutionException e) {
-      throw unknown(group, entry, proposer, position, "client closed while committing", e);
+      throw unknown(group, entry, proposer, f, position, bound,
+          "client closed while committing", e);
     }
     CommitResult result = new CommitResult(switch (outcome.status()) {
       case COMMITTED -> CommitResult.Status.COMMITTED;
@@ -99,7 +101,7 @@ final class CommitDriver {
       case LEARNED -> throw new IllegalStateException("a proposer with an entry learned: "
           + outcome);
     }, group, entry.txnId(), outcome.position(), outcome.promotions(), outcome.combined(),
-        outcome.reason() == null ? "" : outcome.reason());
+        outcome.reason() == null ? "" : outcome.reason(), outcome.firstPosition());
     switch (result.status()) {
       case COMMITTED -> {
         return result;
@@ -127,12 +129,31 @@ final class CommitDriver {
     }
   }
 
-  /** {@code proposer} is null in leader combination (the first position it could take). */
+  /**
+   * The unknown outcome of a commit the client stopped following. A proposer is stopped first
+   * (its future failed, it takes no further step), so the position it reached is the only one
+   * its entry can be chosen at: every earlier one was learned without it. In leader combination
+   * ({@code proposer} null) the entry may be placed anywhere in {@code position ... position +
+   * bound}.
+   */
   private OutcomeUnknownException unknown(String group, LogEntry entry, Proposer proposer,
-      long position, String why, Throwable cause) {
-    CommitResult r = new CommitResult(CommitResult.Status.UNKNOWN, group, entry.txnId(),
-        proposer == null ? position : proposer.position(),
-        proposer == null ? 0 : proposer.promotions(), false, why);
+      CompletableFuture<Outcome> f, long position, int bound, String why, Throwable cause) {
+    if (f != null) {
+      f.completeExceptionally(new CancellationException(why));
+    }
+    long first = position;
+    long last = position + bound;
+    int promotions = 0;
+    if (proposer != null) {
+      // A step in progress finishes under this lock; none starts after the future failed.
+      synchronized (proposer) {
+        first = proposer.position();
+        last = first;
+        promotions = proposer.promotions();
+      }
+    }
+    CommitResult r = new CommitResult(CommitResult.Status.UNKNOWN, group, entry.txnId(), last,
+        promotions, false, why, first);
     return new OutcomeUnknownException(r, homeDc, cause);
   }
 }

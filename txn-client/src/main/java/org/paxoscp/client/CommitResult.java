@@ -11,13 +11,23 @@ import java.util.Objects;
  * @param group the entity group
  * @param txnId the transaction's id, as written in its log entry
  * @param position for COMMITTED, the log position holding the transaction (the read position for
- *     a read-only transaction); otherwise the last position the commit worked on
+ *     a read-only transaction); for UNKNOWN, the last position the transaction can still be
+ *     chosen at; for ABORTED, the last position the commit worked on
  * @param promotions how many times Paxos-CP moved the transaction to a next position
  * @param combined whether the committed position holds other transactions too (Paxos-CP)
  * @param reason why it did not commit; empty for COMMITTED
+ * @param firstPosition for UNKNOWN, the first position the transaction can still be chosen at:
+ *     it is in the log at most once, at one of {@code firstPosition ... position}, and nowhere
+ *     else ever; otherwise equal to {@code position}
  */
 public record CommitResult(Status status, String group, String txnId, long position,
-    int promotions, boolean combined, String reason) {
+    int promotions, boolean combined, String reason, long firstPosition) {
+
+  /** A result whose {@code firstPosition} is {@code position}. */
+  public CommitResult(Status status, String group, String txnId, long position, int promotions,
+      boolean combined, String reason) {
+    this(status, group, txnId, position, promotions, combined, reason, position);
+  }
 
   /** The three outcomes of a commit (ARCHITECTURE section 4). */
   public enum Status {
@@ -25,7 +35,10 @@ public record CommitResult(Status status, String group, String txnId, long posit
     COMMITTED,
     /** The transaction is certainly not in the log and never will be; it is safe to re-run. */
     ABORTED,
-    /** The transaction may or may not be in the log; re-running it may apply it twice. */
+    /**
+     * The transaction may or may not be in the log, at one of {@code firstPosition ... position};
+     * re-running it may apply it twice.
+     */
     UNKNOWN
   }
 
@@ -34,6 +47,10 @@ public record CommitResult(Status status, String group, String txnId, long posit
     Objects.requireNonNull(group);
     Objects.requireNonNull(txnId);
     Objects.requireNonNull(reason);
+    if (firstPosition > position) {
+      throw new IllegalArgumentException("first position " + firstPosition + " after position "
+          + position);
+    }
   }
 
   public boolean committed() {

@@ -74,7 +74,8 @@ public final class HistoryRecorder implements AutoCloseable {
   record Attempt(String txn, String client, String dc, String group, long readPos,
       Map<String, Optional<byte[]>> reads, Map<String, Long> versions,
       SortedMap<String, Mutation> writes, CommitResult.Status outcome, long commitPos,
-      int promotions, String protocol, long startMs, long endMs) {}
+      int promotions, String protocol, long startMs, long endMs, long unknownFrom,
+      long unknownThrough) {}
 
   /** A transaction across groups that reached its commit, as {@link MultiTransaction} saw it. */
   record CrossGroupAttempt(String xg, String client, String dc, List<Transaction> parts,
@@ -147,6 +148,13 @@ public final class HistoryRecorder implements AutoCloseable {
       writeWrites(g, a.writes());
       g.writeStringField("outcome", a.outcome().name());
       writePosition(g, "commitPos", a.commitPos());
+      if (a.unknownFrom() > 0) {
+        // Where an UNKNOWN entry can still be chosen, as the client was told.
+        g.writeArrayFieldStart("unknownAt");
+        g.writeNumber(a.unknownFrom());
+        g.writeNumber(a.unknownThrough());
+        g.writeEndArray();
+      }
       g.writeNumberField("promotions", a.promotions());
       g.writeStringField("protocol", a.protocol());
       g.writeBooleanField("readOnly", a.writes().isEmpty());

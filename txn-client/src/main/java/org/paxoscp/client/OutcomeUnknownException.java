@@ -5,9 +5,12 @@ import java.util.Objects;
 /**
  * The commit was sent but its outcome was lost (for example, ACCEPT went out and then too few DCs
  * answered): the transaction may already be in the log, or may still be chosen later by whoever
- * finishes the log position. Re-running it blindly could apply it twice, so
- * {@link TxnClient#runInTransaction} never does; the application must find out (for example by
- * reading something the transaction wrote) or make its writes idempotent.
+ * finishes the log position — but only at one of positions {@link #firstPosition()} ...
+ * {@link #lastPosition()}, never elsewhere. Re-running it blindly could apply it twice, so
+ * {@link TxnClient#runInTransaction} never does; the application must find out (once a begin in
+ * the group reads at {@link #lastPosition()} or later, every position of the range is decided,
+ * and a key only this transaction wrote shows whether it committed) or make its writes
+ * idempotent.
  */
 public final class OutcomeUnknownException extends TransactionException {
   private static final long serialVersionUID = 1L;
@@ -15,9 +18,25 @@ public final class OutcomeUnknownException extends TransactionException {
   private final transient CommitResult result;
 
   OutcomeUnknownException(CommitResult result, String dc, Throwable cause) {
-    super("outcome of transaction " + result.txnId() + " unknown: " + result.reason(),
+    super("outcome of transaction " + result.txnId() + " unknown (it may be in the log at "
+        + (result.firstPosition() == result.position() ? "position " + result.position()
+            : "one of positions " + result.firstPosition() + ".." + result.position())
+        + "): " + result.reason(),
         result.group(), result.position(), dc, cause);
     this.result = Objects.requireNonNull(result);
+  }
+
+  /** The first log position where the transaction can still be chosen. */
+  public long firstPosition() {
+    return result.firstPosition();
+  }
+
+  /**
+   * The last log position where the transaction can still be chosen: a read position at or above
+   * it settles the outcome.
+   */
+  public long lastPosition() {
+    return result.position();
   }
 
   /** The commit result, with status {@link CommitResult.Status#UNKNOWN}. */

@@ -296,8 +296,7 @@ public final class Transaction {
       client.recordAttempt(this, CommitResult.Status.ABORTED, -1, 0, startMs);
       throw e;
     } catch (OutcomeUnknownException e) {
-      client.recordAttempt(this, CommitResult.Status.UNKNOWN, -1, e.result().promotions(),
-          startMs);
+      client.recordUnknown(this, e.result(), startMs);
       throw e;
     }
   }

@@ -438,11 +438,22 @@ public final class TxnClient implements AutoCloseable {
   /** Records a finished attempt when the client records its history. */
   void recordAttempt(Transaction t, CommitResult.Status outcome, long commitPos, int promotions,
       long startMs) {
+    recordAttempt(t, outcome, commitPos, promotions, startMs, -1, -1);
+  }
+
+  /** Records an UNKNOWN outcome with the positions its entry can still be chosen at. */
+  void recordUnknown(Transaction t, CommitResult r, long startMs) {
+    recordAttempt(t, CommitResult.Status.UNKNOWN, -1, r.promotions(), startMs, r.firstPosition(),
+        r.position());
+  }
+
+  private void recordAttempt(Transaction t, CommitResult.Status outcome, long commitPos,
+      int promotions, long startMs, long unknownFrom, long unknownThrough) {
     if (history != null) {
       history.record(new HistoryRecorder.Attempt(t.txnId(), clientId, homeDc, t.group(),
           t.readPosition(), t.reads(), t.readVersions(), t.writes(), outcome, commitPos,
           promotions, protocol.name().toLowerCase(java.util.Locale.ROOT), startMs,
-          System.currentTimeMillis()));
+          System.currentTimeMillis(), unknownFrom, unknownThrough));
     }
   }
 

@@ -231,6 +231,31 @@ class TxnClientFailureTest {
       assertEquals(t.txnId(), e.result().txnId());
       assertEquals(Optional.of("A"), e.dc());
       assertTrue(e.position().isPresent());
+      // A proposer's entry can be chosen only at the position it reached.
+      assertEquals(e.lastPosition(), e.firstPosition(), e.getMessage());
+      assertEquals(e.position().getAsLong(), e.lastPosition());
     }
+  }
+
+  @Test
+  void aLeaderModeUnknownNamesEveryPositionABatcherMayStillUse() {
+    TxnClient c = cluster.closeLater(cluster.client("A", CommitProtocol.LEADER)
+        .random(new SplittableRandom(7)).build());
+    Transaction first = c.begin("g");
+    first.put("k", "v1");
+    long p = first.commit().position();
+    awaitApplied("g", p);
+    cluster.setDown("B", true);
+    cluster.setDown("C", true);
+    Transaction t = c.begin("g");
+    t.put("k", "v2");
+    OutcomeUnknownException e = assertThrows(OutcomeUnknownException.class, t::commit);
+    // A batcher may place the entry at read position + 1 ... + the bound, whatever the client
+    // was told; none of those positions could be learned without a majority.
+    assertEquals(t.readPosition() + 1, e.firstPosition(), e.getMessage());
+    assertEquals(t.readPosition() + 1 + org.paxoscp.transport.LeaderSubmit.DEFAULT_BOUND, e.lastPosition(),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("one of positions " + e.firstPosition() + ".."
+        + e.lastPosition()), e.getMessage());
   }
 }

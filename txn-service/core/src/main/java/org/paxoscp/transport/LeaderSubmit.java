@@ -31,7 +31,9 @@ import org.paxoscp.wal.LogEntry;
  *       then <em>settles</em>: it runs a learner for each of those positions (which re-proposes a
  *       vote it finds, or decides a no-op where nobody voted) and reports COMMITTED where a
  *       chosen value holds the entry, ABORTED when every position is decided without it, and
- *       UNKNOWN when some position could not be decided.
+ *       UNKNOWN when some position could not be decided — naming the first and the last such
+ *       position, the only ones where the entry can still be chosen (nothing places it beyond
+ *       {@code p + bound}).
  * </ul>
  * The entry is never proposed by the client itself.
  *
@@ -181,11 +183,15 @@ public final class LeaderSubmit {
         result.completeExceptionally(t);
         return;
       }
-      boolean undecided = false;
-      for (CompletableFuture<Outcome> f : learners) {
-        Outcome o = f.join();
+      // The entry can still be chosen only where no value was learned: at firstOpen..lastOpen.
+      long firstOpen = -1;
+      long lastOpen = -1;
+      for (int i = 0; i < learners.size(); i++) {
+        Outcome o = learners.get(i).join();
         if (o.status() != Outcome.Status.LEARNED || o.chosen() == null) {
-          undecided = true;
+          long pos = s.position() + i;
+          firstOpen = firstOpen < 0 ? pos : firstOpen;
+          lastOpen = pos;
         } else if (o.chosen().contains(s.entry().txnId())) {
           result.complete(new Outcome(Outcome.Status.COMMITTED, o.position(),
               (int) (o.position() - s.position()), o.chosen(), null, false));
@@ -193,10 +199,11 @@ public final class LeaderSubmit {
         }
       }
       long last = s.position() + s.bound();
-      if (undecided) {
-        result.complete(new Outcome(Outcome.Status.UNKNOWN, s.position(), 0, null, why
-            + "; some of positions " + s.position() + ".." + last + " could not be learned",
-            false));
+      if (firstOpen > 0) {
+        result.complete(new Outcome(Outcome.Status.UNKNOWN, lastOpen, 0, null, why
+            + "; of positions " + s.position() + ".." + last + ", where it may be placed, "
+            + firstOpen + ".." + lastOpen + " include some not learned: it may still be chosen "
+            + "at one of those", false, 0, firstOpen));
       } else {
         result.complete(new Outcome(Outcome.Status.ABORTED, last, s.bound(), null, why
             + "; positions " + s.position() + ".." + last + " were decided without it", true));

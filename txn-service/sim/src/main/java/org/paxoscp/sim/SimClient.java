@@ -287,8 +287,17 @@ final class SimClient {
         sim.unknown++;
       }
     }
-    sim.historyOf(group).add(new TxnRecord(txnId, "c" + id, status, readPos, reads, writes,
-        commitPos));
+    if (status == TxnRecord.Status.UNKNOWN && o != null) {
+      // The positions the client is told the entry can still be chosen at; the planted bug
+      // reports only the first position it was submitted for, as leader mode once did.
+      long from = sim.unknownPlant ? readPos + 1 : o.firstPosition();
+      long through = sim.unknownPlant ? readPos + 1 : o.position();
+      sim.historyOf(group).add(TxnRecord.unknownAt(txnId, "c" + id, readPos, reads, writes, from,
+          through));
+    } else {
+      sim.historyOf(group).add(new TxnRecord(txnId, "c" + id, status, readPos, reads, writes,
+          commitPos));
+    }
     scheduleNext();
   }
 

@@ -25,6 +25,7 @@ import org.paxoscp.check.CheckResult;
  * @param virtualMicros virtual time the run took
  * @param messages messages sent
  * @param exercised what the run exercised of the shipped service
+ * @param unknownFates where the UNKNOWN outcomes' entries ended up in the log
  */
 public record SimResult(
     SimConfig config,
@@ -43,7 +44,31 @@ public record SimResult(
     boolean finished,
     long virtualMicros,
     long messages,
-    Exercised exercised) {
+    Exercised exercised,
+    UnknownFates unknownFates) {
+
+  /**
+   * The fate of UNKNOWN outcomes (one-group transactions): the checker holds each against the
+   * range of positions its client was told ({@code Violation.Kind.UNKNOWN_OUTSIDE_RANGE}); these
+   * counts show how often the range mattered.
+   *
+   * @param reported UNKNOWN outcomes told a range of positions
+   * @param inLog of those, entries that are in the decided log
+   * @param pastReadPositionPlusOne of those, entries chosen after the position following their
+   *     read position (which an UNKNOWN once named alone in leader mode)
+   */
+  public record UnknownFates(int reported, int inLog, int pastReadPositionPlusOne) {
+    public UnknownFates plus(UnknownFates o) {
+      return new UnknownFates(reported + o.reported, inLog + o.inLog,
+          pastReadPositionPlusOne + o.pastReadPositionPlusOne);
+    }
+
+    @Override
+    public String toString() {
+      return reported + " UNKNOWN told a range, " + inLog + " of them in the log, "
+          + pastReadPositionPlusOne + " past read position + 1";
+    }
+  }
 
   /**
    * What a run exercised, so that a run cannot pass while exercising nothing.

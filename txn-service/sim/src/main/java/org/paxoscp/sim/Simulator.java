@@ -191,6 +191,17 @@ public final class Simulator {
     return history.computeIfAbsent(group, g -> new ArrayList<>());
   }
 
+  boolean unknownPlant;
+
+  /**
+   * Plants a bug in what clients report: an UNKNOWN outcome names only the position after its
+   * read position, whatever range the commit protocol gave (the checker's tests).
+   */
+  public Simulator withUnknownNamingOnlyTheFirstPosition() {
+    this.unknownPlant = true;
+    return this;
+  }
+
   /** Services run leader combination with {@code rules} (tests plant bugs with it). */
   public Simulator withLeaderRules(LeaderCombiner.Rules rules) {
     this.leaderRules = rules;
@@ -294,7 +305,33 @@ public final class Simulator {
     }
     return new SimResult(cfg, commitsByRound, readOnly, aborted, unknown, crashed,
         combinedPositions, combinedTxns, noops, maxPosition, latency, check,
-        cluster.conflicts(), finished, events.now(), network.sent(), cluster.exercised());
+        cluster.conflicts(), finished, events.now(), network.sent(), cluster.exercised(),
+        unknownFates(logsByGroup));
+  }
+
+  /** Where the entries of UNKNOWN outcomes told a range ended up, by the first DC's log. */
+  private SimResult.UnknownFates unknownFates(
+      Map<String, Map<String, SortedMap<Long, LogValue>>> logsByGroup) {
+    int reported = 0;
+    int inLog = 0;
+    int past = 0;
+    for (var e : history.entrySet()) {
+      Map<String, Long> positionOf = new java.util.HashMap<>();
+      logsByGroup.get(e.getKey()).get(cfg.dcs().get(0)).forEach((pos, v) ->
+          v.entries().forEach(entry -> positionOf.put(entry.txnId(), pos)));
+      for (TxnRecord r : e.getValue()) {
+        if (r.status() != TxnRecord.Status.UNKNOWN || r.unknownFrom() < 0) {
+          continue;
+        }
+        reported++;
+        Long pos = positionOf.get(r.txnId());
+        if (pos != null) {
+          inLog++;
+          past += pos > r.readPosition() + 1 ? 1 : 0;
+        }
+      }
+    }
+    return new SimResult.UnknownFates(reported, inLog, past);
   }
 
   /** The chosen value of a position at a DC, from its WAL or from what its collector removed. */

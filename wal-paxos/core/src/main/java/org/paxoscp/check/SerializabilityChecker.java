@@ -60,7 +60,9 @@ import org.paxoscp.wal.XgStep;
  *       read-write transaction is in exactly one position): a COMMITTED read-write transaction
  *       is in the merged log ({@link Kind#COMMITTED_NOT_IN_LOG}) exactly once, at the position
  *       it was told ({@link Kind#WRONG_COMMIT_POSITION}); an ABORTED one is not in it ({@link
- *       Kind#ABORTED_IN_LOG}); an UNKNOWN or CRASHED one may be, at most once; a read-only one
+ *       Kind#ABORTED_IN_LOG}); an UNKNOWN or CRASHED one may be, at most once, and an UNKNOWN one
+ *       told a range of positions only inside it ({@link Kind#UNKNOWN_OUTSIDE_RANGE}); a
+ *       read-only one
  *       (no writes) commits outside the log and must not be in it ({@link
  *       Kind#READ_ONLY_IN_LOG}). A record whose transaction is in the log must agree with its
  *       entry: same read set, same writes, same read position ({@link Kind#ENTRY_MISMATCH}),
@@ -206,6 +208,13 @@ public final class SerializabilityChecker {
       }
       if (r.readOnly()) {
         readOnly++;
+      }
+      if ((r.unknownFrom() != -1 || r.unknownThrough() != -1)
+          && (r.status() != TxnRecord.Status.UNKNOWN || r.unknownFrom() < 1
+              || r.unknownThrough() < r.unknownFrom())) {
+        out.add(Kind.MALFORMED_HISTORY, -1, r.txnId(),
+            "txn " + r.txnId() + " is " + r.status() + " with positions " + r.unknownFrom()
+                + ".." + r.unknownThrough() + " (only an UNKNOWN txn is told a non-empty range)");
       }
       if (r.status() != TxnRecord.Status.COMMITTED && r.commitPosition() != -1) {
         out.add(Kind.MALFORMED_HISTORY, r.commitPosition(), r.txnId(),
@@ -399,8 +408,19 @@ public final class SerializabilityChecker {
                       + ") was reported ABORTED but is in the log at " + slots);
             }
           }
-          case UNKNOWN, CRASHED -> {
+          case UNKNOWN -> {
             // May or may not be in the log; more than once is reported as DUPLICATE_ENTRY.
+            if (r.unknownFrom() > 0 && !slots.isEmpty()
+                && (slots.get(0).position() < r.unknownFrom()
+                    || slots.get(0).position() > r.unknownThrough())) {
+              out.add(Kind.UNKNOWN_OUTSIDE_RANGE, slots.get(0).position(), r.txnId(),
+                  "txn " + r.txnId() + " (client " + r.client() + ") was reported UNKNOWN at "
+                      + "positions " + r.unknownFrom() + ".." + r.unknownThrough()
+                      + " but is in the log at " + slots);
+            }
+          }
+          case CRASHED -> {
+            // May or may not be in the log, at most once.
           }
         }
       }

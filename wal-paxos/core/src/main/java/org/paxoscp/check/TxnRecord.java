@@ -20,6 +20,9 @@ import org.paxoscp.wal.Mutation;
  *     value returned, empty when the key was absent or deleted
  * @param writes the transaction's buffered writes (empty for a read-only transaction)
  * @param commitPosition the log position the client was told it committed at, or -1
+ * @param unknownFrom for UNKNOWN, the first position the client was told the entry can still be
+ *     chosen at, or -1 when it was told none
+ * @param unknownThrough for UNKNOWN, the last such position, or -1
  */
 public record TxnRecord(
     String txnId,
@@ -28,7 +31,9 @@ public record TxnRecord(
     long readPosition,
     Map<String, Optional<byte[]>> reads,
     SortedMap<String, Mutation> writes,
-    long commitPosition) {
+    long commitPosition,
+    long unknownFrom,
+    long unknownThrough) {
 
   /** The client-visible outcome. */
   public enum Status {
@@ -47,6 +52,21 @@ public record TxnRecord(
     Objects.requireNonNull(status);
     reads = Collections.unmodifiableMap(new LinkedHashMap<>(reads));
     writes = Collections.unmodifiableSortedMap(new TreeMap<>(writes));
+  }
+
+  /** A record with no reported range of positions (every outcome but a ranged UNKNOWN). */
+  public TxnRecord(String txnId, String client, Status status, long readPosition,
+      Map<String, Optional<byte[]>> reads, SortedMap<String, Mutation> writes,
+      long commitPosition) {
+    this(txnId, client, status, readPosition, reads, writes, commitPosition, -1, -1);
+  }
+
+  /** An UNKNOWN record whose entry can be chosen only at {@code from ... through}. */
+  public static TxnRecord unknownAt(String txnId, String client, long readPosition,
+      Map<String, Optional<byte[]>> reads, SortedMap<String, Mutation> writes, long from,
+      long through) {
+    return new TxnRecord(txnId, client, Status.UNKNOWN, readPosition, reads, writes, -1, from,
+        through);
   }
 
   public boolean readOnly() {

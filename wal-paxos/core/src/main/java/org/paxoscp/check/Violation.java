@@ -43,6 +43,11 @@ public record Violation(Kind kind, long position, String txnId, String message) 
     WRONG_COMMIT_POSITION,
     /** L1: an aborted transaction is in the log. */
     ABORTED_IN_LOG,
+    /**
+     * An UNKNOWN transaction is in the log outside the range of positions its client was told it
+     * could still be chosen at (an application settling it there would be misled).
+     */
+    UNKNOWN_OUTSIDE_RANGE,
     /** A read-only transaction (no writes) is in the log. */
     READ_ONLY_IN_LOG,
     /** The logs given to the checker are malformed (null value, position below 1, ...). */

@@ -89,6 +89,11 @@ final class Fixture {
       return record(TxnRecord.Status.UNKNOWN, -1);
     }
 
+    /** UNKNOWN, told that the entry can be chosen only at {@code from ... through}. */
+    TxnRecord unknownAt(long from, long through) {
+      return TxnRecord.unknownAt(id, "client-" + id, readPosition, reads, writes, from, through);
+    }
+
     TxnRecord crashed() {
       return record(TxnRecord.Status.CRASHED, -1);
     }

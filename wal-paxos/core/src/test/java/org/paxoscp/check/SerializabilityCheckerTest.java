@@ -617,6 +617,30 @@ class SerializabilityCheckerTest {
     }
 
     @Test
+    void unknownTransactionInTheLogOutsideItsRange() {
+      Txn u = txn("U1").readAt(1).read("x", "1").put("y", "u");
+      Logs logs = Logs.abc().at(1, t1).at(2, LogValue.NOOP).at(3, u);
+      assertTrue(check(logs, t1.committed(1), u.unknownAt(2, 3)).ok());
+      assertTrue(check(logs, t1.committed(1), u.unknown()).ok(), "no range told, none checked");
+      Violation v = assertOnly(check(logs, t1.committed(1), u.unknownAt(2, 2)),
+          Kind.UNKNOWN_OUTSIDE_RANGE);
+      assertEquals("U1", v.txnId());
+      assertEquals(3, v.position());
+      assertMentions(v, "UNKNOWN at positions 2..2", "position 3 #0");
+    }
+
+    @Test
+    void aRangeOnAnythingButAnUnknownIsMalformed() {
+      Txn u = txn("U1").readAt(1).read("x", "1").put("y", "u");
+      TxnRecord ranged = u.unknownAt(2, 2);
+      TxnRecord aborted = new TxnRecord(ranged.txnId(), ranged.client(), TxnRecord.Status.ABORTED,
+          1, ranged.reads(), ranged.writes(), -1, 2, 2);
+      assertOnly(check(Logs.abc().at(1, t1), t1.committed(1), aborted), Kind.MALFORMED_HISTORY);
+      assertOnly(check(Logs.abc().at(1, t1), t1.committed(1), u.unknownAt(3, 2)),
+          Kind.MALFORMED_HISTORY);
+    }
+
+    @Test
     void abortedTransactionInsideACombinedList() {
       Txn t2 = txn("T2").readAt(1).put("y", "2");
       Txn a = txn("A1").readAt(1).put("z", "a");
