@@ -123,6 +123,20 @@ public final class SimulateCommand implements Callable<Integer> {
       + "once.")
   boolean twoInstances;
 
+  @Option(names = "--targeted", description = "Faults aimed at one message type per run (picked "
+      + "by its seed): half of its messages lost, the rest delayed by up to one maximum RTT.")
+  boolean targeted;
+
+  @Option(names = "--target", description = "With --targeted, aim at this message type instead: "
+      + "one of Prepare, PrepareReply, Accept, AcceptReply, Apply, GrantRequest, GrantReply, "
+      + "Learn, LearnReply, SubmitRequest, SubmitReply, BeginReply, ReadReply.")
+  String target;
+
+  @Option(names = "--no-leader-costs", description = "Leader combination as in production "
+      + "without WAN emulation: services and clients know no leading costs, so entries go to "
+      + "the leader a begin named and several DCs may batch a group.")
+  boolean noLeaderCosts;
+
   @Option(names = "--force-eviction", description = "Every service instance empties its "
       + "per-group caches after each request it handles (a service must stay correct whenever "
       + "its caches are evicted).")
@@ -161,6 +175,13 @@ public final class SimulateCommand implements Callable<Integer> {
     if (seeds < 1) {
       throw new ParameterException(spec.commandLine(), "--seeds must be >= 1");
     }
+    if (target != null && !SimConfig.Faults.TARGETS.contains(target)) {
+      throw new ParameterException(spec.commandLine(), "--target must be one of "
+          + SimConfig.Faults.TARGETS + ", not '" + target + "'");
+    }
+    if (target != null) {
+      targeted = true;
+    }
     SimConfig base;
     try {
       base = baseConfig();
@@ -182,6 +203,12 @@ public final class SimulateCommand implements Callable<Integer> {
         if (forceEviction) {
           sim.withForcedEviction();
         }
+        if (noLeaderCosts) {
+          sim.withoutLeaderCosts();
+        }
+        if (target != null) {
+          sim.withTargetedType(target);
+        }
         if (trace) {
           sim.trace(out::println);
         }
@@ -193,6 +220,7 @@ public final class SimulateCommand implements Callable<Integer> {
           if (!r.safe()) {
             out.println(r.check());
             r.applyConflicts().forEach(c -> out.println("  " + c));
+            r.oracleViolations().forEach(c -> out.println("  " + c));
           }
           out.println("  replay: " + replayCommand(protocol, cfg.seed()));
         }
@@ -228,7 +256,7 @@ public final class SimulateCommand implements Callable<Integer> {
         .withTiming(rate, Math.round(opMillis * 1000))
         .withKeys(readFraction, zipfian)
         .withFaults(new SimConfig.Faults(loss, dup, reorder, partitions, crashes, outages,
-            restarts, twoInstances));
+            restarts, twoInstances, targeted));
   }
 
   private String replayCommand(Protocol protocol, long s) {
@@ -268,6 +296,17 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     if (twoInstances) {
       b.append(" --two-instances");
+    }
+    if (target != null) {
+      b.append(" --target ").append(target);
+    } else if (targeted) {
+      b.append(" --targeted");
+    }
+    if (noLeaderCosts) {
+      b.append(" --no-leader-costs");
+    }
+    if (forceEviction) {
+      b.append(" --force-eviction");
     }
     return b.toString();
   }
@@ -311,6 +350,11 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     out.println();
     for (Summary s : summaries) {
+      out.printf(Locale.ROOT, "%s log: %d positions decided, %d of them no-ops (%.1f%%)%n",
+          s.protocol.name().toLowerCase(Locale.ROOT), s.positions, s.noops,
+          s.positions == 0 ? 0.0 : 100.0 * s.noops / s.positions);
+    }
+    for (Summary s : summaries) {
       out.printf("%s exercised (all runs): %s%n", s.protocol.name().toLowerCase(Locale.ROOT),
           s.exercised);
     }
@@ -336,6 +380,8 @@ public final class SimulateCommand implements Callable<Integer> {
     long unknown;
     long crashed;
     long combinedTxns;
+    long positions;
+    long noops;
     int violations;
     SimResult.Exercised exercised = SimResult.Exercised.none();
 
@@ -352,6 +398,8 @@ public final class SimulateCommand implements Callable<Integer> {
       unknown += r.unknown();
       crashed += r.crashed();
       combinedTxns += r.combinedTxns();
+      positions += r.positions();
+      noops += r.noopPositions();
       latency.add(r.commitLatencyMicros());
       violations += r.safe() ? 0 : 1;
       exercised = exercised.plus(r.exercised());

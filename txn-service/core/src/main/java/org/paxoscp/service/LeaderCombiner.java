@@ -129,6 +129,14 @@ public final class LeaderCombiner {
     protected boolean answerWhenProposed() {
       return false;
     }
+
+    /**
+     * Whether a round proposes its list at the fast ballot without holding the position's grant
+     * (section 5.3: only the grant holder may).
+     */
+    protected boolean fastWithoutGrant() {
+      return false;
+    }
   }
 
   /**
@@ -584,7 +592,10 @@ public final class LeaderCombiner {
     }
     SplittableRandom random = new SplittableRandom(scheduler.random().nextLong());
     long started = scheduler.nowMicros();
-    CompletableFuture<Proposer> proposer = asked == null
+    CompletableFuture<Proposer> proposer = rules.fastWithoutGrant()
+        ? CompletableFuture.completedFuture(Proposer.forGrantedList(proposerConfig, g.name, id,
+            value, q, leader.orElse(dcIndex), random))
+        : asked == null
         ? CompletableFuture.completedFuture(Proposer.forList(proposerConfig, g.name, id, value,
             q, leader, random))
         : asked.handle((granted, t) -> Boolean.TRUE.equals(granted)

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.service.CatchUp;
 import org.paxoscp.service.GroupCollector;
 import org.paxoscp.service.LeaderCombiner;
@@ -58,6 +59,8 @@ final class SimCluster {
   private long concurrentLeaderRounds;
   private long tooOldRequests;
   private Consumer<String> trace;
+  /** Every vote cast, judged as it happens. */
+  final ChosenOracle oracle;
   /** Empty every per-group cache of the serving instance after each request it handles. */
   private boolean forceEviction;
   private long forcedEvictions;
@@ -107,14 +110,15 @@ final class SimCluster {
   }
 
   SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
-      SimGc gc, LeaderCombiner.Rules leaderRules) {
+      SimGc gc, LeaderCombiner.Rules leaderRules, boolean withLeaderCosts) {
     this.cfg = cfg;
     this.leaderRules = leaderRules;
     Map<String, Long> costs = new LinkedHashMap<>();
-    for (String d : cfg.dcs()) {
+    for (String d : withLeaderCosts ? cfg.dcs() : List.<String>of()) {
       costs.put(d, NearestMajority.rttMicros(cfg.latency(), cfg.dcs(), d));
     }
     this.leaderCosts = costs;
+    this.oracle = new ChosenOracle(cfg.dcs().size());
     this.events = events;
     this.network = network;
     this.random = random;
@@ -132,7 +136,10 @@ final class SimCluster {
     }
   }
 
-  /** Nearest-majority RTT per DC: what leading costs there (leader combination). */
+  /**
+   * Nearest-majority RTT per DC: what leading costs there (leader combination); empty when the
+   * run gives services none, as in production without WAN emulation.
+   */
   Map<String, Long> leaderCosts() {
     return leaderCosts;
   }
@@ -249,6 +256,12 @@ final class SimCluster {
             && m instanceof Message.Paxos) {
           tooOldRequests++;
         }
+        if (m instanceof Message.Paxos req && req.message() instanceof PaxosMessage.Accept a
+            && r instanceof Message.Paxos rep
+            && rep.message() instanceof PaxosMessage.AcceptReply ar && ar.accepted()) {
+          // The vote is in the store whether or not the reply gets anywhere.
+          oracle.accepted(a.group(), a.position(), a.ballot(), a.value(), to);
+        }
         if (r != null && dc.live.contains(i)) {
           reply.complete(r);
         }
@@ -259,6 +272,9 @@ final class SimCluster {
 
   void sent(int from, int to, Message m) {
     messagesByType.merge(typeOf(m), 1L, Long::sum);
+    if (m instanceof Message.Paxos p && p.message() instanceof PaxosMessage.Apply a) {
+      oracle.applied(a.group(), a.position(), a.value(), dcName(from));
+    }
     if (m instanceof Message.Paxos p) {
       maxPosition = Math.max(maxPosition, p.position());
       maxPositions.merge(p.group(), p.position(), Math::max);
@@ -276,7 +292,8 @@ final class SimCluster {
     }
   }
 
-  private static String typeOf(Message m) {
+  /** A message's type as the run counts it: the Paxos message's class, else the message's. */
+  static String typeOf(Message m) {
     return m instanceof Message.Paxos p ? p.message().getClass().getSimpleName()
         : m.getClass().getSimpleName();
   }

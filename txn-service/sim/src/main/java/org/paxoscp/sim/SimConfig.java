@@ -57,10 +57,19 @@ public record SimConfig(
    *     work are lost, the DC's store is kept) and a fresh one starts a little later
    * @param twoInstances one DC is served by two service instances at once, each request going
    *     to either
+   * @param targeted the run picks one message type ({@link #TARGETS}, by its seed) and loses
+   *     half of the messages of that type, delaying the rest by up to one maximum RTT: the
+   *     interleavings where one step of the protocol fails while the others go on
    */
   public record Faults(double loss, double duplicate, double reorder, boolean partitions,
-      boolean crashes, boolean outages, boolean restarts, boolean twoInstances) {
+      boolean crashes, boolean outages, boolean restarts, boolean twoInstances,
+      boolean targeted) {
     public static final Faults NONE = new Faults(0, 0, 0, false, false, false, false, false);
+
+    /** The message types a targeted run may pick (requests and replies). */
+    public static final List<String> TARGETS = List.of("Prepare", "PrepareReply", "Accept",
+        "AcceptReply", "Apply", "GrantRequest", "GrantReply", "Learn", "LearnReply",
+        "SubmitRequest", "SubmitReply", "BeginReply", "ReadReply");
 
     public Faults {
       if (loss < 0 || loss >= 1 || duplicate < 0 || duplicate >= 1 || reorder < 0 || reorder > 1) {
@@ -68,17 +77,23 @@ public record SimConfig(
       }
     }
 
+    /** Faults without a targeted message type. */
+    public Faults(double loss, double duplicate, double reorder, boolean partitions,
+        boolean crashes, boolean outages, boolean restarts, boolean twoInstances) {
+      this(loss, duplicate, reorder, partitions, crashes, outages, restarts, twoInstances, false);
+    }
+
     public boolean any() {
       return loss > 0 || duplicate > 0 || reorder > 0 || partitions || crashes || outages
-          || restarts || twoInstances;
+          || restarts || twoInstances || targeted;
     }
 
     @Override
     public String toString() {
-      return String.format("loss=%.3f dup=%.3f reorder=%.3f%s%s%s%s%s", loss, duplicate,
+      return String.format("loss=%.3f dup=%.3f reorder=%.3f%s%s%s%s%s%s", loss, duplicate,
           reorder, partitions ? " partitions" : "", crashes ? " crashes" : "",
           outages ? " outages" : "", restarts ? " restarts" : "",
-          twoInstances ? " two-instances" : "");
+          twoInstances ? " two-instances" : "", targeted ? " targeted" : "");
     }
   }
 

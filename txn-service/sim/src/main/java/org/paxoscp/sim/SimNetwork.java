@@ -6,7 +6,8 @@ import org.paxoscp.transport.Latency;
 
 /**
  * The simulated WAN between locations (a location is a DC; clients live at their home DC):
- * per-pair one-way delay with jitter, loss, duplication, reordering, partitions and DC outages.
+ * per-pair one-way delay with jitter, loss, duplication, reordering, partitions, DC outages and
+ * faults aimed at one message type.
  * Faults can be switched off for the recovery phase at the end of a run.
  */
 final class SimNetwork {
@@ -21,6 +22,9 @@ final class SimNetwork {
   private final boolean[] down;
   private long sent;
   private long dropped;
+  /** The message type that targeted faults hit, or null. */
+  private String target;
+  private long targetedHits;
 
   SimNetwork(EventQueue events, SplittableRandom random, List<String> dcs, Latency latency,
       double jitter, SimConfig.Faults faults) {
@@ -67,6 +71,17 @@ final class SimNetwork {
     isolated = -1;
     java.util.Arrays.fill(down, false);
     faults = SimConfig.Faults.NONE;
+    target = null;
+  }
+
+  /** Aims the targeted faults at messages of {@code type} (a simple class name). */
+  void setTarget(String type) {
+    target = type;
+  }
+
+  /** Messages the targeted faults lost or delayed. */
+  long targetedHits() {
+    return targetedHits;
   }
 
   long sent() {
@@ -78,26 +93,32 @@ final class SimNetwork {
   }
 
   /**
-   * Sends a message from location {@code from} to location {@code to}; {@code deliver} runs on
-   * arrival unless the message is lost. {@code toDcNode} marks messages addressed to a DC's
-   * service (dropped while that DC is down).
+   * Sends a message of type {@code type} from location {@code from} to location {@code to};
+   * {@code deliver} runs on arrival unless the message is lost. {@code toDcNode} marks messages
+   * addressed to a DC's service (dropped while that DC is down).
    */
-  void send(int from, int to, boolean toDcNode, Runnable deliver) {
+  void send(int from, int to, boolean toDcNode, String type, Runnable deliver) {
     sent++;
-    if (!connected(from, to) || (toDcNode && down[to]) || chance(faults.loss())) {
+    boolean targeted = type.equals(target);
+    if (targeted) {
+      targetedHits++;
+    }
+    if (!connected(from, to) || (toDcNode && down[to]) || chance(faults.loss())
+        || (targeted && random.nextBoolean())) {
       dropped++;
       return;
     }
-    schedule(from, to, toDcNode, deliver);
+    schedule(from, to, toDcNode, targeted, deliver);
     if (chance(faults.duplicate())) {
-      schedule(from, to, toDcNode, deliver);
+      schedule(from, to, toDcNode, targeted, deliver);
     }
   }
 
-  private void schedule(int from, int to, boolean toDcNode, Runnable deliver) {
+  private void schedule(int from, int to, boolean toDcNode, boolean targeted,
+      Runnable deliver) {
     long base = oneWay[from][to];
     long delay = base + (long) (base * jitter * random.nextDouble());
-    if (chance(faults.reorder())) {
+    if (targeted || chance(faults.reorder())) {
       delay += (long) (maxRtt * random.nextDouble());
     }
     events.after(delay, () -> {

@@ -26,6 +26,9 @@ import org.paxoscp.check.CheckResult;
  * @param messages messages sent
  * @param exercised what the run exercised of the shipped service
  * @param unknownFates where the UNKNOWN outcomes' entries ended up in the log
+ * @param oracleViolations Paxos's own safety broken as it happened, seen from every vote cast
+ *     ({@code ChosenOracle}): two values chosen at a position, or an APPLY sent for a value not
+ *     yet chosen
  */
 public record SimResult(
     SimConfig config,
@@ -45,7 +48,8 @@ public record SimResult(
     long virtualMicros,
     long messages,
     Exercised exercised,
-    UnknownFates unknownFates) {
+    UnknownFates unknownFates,
+    List<String> oracleViolations) {
 
   /**
    * The fate of UNKNOWN outcomes (one-group transactions): the checker holds each against the
@@ -123,9 +127,12 @@ public record SimResult(
     return commitsByRound.values().stream().mapToInt(Integer::intValue).sum() + readOnlyCommits;
   }
 
-  /** True when the checker found nothing and no DC saw conflicting chosen values. */
+  /**
+   * True when the checker found nothing, no DC saw conflicting chosen values, and every vote and
+   * APPLY kept Paxos's agreement.
+   */
   public boolean safe() {
-    return check.ok() && applyConflicts.isEmpty();
+    return check.ok() && applyConflicts.isEmpty() && oracleViolations.isEmpty();
   }
 
   public double latencyMillis(double percentile) {

@@ -44,10 +44,10 @@ final class SimTransport implements Transport {
     }
     int to = index(dc);
     cluster.sent(location, to, request);
-    cluster.network().send(location, to, true, () -> cluster.deliver(location, to, request)
-        .whenComplete((answer, failure) -> {
+    cluster.network().send(location, to, true, SimCluster.typeOf(request),
+        () -> cluster.deliver(location, to, request).whenComplete((answer, failure) -> {
           if (answer != null) {
-            cluster.network().send(to, location, service, () -> {
+            cluster.network().send(to, location, service, SimCluster.typeOf(answer), () -> {
               if (!closed) {
                 cluster.replied(location, to, answer);
                 reply.complete(answer);
@@ -68,7 +68,8 @@ final class SimTransport implements Transport {
     }
     int to = index(dc);
     cluster.sent(location, to, message);
-    cluster.network().send(location, to, true, () -> cluster.deliver(location, to, message));
+    cluster.network().send(location, to, true, SimCluster.typeOf(message),
+        () -> cluster.deliver(location, to, message));
   }
 
   private int index(String dc) {

@@ -73,6 +73,9 @@ public final class Simulator {
   /** Log and version GC (section 7), or null when off. */
   private SimGc gc;
   private LeaderCombiner.Rules leaderRules = LeaderCombiner.Rules.SHIPPED;
+  private boolean leaderCosts = true;
+  /** The message type the run's targeted faults hit, or null. */
+  private String target;
   private boolean forceEviction;
   int tooOldReads;
 
@@ -202,6 +205,19 @@ public final class Simulator {
     return this;
   }
 
+  /**
+   * Leader combination as it runs in production without WAN emulation: services and clients know
+   * no leading costs ({@code ClusterConfig.leaderCosts()} is empty), so a client submits to the
+   * leader its begin named (or the DC that served it), services pass entries on to the leader
+   * of the next position as far as they know, and several DCs may batch one group at once. By
+   * default the simulator gives them its latency model's nearest-majority RTTs, and one DC
+   * batches.
+   */
+  public Simulator withoutLeaderCosts() {
+    this.leaderCosts = false;
+    return this;
+  }
+
   /** Services run leader combination with {@code rules} (tests plant bugs with it). */
   public Simulator withLeaderRules(LeaderCombiner.Rules rules) {
     this.leaderRules = rules;
@@ -211,6 +227,31 @@ public final class Simulator {
   /** Positions removed from WAL tables, summed over DCs (0 without GC). */
   public long collectedPositions() {
     return cluster == null ? 0 : cluster.collectedPositions();
+  }
+
+  private String forcedTarget;
+
+  /**
+   * Aims the targeted faults at {@code type} (one of {@link SimConfig.Faults#TARGETS}) instead
+   * of a type picked by the seed; the run must have targeted faults.
+   */
+  public Simulator withTargetedType(String type) {
+    if (!SimConfig.Faults.TARGETS.contains(type) || !cfg.faults().targeted()) {
+      throw new IllegalArgumentException("a targeted type is one of "
+          + SimConfig.Faults.TARGETS + ", for a run with targeted faults; got " + type);
+    }
+    this.forcedTarget = type;
+    return this;
+  }
+
+  /** The message type the last run's targeted faults hit, if it had them. */
+  public Optional<String> targetedType() {
+    return Optional.ofNullable(target);
+  }
+
+  /** Messages the last run's targeted faults lost or delayed. */
+  public long targetedHits() {
+    return network.targetedHits();
   }
 
   /** Reads refused with TOO_OLD (each aborts its transaction retryably). */
@@ -237,7 +278,8 @@ public final class Simulator {
       // What a DC's collector removed is archived by position only (SimCluster.Dc.collected).
       throw new IllegalStateException("the simulator runs GC with one group only");
     }
-    cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules);
+    cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules,
+        leaderCosts);
     if (forceEviction) {
       cluster.forceEviction();
     }
@@ -256,6 +298,12 @@ public final class Simulator {
         clientsActive++;
         client.scheduleNext();
       }
+    }
+    if (cfg.faults().targeted()) {
+      String picked =
+          SimConfig.Faults.TARGETS.get(random.nextInt(SimConfig.Faults.TARGETS.size()));
+      target = forcedTarget != null ? forcedTarget : picked;
+      network.setTarget(target);
     }
     if (cfg.faults().partitions()) {
       schedulePartition();
@@ -306,7 +354,7 @@ public final class Simulator {
     return new SimResult(cfg, commitsByRound, readOnly, aborted, unknown, crashed,
         combinedPositions, combinedTxns, noops, maxPosition, latency, check,
         cluster.conflicts(), finished, events.now(), network.sent(), cluster.exercised(),
-        unknownFates(logsByGroup));
+        unknownFates(logsByGroup), cluster.oracle.violations());
   }
 
   /** Where the entries of UNKNOWN outcomes told a range ended up, by the first DC's log. */
