@@ -46,7 +46,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Positions are never invented.</b> A learner decides a no-op at an empty position, so it
  * must only run for positions known to exist: the caller passes a target that a request proved
  * (a client's commit position in {@code BeginRequest}, a read position someone was given, an
- * APPLY for a later position). This class never looks beyond the target it was given.
+ * APPLY for a later position). This class never looks beyond the target it was given. (A
+ * leader-mode client that settles an unanswered submit does decide no-ops past the log end, at
+ * most its promotion bound ahead: {@code LeaderSubmit}, docs/leader-combination.md.)
  *
  * <p><b>Bounds.</b> One catch-up runs per group at a time; concurrent requests for the same group
  * join it (its target becomes the highest requested). A run learns at most

@@ -508,9 +508,11 @@ public final class LeaderCombiner {
       leader = previous == null ? OptionalInt.empty() : Proposer.leaderAfter(dcs, previous);
       synchronized (g) {
         if (leaderCosts.isEmpty() && leader.isPresent() && leader.getAsInt() != dcIndex) {
-          // Another DC leads q: pass the clients' entries on (nothing here placed them at q or
-          // later; earlier rounds placed them only at decided positions). Entries forwarded to
-          // this DC are not passed on again; they run here, asking the leader's grant.
+          // Another DC leads q: pass the clients' entries on. A round here that failed at q may
+          // have left votes for some of them at q; that is safe, since the leader's rounds judge
+          // an entry against decided positions before placing it (a value chosen at q that holds
+          // it answers it COMMITTED there, never placed again). Entries forwarded to this DC are
+          // not passed on again; they run here, asking the leader's grant.
           for (var it = g.queue.iterator(); it.hasNext(); ) {
             Pending p = it.next();
             if (!p.request.forwarded()) {

@@ -42,6 +42,8 @@ import org.paxoscp.wal.LogEntry;
 public final class LeaderSubmit {
   /** The promotion bound used when the client names none. */
   public static final int DEFAULT_BOUND = 16;
+  /** How many times a submit is sent, evenly over the submit timeout, before settling. */
+  static final int COPIES = 6;
 
   private final Transport transport;
   private final List<String> dcs;
@@ -111,13 +113,56 @@ public final class LeaderSubmit {
   }
 
   private void attempt(SubmitRequest s, String target, CompletableFuture<Outcome> result) {
-    CompletableFuture<Message> reply;
-    try {
-      reply = transport.request(target, s, submitTimeout);
-    } catch (TransportException e) {
-      reply = CompletableFuture.failedFuture(e);
+    new Submission(s, target, result).send();
+  }
+
+  /**
+   * One submit and its copies: the same request sent again every {@code submitTimeout /
+   * COPIES} while nothing answered (a lost request or reply is then not a lost commit: the
+   * batcher joins a copy to the entry it holds, or answers it from the log once decided), all
+   * waiting until one deadline. Only when every copy ended without an answer does the client
+   * settle, whose learners decide no-ops at every open position up to the bound.
+   */
+  private final class Submission {
+    final SubmitRequest s;
+    final String target;
+    final CompletableFuture<Outcome> result;
+    final long deadlineMicros;
+    int sent;
+    int open;
+    boolean anyAnswer;
+    String lastError;
+
+    Submission(SubmitRequest s, String target, CompletableFuture<Outcome> result) {
+      this.s = s;
+      this.target = target;
+      this.result = result;
+      this.deadlineMicros = scheduler.nowMicros() + submitTimeout.toNanos() / 1000;
     }
-    reply.whenComplete((m, t) -> {
+
+    void send() {
+      long left;
+      synchronized (this) {
+        left = deadlineMicros - scheduler.nowMicros();
+        if (result.isDone() || sent >= COPIES || left <= 0) {
+          return;
+        }
+        sent++;
+        open++;
+        if (sent < COPIES) {
+          scheduler.schedule(Math.max(1, submitTimeout.toNanos() / 1000 / COPIES), this::send);
+        }
+      }
+      CompletableFuture<Message> reply;
+      try {
+        reply = transport.request(target, s, Duration.ofNanos(left * 1000));
+      } catch (TransportException e) {
+        reply = CompletableFuture.failedFuture(e);
+      }
+      reply.whenComplete(this::ended);
+    }
+
+    private void ended(Message m, Throwable t) {
       if (result.isDone()) {
         return;
       }
@@ -132,15 +177,31 @@ public final class LeaderSubmit {
               true));
           default -> throw new IllegalStateException("unknown submit status " + r.status());
         }
-      } else {
-        if (m == null) {
+        return;
+      }
+      boolean settle;
+      boolean again;
+      synchronized (this) {
+        open--;
+        if (m instanceof Message.ErrorReply e) {
+          anyAnswer = true;
+          lastError = "leader " + target + ": " + e.code() + " " + e.detail();
+        }
+        boolean more = sent < COPIES && deadlineMicros > scheduler.nowMicros();
+        // An error answer frees its turn: the next copy goes out at once.
+        again = m instanceof Message.ErrorReply && more && open == 0;
+        settle = open == 0 && !more;
+      }
+      if (again) {
+        send();
+      } else if (settle) {
+        if (!anyAnswer) {
           down.put(target, scheduler.nowMicros() + submitTimeout.toNanos() / 100);
         }
-        settle(s, m instanceof Message.ErrorReply e ? "leader " + target + ": " + e.code() + " "
-            + e.detail() : "no answer from leader " + target + " in "
-            + submitTimeout.toMillis() + " ms", result);
+        settle(s, lastError != null ? lastError : "no answer from leader " + target + " in "
+            + submitTimeout.toMillis() + " ms (" + sent + " copies)", result);
       }
-    });
+    }
   }
 
   /**

@@ -1,10 +1,26 @@
 package org.paxoscp.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.Protocol;
+import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.Mutation;
 
 class LeaderSubmitTest {
   private static final List<String> DCS = List.of("V", "O", "C");
@@ -34,5 +50,72 @@ class LeaderSubmitTest {
     assertEquals(LeaderSubmit.DEFAULT_BOUND, LeaderSubmit.boundFor(-1));
     assertEquals(3, LeaderSubmit.boundFor(3));
     assertEquals(Message.SubmitRequest.MAX_BOUND, LeaderSubmit.boundFor(1_000));
+  }
+
+  /**
+   * A transport on which the first {@code lost} submits vanish (request or reply lost) and the
+   * next is answered COMMITTED; every request is logged with its send time.
+   */
+  private static final class LossyTransport implements Transport {
+    final int lost;
+    final List<Long> sentAtNanos = Collections.synchronizedList(new ArrayList<>());
+
+    LossyTransport(int lost) {
+      this.lost = lost;
+    }
+
+    @Override
+    public String localDc() {
+      return "client";
+    }
+
+    @Override
+    public CompletableFuture<Message> request(String dc, Message request, Duration timeout) {
+      sentAtNanos.add(System.nanoTime());
+      Message.SubmitRequest s = (Message.SubmitRequest) request;
+      if (sentAtNanos.size() <= lost) {
+        return new CompletableFuture<Message>()
+            .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      }
+      return CompletableFuture.completedFuture(Message.SubmitReply.committed(s.group(),
+          s.position(), s.entry().txnId(), 1));
+    }
+
+    @Override
+    public void send(String dc, Message message) {}
+
+    @Override
+    public void close() {}
+  }
+
+  private static Outcome submitOver(LossyTransport transport, Duration submitTimeout)
+      throws Exception {
+    ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+    try {
+      Scheduler scheduler = Scheduler.of(timers);
+      ProposerConfig config = ProposerConfig.defaults(Protocol.LEADER, DCS);
+      LeaderSubmit submit = new LeaderSubmit(transport, DCS,
+          new ProposerDriver(transport, DCS, scheduler, Duration.ofMillis(100)), config,
+          scheduler, submitTimeout);
+      TreeMap<String, Mutation> writes = new TreeMap<>();
+      writes.put("k", Mutation.put("v".getBytes(StandardCharsets.UTF_8)));
+      LogEntry entry = new LogEntry("t1", "V", 4, new TreeSet<>(), writes);
+      return submit.commit("g", entry, "V", 16).get(10, TimeUnit.SECONDS);
+    } finally {
+      timers.shutdownNow();
+    }
+  }
+
+  @Test
+  void aLostSubmitIsSentAgainBeforeTheClientSettles() throws Exception {
+    LossyTransport transport = new LossyTransport(2);
+    Duration timeout = Duration.ofMillis(1_200);
+    Outcome o = submitOver(transport, timeout);
+    assertEquals(Outcome.Status.COMMITTED, o.status(), o.toString());
+    assertEquals(5, o.position());
+    assertEquals(3, transport.sentAtNanos.size(), "two copies lost, the third answered");
+    long gapMillis = (transport.sentAtNanos.get(1) - transport.sentAtNanos.get(0)) / 1_000_000;
+    assertTrue(gapMillis >= timeout.toMillis() / LeaderSubmit.COPIES - 20,
+        "copies go out a share of the timeout apart: " + gapMillis + " ms");
   }
 }
