@@ -132,6 +132,11 @@ public final class SimulateCommand implements Callable<Integer> {
       + "Learn, LearnReply, SubmitRequest, SubmitReply, BeginReply, ReadReply.")
   String target;
 
+  @Option(names = "--store-faults", defaultValue = "0", description = "Probability that a "
+      + "service's store operation fails: half before it does anything, half after a write was "
+      + "done (an ambiguous write).")
+  double storeFaults;
+
   @Option(names = "--no-leader-costs", description = "Leader combination as in production "
       + "without WAN emulation: services and clients know no leading costs, so entries go to "
       + "the leader a begin named and several DCs may batch a group.")
@@ -256,7 +261,7 @@ public final class SimulateCommand implements Callable<Integer> {
         .withTiming(rate, Math.round(opMillis * 1000))
         .withKeys(readFraction, zipfian)
         .withFaults(new SimConfig.Faults(loss, dup, reorder, partitions, crashes, outages,
-            restarts, twoInstances, targeted));
+            restarts, twoInstances, targeted, storeFaults));
   }
 
   private String replayCommand(Protocol protocol, long s) {
@@ -301,6 +306,9 @@ public final class SimulateCommand implements Callable<Integer> {
       b.append(" --target ").append(target);
     } else if (targeted) {
       b.append(" --targeted");
+    }
+    if (storeFaults > 0) {
+      b.append(" --store-faults ").append(storeFaults);
     }
     if (noLeaderCosts) {
       b.append(" --no-leader-costs");

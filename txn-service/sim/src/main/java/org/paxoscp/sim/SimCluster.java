@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
@@ -13,6 +14,8 @@ import java.util.function.Consumer;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.paxos.TooOldException;
+import org.paxoscp.paxos.Vote;
 import org.paxoscp.service.CatchUp;
 import org.paxoscp.service.GroupCollector;
 import org.paxoscp.service.LeaderCombiner;
@@ -70,18 +73,23 @@ final class SimCluster {
     final int index;
     final String name;
     final InMemoryKvStore store = new InMemoryKvStore();
-    /** What the services use: the store, or a planted-bug view of it. */
+    /** What the services use: the store, or a faulty or planted-bug view of it. */
     final KvStore serviceStore;
+    /** The services' view when the run has store faults, else null. */
+    final FaultyStore faulty;
     final Acceptor acceptor;
     final LogApplier applier;
     final List<Instance> live = new ArrayList<>();
     /** The chosen values this DC's collectors removed, kept for the checker. */
     final SortedMap<Long, LogValue> collected = new TreeMap<>();
 
-    Dc(int index, String name, boolean watermarkBlind) {
+    Dc(int index, String name, boolean watermarkBlind, SplittableRandom faultRandom) {
       this.index = index;
       this.name = name;
-      this.serviceStore = watermarkBlind ? new WatermarkBlindStore(store) : store;
+      KvStore view = watermarkBlind ? new WatermarkBlindStore(store) : store;
+      this.faulty = cfg.faults().storeFaults() > 0
+          ? new FaultyStore(view, faultRandom, cfg.faults().storeFaults()) : null;
+      this.serviceStore = faulty != null ? faulty : view;
       this.acceptor = new Acceptor(store);
       this.applier = new LogApplier(store);
     }
@@ -130,7 +138,8 @@ final class SimCluster {
     this.gcSettings = gc == null ? null : new GroupCollector.Settings(gc.retention(),
         gc.everyPositions(), Integer.MAX_VALUE, phase, 0);
     for (int i = 0; i < cfg.dcs().size(); i++) {
-      Dc dc = new Dc(i, cfg.dcs().get(i), gc != null && gc.plantedReadBelowWatermark());
+      Dc dc = new Dc(i, cfg.dcs().get(i), gc != null && gc.plantedReadBelowWatermark(),
+          cfg.faults().storeFaults() > 0 ? random.split() : null);
       dcs.add(dc);
       start(dc);
     }
@@ -256,11 +265,18 @@ final class SimCluster {
             && m instanceof Message.Paxos) {
           tooOldRequests++;
         }
-        if (m instanceof Message.Paxos req && req.message() instanceof PaxosMessage.Accept a
-            && r instanceof Message.Paxos rep
-            && rep.message() instanceof PaxosMessage.AcceptReply ar && ar.accepted()) {
-          // The vote is in the store whether or not the reply gets anywhere.
-          oracle.accepted(a.group(), a.position(), a.ballot(), a.value(), to);
+        if (m instanceof Message.Paxos req && req.message() instanceof PaxosMessage.Accept a) {
+          // The vote is in the store whether or not the reply gets anywhere, and even when the
+          // store reported the write failed (an ambiguous write): ask the store itself.
+          Optional<Vote> vote;
+          try {
+            vote = dc.acceptor.lastVote(a.group(), a.position());
+          } catch (TooOldException collected) {
+            vote = Optional.empty();
+          }
+          vote.filter(v -> v.ballot().equals(a.ballot()) && v.value().equals(a.value()))
+              .ifPresent(v -> oracle.accepted(a.group(), a.position(), a.ballot(), a.value(),
+                  to));
         }
         if (r != null && dc.live.contains(i)) {
           reply.complete(r);
@@ -318,6 +334,28 @@ final class SimCluster {
   long collectedPositions() {
     return everyInstance.stream().filter(i -> i.collector != null)
         .mapToLong(i -> i.collector.collectedPositions()).sum();
+  }
+
+  /** Ends the store faults (the recovery phase). */
+  void healStores() {
+    for (Dc dc : dcs) {
+      if (dc.faulty != null) {
+        dc.faulty.heal();
+      }
+    }
+  }
+
+  /** Store operations the run's store faults failed: before anything was done, and after. */
+  long[] storeFaults() {
+    long before = 0;
+    long after = 0;
+    for (Dc dc : dcs) {
+      if (dc.faulty != null) {
+        before += dc.faulty.unavailable();
+        after += dc.faulty.ambiguous();
+      }
+    }
+    return new long[] {before, after};
   }
 
   /** Conflicting chosen values the services were told (a broken agreement), by DC. */

@@ -60,10 +60,12 @@ public record SimConfig(
    * @param targeted the run picks one message type ({@link #TARGETS}, by its seed) and loses
    *     half of the messages of that type, delaying the rest by up to one maximum RTT: the
    *     interleavings where one step of the protocol fails while the others go on
+   * @param storeFaults probability that a service's store operation fails: half of the failures
+   *     before the operation (nothing done), half after a write (done, reported failed)
    */
   public record Faults(double loss, double duplicate, double reorder, boolean partitions,
       boolean crashes, boolean outages, boolean restarts, boolean twoInstances,
-      boolean targeted) {
+      boolean targeted, double storeFaults) {
     public static final Faults NONE = new Faults(0, 0, 0, false, false, false, false, false);
 
     /** The message types a targeted run may pick (requests and replies). */
@@ -72,7 +74,8 @@ public record SimConfig(
         "SubmitRequest", "SubmitReply", "BeginReply", "ReadReply");
 
     public Faults {
-      if (loss < 0 || loss >= 1 || duplicate < 0 || duplicate >= 1 || reorder < 0 || reorder > 1) {
+      if (loss < 0 || loss >= 1 || duplicate < 0 || duplicate >= 1 || reorder < 0 || reorder > 1
+          || storeFaults < 0 || storeFaults >= 1) {
         throw new IllegalArgumentException("fault probabilities must be in [0, 1)");
       }
     }
@@ -80,20 +83,22 @@ public record SimConfig(
     /** Faults without a targeted message type. */
     public Faults(double loss, double duplicate, double reorder, boolean partitions,
         boolean crashes, boolean outages, boolean restarts, boolean twoInstances) {
-      this(loss, duplicate, reorder, partitions, crashes, outages, restarts, twoInstances, false);
+      this(loss, duplicate, reorder, partitions, crashes, outages, restarts, twoInstances, false,
+          0);
     }
 
     public boolean any() {
       return loss > 0 || duplicate > 0 || reorder > 0 || partitions || crashes || outages
-          || restarts || twoInstances || targeted;
+          || restarts || twoInstances || targeted || storeFaults > 0;
     }
 
     @Override
     public String toString() {
-      return String.format("loss=%.3f dup=%.3f reorder=%.3f%s%s%s%s%s%s", loss, duplicate,
+      return String.format("loss=%.3f dup=%.3f reorder=%.3f%s%s%s%s%s%s%s", loss, duplicate,
           reorder, partitions ? " partitions" : "", crashes ? " crashes" : "",
           outages ? " outages" : "", restarts ? " restarts" : "",
-          twoInstances ? " two-instances" : "", targeted ? " targeted" : "");
+          twoInstances ? " two-instances" : "", targeted ? " targeted" : "",
+          storeFaults > 0 ? String.format(" store-faults=%.3f", storeFaults) : "");
     }
   }
 

@@ -254,6 +254,15 @@ public final class Simulator {
     return network.targetedHits();
   }
 
+  /** Store operations the last run's store faults failed (before or after doing them). */
+  public long storeFaults() {
+    if (cluster == null) {
+      return 0;
+    }
+    long[] n = cluster.storeFaults();
+    return n[0] + n[1];
+  }
+
   /** Reads refused with TOO_OLD (each aborts its transaction retryably). */
   public int tooOldReads() {
     return tooOldReads;
@@ -317,6 +326,7 @@ public final class Simulator {
     boolean finished = events.run(MAX_VIRTUAL_MICROS, MAX_EVENTS);
     if (finished) {
       network.healAll();
+      cluster.healStores();
       finished = recover();
     }
     long maxPosition = cluster.maxPosition();

@@ -22,7 +22,8 @@ import org.paxoscp.sim.SimConfig.Faults;
  * every vote: two values chosen at one position, or an APPLY for a value not yet chosen, fails
  * it even when no client noticed. Leader combination's schedules alternate between batchers
  * chosen by leading costs (the emulated WAN's) and the production mode without them
- * ({@code Simulator#withoutLeaderCosts}: several DCs may batch a group at once).
+ * ({@code Simulator#withoutLeaderCosts}: several DCs may batch a group at once); a quarter of
+ * the schedules run log and version GC beside the workload.
  *
  * <p>The same schedules run again with every service's per-group caches emptied after each
  * request it handles ({@code Simulator#withForcedEviction}, ARCHITECTURE section 9):
@@ -44,7 +45,12 @@ class SimulationSafetyTest {
     RESTARTS(new Faults(0.01, 0, 0.02, false, false, false, true, true)),
     EVERYTHING(new Faults(0.05, 0.02, 0.05, true, true, true, true, true)),
     /** Half of one message type (picked per run) lost, the rest delayed; a little loss. */
-    TARGETED(new Faults(0.02, 0.01, 0.02, false, false, false, false, false, true));
+    TARGETED(new Faults(0.02, 0.01, 0.02, false, false, false, false, false, true, 0)),
+    /**
+     * Store operations fail (5%): unavailable before anything is done, or ambiguous after a
+     * write was done; service restarts and two instances of a DC beside them.
+     */
+    STORE(new Faults(0.01, 0, 0.02, false, false, false, true, true, false, 0.05));
 
     final Faults faults;
 
@@ -83,12 +89,17 @@ class SimulationSafetyTest {
 
   /**
    * The simulator for a schedule: leader combination without leading costs for odd seeds (the
-   * production mode without WAN emulation), with them for even ones.
+   * production mode without WAN emulation), with them for even ones; log and version GC running
+   * beside the workload for one seed in four ({@link GcSimulationTest#GC}: retention 2, a round
+   * per applied position).
    */
   static Simulator simulator(SimConfig cfg) {
     Simulator sim = new Simulator(cfg);
     if (cfg.protocol() == Protocol.LEADER && (cfg.seed() & 1) == 1) {
       sim.withoutLeaderCosts();
+    }
+    if (Math.floorMod(cfg.seed(), 4L) == 2) {
+      sim.withGc(GcSimulationTest.GC);
     }
     return sim;
   }
@@ -114,6 +125,8 @@ class SimulationSafetyTest {
         + (evict ? 50_000L : 0);
     long evictions = 0;
     long targetedHits = 0;
+    long collected = 0;
+    long storeFaults = 0;
     List<String> failures = new ArrayList<>();
     long committed = 0;
     long promoted = 0;
@@ -130,6 +143,8 @@ class SimulationSafetyTest {
       SimResult r = sim.run();
       evictions += sim.forcedEvictions();
       targetedHits += sim.targetedHits();
+      storeFaults += sim.storeFaults();
+      collected += sim.collectedPositions();
       if (!r.safe() || !r.finished()) {
         failures.add("seed " + cfg.seed() + (r.finished() ? "" : " (did not finish)") + ": "
             + r.check().summary() + " " + r.applyConflicts() + " " + r.oracleViolations()
@@ -150,6 +165,12 @@ class SimulationSafetyTest {
     if (evict) {
       assertTrue(evictions > committed, "caches were hardly ever emptied: " + evictions);
     }
+    if (perCase >= 8) {
+      assertTrue(collected > 0, "GC never collected a position: " + collected);
+    }
+    if (mix == Mix.STORE) {
+      assertTrue(storeFaults > perCase, "store faults hardly happened: " + storeFaults);
+    }
     if (mix == Mix.TARGETED) {
       assertTrue(targetedHits > perCase, "targeted faults hardly hit: " + targetedHits);
     }
@@ -168,7 +189,7 @@ class SimulationSafetyTest {
     if (protocol == Protocol.LEADER) {
       assertTrue(exercised.messages("SubmitRequest") > 0 && exercised.leaderRounds() > 0
           && exercised.leaderCommits() > 0, "leader combination never ran: " + exercised);
-      if (perCase >= 20 && (mix == Mix.RESTARTS || mix == Mix.EVERYTHING)) {
+      if (perCase >= 20 && (mix == Mix.RESTARTS || mix == Mix.EVERYTHING || mix == Mix.STORE)) {
         assertTrue(exercised.restartsMidRound() > 0, "no leader service was killed with a "
             + "round in flight: " + exercised);
         assertTrue(exercised.concurrentLeaderRounds() > 0, "two instances of one DC never ran "
@@ -183,15 +204,16 @@ class SimulationSafetyTest {
       if (mix == Mix.EVERYTHING) {
         assertTrue(exercised.learnedByLearner() > 0, "no learner instance ran: " + exercised);
       }
-      if (mix == Mix.RESTARTS || mix == Mix.EVERYTHING) {
+      if (mix == Mix.RESTARTS || mix == Mix.EVERYTHING || mix == Mix.STORE) {
         assertTrue(exercised.restarts() > 0, "no service instance restarted: " + exercised);
         // One instance per DC, one more for a DC served twice in every run, one per restart.
         assertEquals(dcsStarted + perCase + exercised.restarts(), exercised.instances(),
             "instances started: " + exercised);
       }
     }
-    System.out.printf("%s %s%s: %d schedules, %d committed, %s%n", protocol, mix,
+    System.out.printf("%s %s%s: %d schedules, %d committed, %d positions collected, %d store "
+            + "faults, %d messages hit by targeted faults, %s%n", protocol, mix,
         evict ? " (caches evicted after every request, " + evictions + " times)" : "", perCase,
-        committed, exercised);
+        committed, collected, storeFaults, targetedHits, exercised);
   }
 }
