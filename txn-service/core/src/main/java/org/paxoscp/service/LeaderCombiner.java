@@ -734,8 +734,10 @@ public final class LeaderCombiner {
         return SubmitReply.committed(g.name, pos, e.txnId(), v.entries().size());
       }
       if (rules.conflicts(e, v)) {
-        return SubmitReply.aborted(g.name, pos, e.txnId(), "read a key written at position "
-            + pos);
+        boolean withdrawn = v.entries().stream().anyMatch(w -> Placement.withdraws(w, e));
+        return SubmitReply.aborted(g.name, pos, e.txnId(), withdrawn
+            ? "withdrawn at position " + pos + " by its client, which had no answer"
+            : "read a key written at position " + pos);
       }
     }
     if (q > s.position() + s.bound()) {

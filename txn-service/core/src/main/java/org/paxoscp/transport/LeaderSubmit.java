@@ -1,7 +1,6 @@
 package org.paxoscp.transport;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -10,6 +9,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.paxoscp.paxos.Outcome;
+import org.paxoscp.paxos.Placement;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.ProposerId;
@@ -17,6 +17,7 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.transport.Message.SubmitReply;
 import org.paxoscp.transport.Message.SubmitRequest;
 import org.paxoscp.wal.LogEntry;
+import org.paxoscp.wal.LogValue;
 
 /**
  * The client's side of leader combination (ARCHITECTURE 5.5, docs/leader-combination.md):
@@ -28,12 +29,11 @@ import org.paxoscp.wal.LogEntry;
  *       entry possibly placed at positions {@code p ... p + bound} and nowhere else: even a
  *       refusal does not prove that, since a duplicated or delayed copy of the submit may have
  *       reached another service instance, which placed it. The client
- *       then <em>settles</em>: it runs a learner for each of those positions (which re-proposes a
- *       vote it finds, or decides a no-op where nobody voted) and reports COMMITTED where a
- *       chosen value holds the entry, ABORTED when every position is decided without it, and
- *       UNKNOWN when some position could not be decided — naming the first and the last such
- *       position, the only ones where the entry can still be chosen (nothing places it beyond
- *       {@code p + bound}).
+ *       then <em>settles</em> ({@link #settle}): position by position it decides each one,
+ *       proposing the entry's withdrawal where nobody voted, and reports COMMITTED where a chosen
+ *       value holds the entry, ABORTED once one conflicts with it (its withdrawal does) or every
+ *       position is decided without it, and UNKNOWN when a position cannot be decided — naming
+ *       it and {@code p + bound}, the range where the entry can still be chosen.
  * </ul>
  * The entry is never proposed by the client itself.
  *
@@ -230,44 +230,55 @@ public final class LeaderSubmit {
     return best != null ? best : bestAll;
   }
 
-  /** Learns positions {@code p ... p + bound}, where the leader may have placed the entry. */
+  /**
+   * Settles an unanswered submit, position by position from {@code p}: at each it runs a proposer
+   * whose own value is the entry's {@link Placement#withdrawal} (a vote it finds wins instead),
+   * so each position ends decided. A value that holds the entry: COMMITTED there. A value that
+   * {@link Placement#conflicts} with it — its withdrawal among them — ABORTED: every batcher
+   * judges an entry against each decided position before placing it later, so none ever will,
+   * and the earlier positions went to other values. Past {@code p + bound}: ABORTED (no batcher
+   * places it there). A position that cannot be decided: UNKNOWN, naming it and the bound as the
+   * range where the entry may still be chosen. So a settle decides at most one position past the
+   * end of the log, never a run of no-ops.
+   */
   private void settle(SubmitRequest s, String why, CompletableFuture<Outcome> result) {
-    List<CompletableFuture<Outcome>> learners = new ArrayList<>();
-    for (long pos = s.position(); pos <= s.position() + s.bound(); pos++) {
-      Proposer learner = Proposer.learner(learnerConfig, s.group(),
-          ProposerId.random(scheduler.random()), pos,
-          new SplittableRandom(scheduler.random().nextLong()));
-      learners.add(driver.run(learner));
+    settleAt(s, Placement.withdrawal(s.entry()), s.position(), why, result);
+  }
+
+  private void settleAt(SubmitRequest s, LogEntry withdrawal, long pos, String why,
+      CompletableFuture<Outcome> result) {
+    long first = s.position();
+    long last = first + s.bound();
+    if (pos > last) {
+      result.complete(new Outcome(Outcome.Status.ABORTED, last, s.bound(), null, why
+          + "; positions " + first + ".." + last + " were decided without it", true));
+      return;
     }
-    CompletableFuture.allOf(learners.toArray(CompletableFuture[]::new)).whenComplete((v, t) -> {
+    Proposer proposer = Proposer.forList(learnerConfig, s.group(),
+        ProposerId.random(scheduler.random()), LogValue.of(withdrawal), pos, OptionalInt.empty(),
+        new SplittableRandom(scheduler.random().nextLong()));
+    driver.run(proposer).whenComplete((o, t) -> {
       if (t != null) {
         result.completeExceptionally(t);
         return;
       }
-      // The entry can still be chosen only where no value was learned: at firstOpen..lastOpen.
-      long firstOpen = -1;
-      long lastOpen = -1;
-      for (int i = 0; i < learners.size(); i++) {
-        Outcome o = learners.get(i).join();
-        if (o.status() != Outcome.Status.LEARNED || o.chosen() == null) {
-          long pos = s.position() + i;
-          firstOpen = firstOpen < 0 ? pos : firstOpen;
-          lastOpen = pos;
-        } else if (o.chosen().contains(s.entry().txnId())) {
-          result.complete(new Outcome(Outcome.Status.COMMITTED, o.position(),
-              (int) (o.position() - s.position()), o.chosen(), null, false));
-          return;
-        }
+      if (o.status() != Outcome.Status.LEARNED || o.chosen() == null) {
+        result.complete(new Outcome(Outcome.Status.UNKNOWN, last, 0, null, why + "; position "
+            + pos + " could not be decided: it may still be chosen at one of positions " + pos
+            + ".." + last, false, 0, pos));
+        return;
       }
-      long last = s.position() + s.bound();
-      if (firstOpen > 0) {
-        result.complete(new Outcome(Outcome.Status.UNKNOWN, lastOpen, 0, null, why
-            + "; of positions " + s.position() + ".." + last + ", where it may be placed, "
-            + firstOpen + ".." + lastOpen + " include some not learned: it may still be chosen "
-            + "at one of those", false, 0, firstOpen));
+      LogValue v = o.chosen();
+      if (v.contains(s.entry().txnId())) {
+        result.complete(new Outcome(Outcome.Status.COMMITTED, pos, (int) (pos - first), v, null,
+            false));
+      } else if (Placement.conflicts(v, s.entry())) {
+        result.complete(new Outcome(Outcome.Status.ABORTED, pos, (int) (pos - first), v, why
+            + (v.contains(withdrawal.txnId()) ? "; withdrawn at position " + pos
+                : "; position " + pos + " holds a conflicting value")
+            + ", no batcher places it later", true));
       } else {
-        result.complete(new Outcome(Outcome.Status.ABORTED, last, s.bound(), null, why
-            + "; positions " + s.position() + ".." + last + " were decided without it", true));
+        settleAt(s, withdrawal, pos + 1, why, result);
       }
     });
   }

@@ -16,7 +16,8 @@ import org.paxoscp.check.CheckResult;
  * @param crashed transactions whose client crashed in mid-commit
  * @param combinedPositions log positions holding more than one entry
  * @param combinedTxns entries sharing a position with another entry
- * @param noopPositions positions filled with a no-op during recovery
+ * @param noopPositions positions that hold no transaction: no-ops, and withdrawals of
+ *     leader-mode entries (docs/leader-combination.md)
  * @param positions the length of the decided log
  * @param commitLatencyMicros commit latency (commit call to outcome) of committed read-write txns
  * @param check the serializability checker's verdict on every DC's log and every history

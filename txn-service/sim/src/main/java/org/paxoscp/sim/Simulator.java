@@ -17,6 +17,7 @@ import org.paxoscp.check.CrossGroupChecker;
 import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.paxos.LogCollector;
+import org.paxoscp.paxos.Placement;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.service.LeaderCombiner;
 import org.paxoscp.wal.LogValue;
@@ -358,7 +359,8 @@ public final class Simulator {
           combinedPositions++;
           combinedTxns += v.entries().size();
         }
-        noops += v.isNoop() ? 1 : 0;
+        // A position holding only withdrawals of leader-mode entries carries no transaction.
+        noops += v.entries().stream().allMatch(Placement::isWithdrawal) ? 1 : 0;
       }
     }
     return new SimResult(cfg, commitsByRound, readOnly, aborted, unknown, crashed,

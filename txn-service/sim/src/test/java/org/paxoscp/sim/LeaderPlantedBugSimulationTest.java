@@ -7,6 +7,7 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.check.Violation;
+import org.paxoscp.paxos.Placement;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.service.LeaderCombiner;
 import org.paxoscp.sim.SimConfig.Faults;
@@ -109,6 +110,33 @@ class LeaderPlantedBugSimulationTest {
     System.out.printf("fast list without the grant: caught in %d of %d schedules (one in %.0f)%n",
         caught, runs, caught == 0 ? Double.NaN : (double) runs / caught);
     assertTrue(caught >= 3, "caught in only " + caught + " of " + runs + " schedules");
+  }
+
+  /** Judges entries as if withdrawals were not there. */
+  static final class IgnoresWithdrawals extends LeaderCombiner.Rules {
+    @Override
+    protected boolean conflicts(LogEntry entry, LogValue earlier) {
+      return Placement.conflicts(earlier.entries().stream()
+          .filter(e -> !Placement.withdraws(e, entry)).toList(), entry);
+    }
+  }
+
+  @Test
+  void aBatcherThatIgnoresWithdrawalsIsCaught() {
+    int caught = 0;
+    int runs = 0;
+    for (long seed = 2_300_000; seed < 2_300_300; seed++) {
+      SimResult r = new Simulator(UnknownRangeSimulationTest.stormy(Protocol.LEADER, seed))
+          .withLeaderRules(new IgnoresWithdrawals()).run();
+      runs++;
+      if (r.check().has(Violation.Kind.ABORTED_IN_LOG)) {
+        caught++;
+      }
+    }
+    System.out.printf("withdrawals ignored: caught in %d of %d schedules (one in %.0f)%n",
+        caught, runs, caught == 0 ? Double.NaN : (double) runs / caught);
+    assertTrue(caught >= 1, "a placement after the withdrawal was never caught in " + runs
+        + " schedules");
   }
 
   @Test
