@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * must only run for positions known to exist: the caller passes a target that a request proved
  * (a client's commit position in {@code BeginRequest}, a read position someone was given, an
  * APPLY for a later position). This class never looks beyond the target it was given. (A
- * leader-mode client that settles an unanswered submit does decide no-ops past the log end, at
- * most its promotion bound ahead: {@code LeaderSubmit}, docs/leader-combination.md.)
+ * leader-mode client that settles an unanswered submit decides one position past the log end,
+ * with its entry's withdrawal, not a no-op: {@code LeaderSubmit}, docs/leader-combination.md.)
  *
  * <p><b>Bounds.</b> One catch-up runs per group at a time; concurrent requests for the same group
  * join it (its target becomes the highest requested). A run learns at most

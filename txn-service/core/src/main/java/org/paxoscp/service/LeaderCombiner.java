@@ -69,7 +69,8 @@ import org.slf4j.LoggerFactory;
  * (all decided and known here: {@code q} is one past the last position this instance saw
  * decided, or past those whose chosen values this DC has applied or holds, if that is higher)
  * are checked: one that holds the entry answers COMMITTED there; one that writes a key the
- * entry read answers ABORTED (the placement rule forbids any later position);
+ * entry read, or holds its withdrawal, answers ABORTED (the placement rule forbids any later
+ * position);
  * {@code q > p + b} answers ABORTED (the bound is used up, and every position in
  * {@code p ... p + b} is decided without it).
  * So a duplicate submit, a restarted instance or a second instance of this DC can never place
@@ -77,7 +78,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Nothing here is needed for safety beyond those checks: the grant check-and-write and the
  * acceptors arbitrate between rounds of different instances. A crash loses the queue; clients
- * settle their outcome by learning {@code p ... p + b} (see {@code LeaderSubmit}).
+ * settle their outcome by deciding {@code p, p + 1, ...} in turn, withdrawing the entry at the
+ * first position nobody voted at (see {@code LeaderSubmit}).
  *
  * <p><b>Memory</b> (ARCHITECTURE section 9). A group's state is <em>live</em> while it has a round
  * in flight, a hold, a queued entry or an entry passed on and not yet answered: then it is in
@@ -118,8 +120,8 @@ public final class LeaderCombiner {
     public static final Rules SHIPPED = new Rules();
 
     /**
-     * Placement rule: does {@code entry} read a key that {@code earlier} writes, or break the
-     * locks of a PREPARE in it ({@link Placement})?
+     * Placement rule: does {@code entry} read a key that {@code earlier} writes, break the locks
+     * of a PREPARE in it, or is it withdrawn there ({@link Placement})?
      */
     protected boolean conflicts(LogEntry entry, LogValue earlier) {
       return Placement.conflicts(earlier, entry);

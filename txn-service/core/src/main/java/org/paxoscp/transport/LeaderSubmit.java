@@ -55,8 +55,9 @@ public final class LeaderSubmit {
   private final Map<String, Long> down = new ConcurrentHashMap<>();
 
   /**
-   * @param driver runs the settling learners
-   * @param config the client's proposer settings (the learners' phase timeout and back-off)
+   * @param driver runs the settling proposers
+   * @param config the client's proposer settings (the settling proposers' phase timeout and
+   *     back-off)
    * @param submitTimeout how long a submit waits for the leader's answer before settling
    */
   public LeaderSubmit(Transport transport, List<String> dcs, ProposerDriver driver,
@@ -88,11 +89,6 @@ public final class LeaderSubmit {
   }
 
   /**
-   * Commits {@code entry} at a position from its read position + 1 to that + {@code bound},
-   * submitting first to {@code leaderDc}. The future completes with COMMITTED, ABORTED or
-   * UNKNOWN; it fails only if a settling learner throws (a broken invariant).
-   */
-  /**
    * Where a client submits an entry read at {@code readPosition} when the services know no leader
    * costs: the leader of {@code readPosition + 1} as its begin named it, else {@code home} —
    * after a no-op, and at a group's first position, whose grantor
@@ -103,6 +99,11 @@ public final class LeaderSubmit {
     return leader.isPresent() && readPosition > 0 ? dcs.get(leader.getAsInt()) : home;
   }
 
+  /**
+   * Commits {@code entry} at a position from its read position + 1 to that + {@code bound},
+   * submitting first to {@code leaderDc}. The future completes with COMMITTED, ABORTED or
+   * UNKNOWN; it fails only if a settling proposer throws (a broken invariant).
+   */
   public CompletableFuture<Outcome> commit(String group, LogEntry entry, String leaderDc,
       int bound) {
     CompletableFuture<Outcome> result = new CompletableFuture<>();
@@ -117,21 +118,24 @@ public final class LeaderSubmit {
   }
 
   /**
-   * One submit and its copies: the same request sent again every {@code submitTimeout /
-   * COPIES} while nothing answered (a lost request or reply is then not a lost commit: the
-   * batcher joins a copy to the entry it holds, or answers it from the log once decided), all
-   * waiting until one deadline. Only when every copy ended without an answer does the client
-   * settle, whose learners decide no-ops at every open position up to the bound.
+   * One submit and its copies: the same request sent at {@code i * submitTimeout / COPIES} for
+   * {@code i = 0 .. COPIES-1} while nothing answered, and at once after an error answer when no
+   * other copy is out (a lost request or reply is then not a lost commit: the batcher joins a
+   * copy to the entry it holds, or answers it from the log once decided), all waiting until one
+   * deadline. When every copy ended without an answer and no more will go out, the client
+   * {@link #settle}s, exactly once.
    */
   private final class Submission {
     final SubmitRequest s;
     final String target;
     final CompletableFuture<Outcome> result;
     final long deadlineMicros;
+    /** Guarded by this: copies sent, copies not yet ended, whether a copy got an ErrorReply. */
     int sent;
     int open;
     boolean anyAnswer;
     String lastError;
+    boolean settling;
 
     Submission(SubmitRequest s, String target, CompletableFuture<Outcome> result) {
       this.s = s;
@@ -141,22 +145,32 @@ public final class LeaderSubmit {
     }
 
     void send() {
+      long step = Math.max(1, submitTimeout.toNanos() / 1000 / COPIES);
+      for (int i = 1; i < COPIES; i++) {
+        scheduler.schedule(i * step, this::sendCopy);
+      }
+      sendCopy();
+    }
+
+    /** Sends one more copy if one may still go out; settles if none is out and none will go. */
+    void sendCopy() {
       long left;
       synchronized (this) {
         left = deadlineMicros - scheduler.nowMicros();
-        if (result.isDone() || sent >= COPIES || left <= 0) {
+        if (result.isDone() || settling) {
+          return;
+        }
+        if (sent >= COPIES || left <= 0) {
+          settleIfIdle();
           return;
         }
         sent++;
         open++;
-        if (sent < COPIES) {
-          scheduler.schedule(Math.max(1, submitTimeout.toNanos() / 1000 / COPIES), this::send);
-        }
       }
       CompletableFuture<Message> reply;
       try {
         reply = transport.request(target, s, Duration.ofNanos(left * 1000));
-      } catch (TransportException e) {
+      } catch (RuntimeException e) {
         reply = CompletableFuture.failedFuture(e);
       }
       reply.whenComplete(this::ended);
@@ -179,7 +193,6 @@ public final class LeaderSubmit {
         }
         return;
       }
-      boolean settle;
       boolean again;
       synchronized (this) {
         open--;
@@ -187,20 +200,33 @@ public final class LeaderSubmit {
           anyAnswer = true;
           lastError = "leader " + target + ": " + e.code() + " " + e.detail();
         }
-        boolean more = sent < COPIES && deadlineMicros > scheduler.nowMicros();
         // An error answer frees its turn: the next copy goes out at once.
-        again = m instanceof Message.ErrorReply && more && open == 0;
-        settle = open == 0 && !more;
+        again = m instanceof Message.ErrorReply && open == 0;
+        if (!again) {
+          settleIfIdle();
+        }
       }
       if (again) {
-        send();
-      } else if (settle) {
-        if (!anyAnswer) {
-          down.put(target, scheduler.nowMicros() + submitTimeout.toNanos() / 100);
-        }
-        settle(s, lastError != null ? lastError : "no answer from leader " + target + " in "
-            + submitTimeout.toMillis() + " ms (" + sent + " copies)", result);
+        sendCopy();
       }
+    }
+
+    /**
+     * Settles once no copy is out and no more may go; the caller holds this. The settle itself
+     * runs off the lock (its proposers' callbacks never take it).
+     */
+    private void settleIfIdle() {
+      boolean more = sent < COPIES && deadlineMicros > scheduler.nowMicros();
+      if (open > 0 || more || settling || result.isDone()) {
+        return;
+      }
+      settling = true;
+      if (!anyAnswer) {
+        down.put(target, scheduler.nowMicros() + submitTimeout.toNanos() / 100);
+      }
+      String why = lastError != null ? lastError : "no answer from leader " + target + " in "
+          + submitTimeout.toMillis() + " ms (" + sent + " copies)";
+      scheduler.execute(() -> settle(s, why, result));
     }
   }
 

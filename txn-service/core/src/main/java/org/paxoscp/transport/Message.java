@@ -191,8 +191,8 @@ public sealed interface Message {
     COMMITTED,
     /**
      * The entry is in no value chosen at the submitted position ... the reply's position (all
-     * decided) and the leader will not place it anywhere: it read a key a value there wrote, or
-     * its promotion bound is used up.
+     * decided) and the leader will not place it anywhere: it read a key a value there wrote, a
+     * value there withdraws it (its client settled), or its promotion bound is used up.
      */
     ABORTED
   }

@@ -54,14 +54,21 @@ class LeaderSubmitTest {
 
   /**
    * A transport on which the first {@code lost} submits vanish (request or reply lost) and the
-   * next is answered COMMITTED; every request is logged with its send time.
+   * next is answered COMMITTED; every request is logged with its send time. With
+   * {@code failing}, every request fails at once instead (a send error), Paxos messages too.
    */
   private static final class LossyTransport implements Transport {
     final int lost;
+    final boolean failing;
     final List<Long> sentAtNanos = Collections.synchronizedList(new ArrayList<>());
 
     LossyTransport(int lost) {
+      this(lost, false);
+    }
+
+    LossyTransport(int lost, boolean failing) {
       this.lost = lost;
+      this.failing = failing;
     }
 
     @Override
@@ -71,6 +78,12 @@ class LeaderSubmitTest {
 
     @Override
     public CompletableFuture<Message> request(String dc, Message request, Duration timeout) {
+      if (failing) {
+        if (request instanceof Message.SubmitRequest) {
+          sentAtNanos.add(System.nanoTime());
+        }
+        return CompletableFuture.failedFuture(new TransportSendException("send failed", null));
+      }
       sentAtNanos.add(System.nanoTime());
       Message.SubmitRequest s = (Message.SubmitRequest) request;
       if (sentAtNanos.size() <= lost) {
@@ -93,7 +106,8 @@ class LeaderSubmitTest {
     ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
     try {
       Scheduler scheduler = Scheduler.of(timers);
-      ProposerConfig config = ProposerConfig.defaults(Protocol.LEADER, DCS);
+      ProposerConfig config = ProposerConfig.defaults(Protocol.LEADER, DCS)
+          .withPhaseTimeoutMicros(50_000);
       LeaderSubmit submit = new LeaderSubmit(transport, DCS,
           new ProposerDriver(transport, DCS, scheduler, Duration.ofMillis(100)), config,
           scheduler, submitTimeout);
@@ -117,5 +131,17 @@ class LeaderSubmitTest {
     long gapMillis = (transport.sentAtNanos.get(1) - transport.sentAtNanos.get(0)) / 1_000_000;
     assertTrue(gapMillis >= timeout.toMillis() / LeaderSubmit.COPIES - 20,
         "copies go out a share of the timeout apart: " + gapMillis + " ms");
+  }
+
+  @Test
+  void submitsThatFailAtOnceStillEndInASettle() throws Exception {
+    LossyTransport transport = new LossyTransport(0, true);
+    Outcome o = submitOver(transport, Duration.ofMillis(600));
+    // Nothing reaches any DC: the settle cannot decide position 5, so the entry may still be
+    // chosen anywhere in 5 .. 5 + 16.
+    assertEquals(Outcome.Status.UNKNOWN, o.status(), o.toString());
+    assertEquals(5, o.firstPosition());
+    assertEquals(5 + 16, o.position());
+    assertEquals(LeaderSubmit.COPIES, transport.sentAtNanos.size(), "every copy went out");
   }
 }

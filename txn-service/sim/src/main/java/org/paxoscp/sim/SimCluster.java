@@ -278,6 +278,10 @@ final class SimCluster {
               .ifPresent(v -> oracle.accepted(a.group(), a.position(), a.ballot(), a.value(),
                   to));
         }
+        if (r instanceof Message.Paxos rep && rep.message() instanceof PaxosMessage.LearnReply lr
+            && lr.chosen() != null) {
+          oracle.applied(lr.group(), lr.position(), lr.chosen(), dcName(to) + " (learn reply)");
+        }
         if (r != null && dc.live.contains(i)) {
           reply.complete(r);
         }
