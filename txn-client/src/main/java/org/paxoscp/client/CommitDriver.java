@@ -94,6 +94,47 @@ final class CommitDriver {
       throw unknown(group, entry, proposer, f, position, bound,
           "client closed while committing", e);
     }
+    return toResult(group, entry, outcome);
+  }
+
+  /**
+   * Settles an unknown outcome of {@code entry} now: decides the positions where it can still be
+   * chosen, {@code from ... through}, in turn ({@link LeaderSubmit#settle(String, LogEntry, long,
+   * long)}), and blocks for the answer.
+   *
+   * @return the result of a committed entry
+   * @throws TransactionAbortedException certainly not in the log (safe to re-run)
+   * @throws OutcomeUnknownException a position could not be decided (no majority); the new
+   *     range is within the old one
+   */
+  CommitResult settle(String group, LogEntry entry, long from, long through) {
+    CompletableFuture<Outcome> f = leaderSubmit.settle(group, entry, from, through);
+    Outcome outcome;
+    inFlight.add(f);
+    try {
+      if (closed) {
+        f.completeExceptionally(new CancellationException("client closed"));
+      }
+      outcome = f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw unknownAgain(group, entry, from, through, "interrupted while settling", e);
+    } catch (ExecutionException | CancellationException e) {
+      throw unknownAgain(group, entry, from, through, "settling failed: " + e, e);
+    } finally {
+      inFlight.remove(f);
+    }
+    return toResult(group, entry, outcome);
+  }
+
+  private OutcomeUnknownException unknownAgain(String group, LogEntry entry, long from,
+      long through, String why, Throwable cause) {
+    return new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN, group,
+        entry.txnId(), through, 0, false, why, from), homeDc, cause, entry);
+  }
+
+  /** The result of a finished commit or settle; throws for anything but COMMITTED. */
+  private CommitResult toResult(String group, LogEntry entry, Outcome outcome) {
     CommitResult result = new CommitResult(switch (outcome.status()) {
       case COMMITTED -> CommitResult.Status.COMMITTED;
       case ABORTED -> CommitResult.Status.ABORTED;
@@ -117,7 +158,7 @@ final class CommitDriver {
         throw new TransactionAbortedException(result, homeDc,
             outcome.chosen() != null ? result.position() : 0);
       }
-      default -> throw new OutcomeUnknownException(result, homeDc, null);
+      default -> throw new OutcomeUnknownException(result, homeDc, null, entry);
     }
   }
 
@@ -154,6 +195,6 @@ final class CommitDriver {
     }
     CommitResult r = new CommitResult(CommitResult.Status.UNKNOWN, group, entry.txnId(), last,
         promotions, false, why, first);
-    return new OutcomeUnknownException(r, homeDc, cause);
+    return new OutcomeUnknownException(r, homeDc, cause, entry);
   }
 }

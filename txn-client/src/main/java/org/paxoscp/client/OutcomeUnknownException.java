@@ -1,29 +1,43 @@
 package org.paxoscp.client;
 
 import java.util.Objects;
+import java.util.Optional;
+import org.paxoscp.wal.LogEntry;
 
 /**
  * The commit was sent but its outcome was lost (for example, ACCEPT went out and then too few DCs
  * answered): the transaction may already be in the log, or may still be chosen later by whoever
  * finishes the log position — but only at one of positions {@link #firstPosition()} ...
  * {@link #lastPosition()}, never elsewhere. Re-running it blindly could apply it twice, so
- * {@link TxnClient#runInTransaction} never does; the application must find out (once a begin in
- * the group reads at {@link #lastPosition()} or later, every position of the range is decided,
- * and a key only this transaction wrote shows whether it committed) or make its writes
- * idempotent.
+ * {@link TxnClient#runInTransaction} never does; the application must find out —
+ * {@link TxnClient#settle} decides those positions now, or once a begin in the group reads at
+ * {@link #lastPosition()} or later every position of the range is decided and a key only this
+ * transaction wrote shows whether it committed — or make its writes idempotent.
  */
 public final class OutcomeUnknownException extends TransactionException {
   private static final long serialVersionUID = 1L;
 
   private final transient CommitResult result;
+  /** The entry whose outcome is unknown, for {@link TxnClient#settle}; null across groups. */
+  private final transient LogEntry entry;
 
   OutcomeUnknownException(CommitResult result, String dc, Throwable cause) {
+    this(result, dc, cause, null);
+  }
+
+  OutcomeUnknownException(CommitResult result, String dc, Throwable cause, LogEntry entry) {
     super("outcome of transaction " + result.txnId() + " unknown (it may be in the log at "
         + (result.firstPosition() == result.position() ? "position " + result.position()
             : "one of positions " + result.firstPosition() + ".." + result.position())
         + "): " + result.reason(),
         result.group(), result.position(), dc, cause);
     this.result = Objects.requireNonNull(result);
+    this.entry = entry;
+  }
+
+  /** The entry whose outcome is unknown, when this client can settle it. */
+  Optional<LogEntry> entry() {
+    return Optional.ofNullable(entry);
   }
 
   /** The first log position where the transaction can still be chosen. */

@@ -251,6 +251,39 @@ public final class TxnClient implements AutoCloseable {
   }
 
   /**
+   * Settles an unknown outcome now (one transaction in one group, thrown by a commit of this
+   * client): decides, one after another, the positions where the transaction can still be
+   * chosen ({@link OutcomeUnknownException#firstPosition()} ...
+   * {@link OutcomeUnknownException#lastPosition()}), proposing at the first one nobody voted at
+   * a withdrawal of it, which the placement rule keeps it from following
+   * (docs/leader-combination.md). Needs a majority of DCs.
+   *
+   * @return the result if the transaction committed
+   * @throws TransactionAbortedException it is certainly not in the log and never will be: safe
+   *     to re-run
+   * @throws OutcomeUnknownException still no majority; the range it names is within the old one
+   * @throws IllegalArgumentException for an outcome this client cannot settle (a transaction
+   *     across groups: use {@link #crossGroupOutcome})
+   */
+  public CommitResult settle(OutcomeUnknownException unknown) {
+    LogEntry entry = unknown.entry().orElseThrow(() -> new InvalidArgumentException(
+        "outcome of " + unknown.result().txnId() + " cannot be settled by this client; for a "
+            + "transaction across groups use crossGroupOutcome"));
+    ensureOpen();
+    String group = unknown.result().group();
+    CommitResult r;
+    try {
+      r = commits.settle(group, entry, unknown.firstPosition(), unknown.lastPosition());
+    } catch (TransactionAbortedException e) {
+      // The settle decided up to here: a later begin reads at least there (its session).
+      noteSession(group, e.decidedPosition());
+      throw e;
+    }
+    noteSession(group, r.position());
+    return r;
+  }
+
+  /**
    * The outcome of cross-group transaction {@code txnId} over {@code groups} (for an
    * {@link OutcomeUnknownException} of {@link MultiTransaction#commit}): read from the decision
    * in the coordinator group, the first of the sorted groups.

@@ -257,5 +257,51 @@ class TxnClientFailureTest {
         e.getMessage());
     assertTrue(e.getMessage().contains("one of positions " + e.firstPosition() + ".."
         + e.lastPosition()), e.getMessage());
+
+    // With B and C back, settling decides the range now: the value read next agrees.
+    cluster.setDown("B", false);
+    cluster.setDown("C", false);
+    assertSettledConsistently(c, e, t, "v2", "v1");
+  }
+
+  @Test
+  void aProposerModeUnknownIsSettledOnceAMajorityIsBack() {
+    TxnClient c = client("A");
+    long p = write(c, "k", "v1");
+    awaitApplied("g", p);
+    cluster.setDown("B", true);
+    cluster.setDown("C", true);
+    Transaction t = c.begin("g");
+    t.put("k", "v2");
+    OutcomeUnknownException e = assertThrows(OutcomeUnknownException.class, t::commit);
+    assertThrows(OutcomeUnknownException.class, () -> c.settle(e), "still no majority");
+    cluster.setDown("B", false);
+    cluster.setDown("C", false);
+    assertSettledConsistently(c, e, t, "v2", "v1");
+  }
+
+  /**
+   * Settles {@code e} and checks the answer against what a later transaction reads of "k":
+   * {@code ifCommitted} when settled COMMITTED, {@code ifAborted} when ABORTED.
+   */
+  private static void assertSettledConsistently(TxnClient c, OutcomeUnknownException e,
+      Transaction t, String ifCommitted, String ifAborted) {
+    String expected;
+    try {
+      CommitResult r = c.settle(e);
+      assertEquals(t.txnId(), r.txnId());
+      assertTrue(r.position() >= e.firstPosition() && r.position() <= e.lastPosition(),
+          r + " outside " + e.firstPosition() + ".." + e.lastPosition());
+      expected = ifCommitted;
+    } catch (TransactionAbortedException aborted) {
+      expected = ifAborted;
+    }
+    // A later commit's read position is past the settled position: its read shows the truth.
+    Transaction u = c.begin("g");
+    assertEquals(Optional.of(expected), u.getString("k"));
+    u.put("other", "x");
+    u.commit();
+    Transaction w = c.begin("g");
+    assertEquals(Optional.of(expected), w.getString("k"), "the settled outcome holds");
   }
 }

@@ -268,19 +268,40 @@ public final class LeaderSubmit {
    * end of the log, never a run of no-ops.
    */
   private void settle(SubmitRequest s, String why, CompletableFuture<Outcome> result) {
-    settleAt(s, Placement.withdrawal(s.entry()), s.position(), why, result);
+    settleAt(s.group(), s.entry(), Placement.withdrawal(s.entry()), s.position(), s.position(),
+        s.position() + s.bound(), why, result);
   }
 
-  private void settleAt(SubmitRequest s, LogEntry withdrawal, long pos, String why,
-      CompletableFuture<Outcome> result) {
-    long first = s.position();
-    long last = first + s.bound();
+  /**
+   * Settles an unknown outcome later (any commit mode): the positions {@code from ... through}
+   * where {@code entry} can still be chosen — an UNKNOWN's range — are decided in turn exactly as
+   * after an unanswered submit ({@link #settle}). COMMITTED, ABORTED, or UNKNOWN with a range
+   * no wider than the one given.
+   */
+  public CompletableFuture<Outcome> settle(String group, LogEntry entry, long from,
+      long through) {
+    if (from <= entry.readPosition() || through < from) {
+      throw new IllegalArgumentException("positions " + from + ".." + through + " are no range "
+          + "for an entry read at " + entry.readPosition());
+    }
+    CompletableFuture<Outcome> result = new CompletableFuture<>();
+    settleAt(group, entry, Placement.withdrawal(entry), entry.readPosition() + 1, from, through,
+        "settled later", result);
+    return result;
+  }
+
+  /**
+   * One step of a settle at {@code pos}; the entry was submitted for {@code first} and can be
+   * chosen at no position after {@code last}.
+   */
+  private void settleAt(String group, LogEntry entry, LogEntry withdrawal, long first, long pos,
+      long last, String why, CompletableFuture<Outcome> result) {
     if (pos > last) {
-      result.complete(new Outcome(Outcome.Status.ABORTED, last, s.bound(), null, why
-          + "; positions " + first + ".." + last + " were decided without it", true));
+      result.complete(new Outcome(Outcome.Status.ABORTED, last, (int) (last - first), null, why
+          + "; positions up to " + last + " were decided without it", true));
       return;
     }
-    Proposer proposer = Proposer.forList(learnerConfig, s.group(),
+    Proposer proposer = Proposer.forList(learnerConfig, group,
         ProposerId.random(scheduler.random()), LogValue.of(withdrawal), pos, OptionalInt.empty(),
         new SplittableRandom(scheduler.random().nextLong()));
     driver.run(proposer).whenComplete((o, t) -> {
@@ -295,16 +316,16 @@ public final class LeaderSubmit {
         return;
       }
       LogValue v = o.chosen();
-      if (v.contains(s.entry().txnId())) {
+      if (v.contains(entry.txnId())) {
         result.complete(new Outcome(Outcome.Status.COMMITTED, pos, (int) (pos - first), v, null,
             false));
-      } else if (Placement.conflicts(v, s.entry())) {
+      } else if (Placement.conflicts(v, entry)) {
         result.complete(new Outcome(Outcome.Status.ABORTED, pos, (int) (pos - first), v, why
             + (v.contains(withdrawal.txnId()) ? "; withdrawn at position " + pos
                 : "; position " + pos + " holds a conflicting value")
             + ", no batcher places it later", true));
       } else {
-        settleAt(s, withdrawal, pos + 1, why, result);
+        settleAt(group, entry, withdrawal, first, pos + 1, last, why, result);
       }
     });
   }
