@@ -292,13 +292,47 @@ final class SimClient {
       // reports only the first position it was submitted for, as leader mode once did.
       long from = sim.unknownPlant ? readPos + 1 : o.firstPosition();
       long through = sim.unknownPlant ? readPos + 1 : o.position();
-      sim.historyOf(group).add(TxnRecord.unknownAt(txnId, "c" + id, readPos, reads, writes, from,
-          through));
+      if (!sim.unknownPlant && rng.nextBoolean()) {
+        // Half the unknown outcomes are settled later, as TxnClient.settle does; the history
+        // then holds the settled outcome, which the checker holds against the log.
+        LogEntry entry = new LogEntry(txnId, sim.cfg.dcs().get(home), readPos,
+            new TreeSet<>(reads.keySet()), writes);
+        sim.events.after(2 * sim.phaseTimeout.toNanos() / 1000, () -> settleLater(group, entry,
+            reads, from, through));
+      } else {
+        sim.historyOf(group).add(TxnRecord.unknownAt(txnId, "c" + id, readPos, reads, writes,
+            from, through));
+      }
     } else {
       sim.historyOf(group).add(new TxnRecord(txnId, "c" + id, status, readPos, reads, writes,
           commitPos));
     }
     scheduleNext();
+  }
+
+  /** Settles an unknown outcome and records what the settle says instead of UNKNOWN. */
+  private void settleLater(String group, LogEntry entry, Map<String, Optional<byte[]>> reads,
+      long from, long through) {
+    leaderSubmit.settle(group, entry, from, through).whenComplete((o, t) -> {
+      String client = "c" + id;
+      TxnRecord r;
+      if (o != null && o.status() == Outcome.Status.COMMITTED) {
+        sim.settled.committed++;
+        r = new TxnRecord(entry.txnId(), client, TxnRecord.Status.COMMITTED,
+            entry.readPosition(), reads, entry.writes(), o.position());
+      } else if (o != null && o.status() == Outcome.Status.ABORTED) {
+        sim.settled.aborted++;
+        r = new TxnRecord(entry.txnId(), client, TxnRecord.Status.ABORTED, entry.readPosition(),
+            reads, entry.writes(), -1);
+      } else {
+        sim.settled.unknown++;
+        r = o == null ? TxnRecord.unknownAt(entry.txnId(), client, entry.readPosition(), reads,
+            entry.writes(), from, through)
+            : TxnRecord.unknownAt(entry.txnId(), client, entry.readPosition(), reads,
+                entry.writes(), o.firstPosition(), o.position());
+      }
+      sim.historyOf(group).add(r);
+    });
   }
 
   // ---- cross-group transactions (ARCHITECTURE section 10, docs/cross-group.md) ----------

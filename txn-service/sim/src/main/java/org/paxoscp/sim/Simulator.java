@@ -159,6 +159,26 @@ public final class Simulator {
     return this;
   }
 
+  /** Unknown outcomes settled later by their clients, by what the settle answered. */
+  public static final class SettledCounts {
+    public int committed;
+    public int aborted;
+    public int unknown;
+
+    @Override
+    public String toString() {
+      return "settled later: committed=" + committed + " aborted=" + aborted + " still unknown="
+          + unknown;
+    }
+  }
+
+  final SettledCounts settled = new SettledCounts();
+
+  /** The last run's unknown outcomes that their clients settled later. */
+  public SettledCounts settledCounts() {
+    return settled;
+  }
+
   /** Cross-group transactions by outcome, and the steps taken for them. */
   public static final class XgCounts {
     public int committed;
