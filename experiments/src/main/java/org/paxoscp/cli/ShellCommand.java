@@ -48,7 +48,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "shell", mixinStandardHelpOptions = true,
     description = "An interactive prompt for transactions against a running cluster "
-        + "(begin, get, put, delete, commit, abort, status).",
+        + "(begin, get, put, delete, commit, abort, settle, status).",
     footer = "%nStart a cluster with `./paxoscp cluster`; it prints the command to connect.")
 public final class ShellCommand implements Callable<Integer> {
 
@@ -60,6 +60,7 @@ public final class ShellCommand implements Callable<Integer> {
       "  delete <key>         buffer a delete",
       "  commit               commit the transaction (a read-only one commits at once)",
       "  abort                discard the transaction; nothing is written",
+      "  settle               decide the last unknown outcome now (needs a majority of DCs)",
       "  status               home DC, protocol, the open transaction, session positions",
       "  help                 this list",
       "  quit, exit           leave (an open transaction is aborted)");
@@ -177,6 +178,8 @@ public final class ShellCommand implements Callable<Integer> {
     private final List<String> multiGroups = new ArrayList<>();
     /** The open transaction's buffered writes in order; empty for a delete. */
     private final Map<String, Optional<String>> writes = new LinkedHashMap<>();
+    /** The last unknown outcome of a one-group commit, for {@code settle}; or null. */
+    private OutcomeUnknownException unknown;
     /** Groups this session began transactions on, for their session positions. */
     private final TreeSet<String> groups = new TreeSet<>();
 
@@ -216,6 +219,10 @@ public final class ShellCommand implements Callable<Integer> {
             noArg(cmd, rest);
             abort();
           }
+          case "settle" -> {
+            noArg(cmd, rest);
+            settle();
+          }
           case "status" -> {
             noArg(cmd, rest);
             status();
@@ -231,8 +238,10 @@ public final class ShellCommand implements Callable<Integer> {
         out.println("aborted: " + e.result().reason() + " — run it again");
       } catch (OutcomeUnknownException e) {
         finishIfDone();
+        unknown = e;
         out.println("outcome unknown: " + e.result().reason() + " — it may or may not be in the "
-            + "log; read what it wrote before running it again");
+            + "log, at positions " + e.firstPosition() + ".." + e.lastPosition() + "; type "
+            + "settle to find out (or read what it wrote) before running it again");
       } catch (UnavailableException e) {
         finishIfDone();
         out.println("unavailable: " + ClusterCommand.oneLine(e) + " — nothing was written; "
@@ -345,6 +354,17 @@ public final class ShellCommand implements Callable<Integer> {
       writes.remove(key);
       writes.put(key, Optional.empty());
       out.println("ok, " + key + " will be deleted once committed");
+    }
+
+    private void settle() {
+      if (unknown == null) {
+        out.println("error: no unknown outcome to settle");
+        return;
+      }
+      OutcomeUnknownException e = unknown;
+      unknown = null;
+      CommitResult r = client.settle(e);
+      out.println("committed at position " + r.position() + " (settled)");
     }
 
     private void commit() {

@@ -42,6 +42,15 @@ class ShellCommandIT {
   }
 
   @Test
+  void settleWithoutAnUnknownOutcomeSaysSo() {
+    Result r = CommandRun.shell(List.of("settle", "help"), "--config", config.toString());
+    assertEquals(0, r.code(), r.err());
+    assertTrue(r.out().contains("error: no unknown outcome to settle\n"), r.out());
+    assertTrue(r.out().contains("  settle               decide the last unknown outcome now"),
+        r.out());
+  }
+
+  @Test
   void writeReadDeleteAndAbort() {
     Result r = CommandRun.shell(List.of(
         "begin accounts",
