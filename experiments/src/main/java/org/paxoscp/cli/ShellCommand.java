@@ -240,8 +240,9 @@ public final class ShellCommand implements Callable<Integer> {
         finishIfDone();
         unknown = e;
         out.println("outcome unknown: " + e.result().reason() + " — it may or may not be in the "
-            + "log, at positions " + e.firstPosition() + ".." + e.lastPosition() + "; type "
-            + "settle to find out (or read what it wrote) before running it again");
+            + "log" + (e.firstPosition() < 1 ? "" : ", at positions " + e.firstPosition() + ".."
+                + e.lastPosition()) + "; type settle to find out (or read what it wrote) before "
+            + "running it again");
       } catch (UnavailableException e) {
         finishIfDone();
         out.println("unavailable: " + ClusterCommand.oneLine(e) + " — nothing was written; "

@@ -26,10 +26,13 @@ public final class OutcomeUnknownException extends TransactionException {
   }
 
   OutcomeUnknownException(CommitResult result, String dc, Throwable cause, LogEntry entry) {
-    super("outcome of transaction " + result.txnId() + " unknown (it may be in the log at "
-        + (result.firstPosition() == result.position() ? "position " + result.position()
-            : "one of positions " + result.firstPosition() + ".." + result.position())
-        + "): " + result.reason(),
+    super("outcome of transaction " + result.txnId() + " unknown"
+        + (result.position() < 1 ? ""
+            : result.firstPosition() == result.position()
+            ? " (it may be in the log at position " + result.position() + ")"
+            : " (it may be in the log at one of positions " + result.firstPosition() + ".."
+                + result.position() + ")")
+        + ": " + result.reason(),
         result.group(), result.position(), dc, cause);
     this.result = Objects.requireNonNull(result);
     this.entry = entry;
@@ -40,14 +43,17 @@ public final class OutcomeUnknownException extends TransactionException {
     return Optional.ofNullable(entry);
   }
 
-  /** The first log position where the transaction can still be chosen. */
+  /**
+   * The first log position where the transaction can still be chosen (-1 for a transaction
+   * across groups, whose outcome is its decision: {@link TxnClient#crossGroupOutcome}).
+   */
   public long firstPosition() {
     return result.firstPosition();
   }
 
   /**
    * The last log position where the transaction can still be chosen: a read position at or above
-   * it settles the outcome.
+   * it settles the outcome (-1 across groups).
    */
   public long lastPosition() {
     return result.position();
