@@ -119,14 +119,23 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "(DIR/history/*.jsonl, DIR/wal/<dc>.jsonl) for `paxoscp check DIR`.")
   Path export;
 
+  @Option(names = "--wire", defaultValue = "encrypted", paramLabel = "encrypted|clear|both",
+      description = "Datagrams encrypted and authenticated (paxoscp.wire.encrypt=true), "
+          + "authenticated only (clear), or both: every part runs once per setting, one after "
+          + "the other, and the tables show them side by side (default: ${DEFAULT-VALUE}).")
+  String wire;
+
   @Option(names = "--out", defaultValue = "./paxoscp-data/bench",
       description = "Directory for fastpath.csv and throughput.csv (default: ${DEFAULT-VALUE}).")
   Path out;
 
   private final PrintStream o = System.out;
 
-  /** One latency row: a setting, its access mode, WAN on or off. */
-  private record Row(boolean wan, FastPathLatency.Result r, long rttMicros) {}
+  /** One latency row: a setting, its access mode, WAN on or off, the wire setting. */
+  private record Row(boolean wan, FastPathLatency.Result r, long rttMicros, String wire) {}
+
+  /** One throughput run and the wire setting it ran with. */
+  private record Tput(ClosedLoopThroughput.Result t, String wire) {}
 
   @Override
   public Integer call() throws Exception {
@@ -136,6 +145,13 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       case "both" -> List.of(false, true);
       default -> throw new picocli.CommandLine.ParameterException(
           new picocli.CommandLine(this), "--access must be service, direct or both");
+    };
+    List<Boolean> encryptions = switch (wire) {
+      case "encrypted" -> List.of(true);
+      case "clear" -> List.of(false);
+      case "both" -> List.of(true, false);
+      default -> throw new picocli.CommandLine.ParameterException(
+          new picocli.CommandLine(this), "--wire must be encrypted, clear or both");
     };
     for (String h : homes) {
       if (!dcs.contains(h)) {
@@ -157,35 +173,41 @@ public final class FastPathBenchCommand implements Callable<Integer> {
         txns, clients, clientDcs, protocols.stream()
             .map(m -> m.name().toLowerCase(Locale.ROOT)).toList(), duration, tputWarmup);
     List<Row> rows = new ArrayList<>();
+    List<Tput> tput = new ArrayList<>();
     int failures = 0;
-    if (!noLocal) {
-      o.println("phase 1: local cost (WAN emulation off)");
-      failures += latencyPhase(store, ClusterConfig.Wan.off(), modes, nm, false, rows);
-    }
-    o.println("phase 2: WAN emulation on");
-    List<ClosedLoopThroughput.Result> tput = new ArrayList<>();
-    Path dataDir = Files.createTempDirectory("paxoscp-bench-");
-    Map<String, String> serviceSettings = holdShare == null ? Map.of()
-        : Map.of(ServiceConfig.LEADER_HOLD_SHARE.name(), Double.toString(holdShare));
-    try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dataDir,
-        wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line), serviceSettings)) {
-      failures += latency(cluster, modes, nm, true, rows);
-      if (clients > 0) {
-        for (CommitProtocol protocol : protocols) {
-          String p = protocol.name().toLowerCase(Locale.ROOT);
-          o.printf(Locale.ROOT, "  throughput %s: %d clients, %d s warm-up + %d s ...%n", p,
-              clients, tputWarmup, duration);
-          ClosedLoopThroughput.Result t = ClosedLoopThroughput.run(cluster, protocol, clientDcs,
-              clients, tputDirect, "tput-" + p, Duration.ofSeconds(tputWarmup),
-              Duration.ofSeconds(duration), export);
-          o.printf(Locale.ROOT, "  throughput %s: %.1f txn/s; log %d positions; checker: %s%n",
-              p, t.txnPerSecond(), t.logLength(), t.check().ok() ? "one-copy serializable"
-                  : t.check().summary());
-          tput.add(t);
-        }
+    for (boolean encrypt : encryptions) {
+      String w = wireName(encrypt);
+      Map<String, String> settings = new LinkedHashMap<>();
+      settings.put(ClusterConfig.WIRE_ENCRYPT.name(), Boolean.toString(encrypt));
+      if (holdShare != null) {
+        settings.put(ServiceConfig.LEADER_HOLD_SHARE.name(), Double.toString(holdShare));
       }
-    } finally {
-      deleteRecursively(dataDir);
+      if (!noLocal) {
+        o.printf("phase 1: local cost (WAN emulation off), wire %s%n", w);
+        failures += latencyPhase(ClusterConfig.Wan.off(), modes, nm, settings, w, rows);
+      }
+      o.printf("phase 2: WAN emulation on, wire %s%n", w);
+      Path dataDir = Files.createTempDirectory("paxoscp-bench-");
+      try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store,
+          dataDir, wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line), settings)) {
+        failures += latency(cluster, modes, nm, true, w, rows);
+        if (clients > 0) {
+          for (CommitProtocol protocol : protocols) {
+            String p = protocol.name().toLowerCase(Locale.ROOT);
+            o.printf(Locale.ROOT, "  throughput %s: %d clients, %d s warm-up + %d s ...%n", p,
+                clients, tputWarmup, duration);
+            ClosedLoopThroughput.Result t = ClosedLoopThroughput.run(cluster, protocol,
+                clientDcs, clients, tputDirect, "tput-" + p, Duration.ofSeconds(tputWarmup),
+                Duration.ofSeconds(duration), export);
+            o.printf(Locale.ROOT, "  throughput %s: %.1f txn/s; log %d positions; checker: %s%n",
+                p, t.txnPerSecond(), t.logLength(), t.check().ok() ? "one-copy serializable"
+                    : t.check().summary());
+            tput.add(new Tput(t, w));
+          }
+        }
+      } finally {
+        deleteRecursively(dataDir);
+      }
     }
     o.println();
     printLatency(rows, nm);
@@ -203,29 +225,33 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       o.printf(" and %s", tp);
     }
     o.println();
-    boolean safe = tput.stream().allMatch(t -> t.check().ok());
+    boolean safe = tput.stream().allMatch(t -> t.t().check().ok());
     return safe && failures == 0 ? 0 : 1;
   }
 
-  private int latencyPhase(LocalCluster.StoreKind kind, ClusterConfig.Wan w, List<Boolean> modes,
-      Map<String, Long> nm, boolean wanOn, List<Row> rows) throws IOException {
+  private static String wireName(boolean encrypt) {
+    return encrypt ? "encrypted" : "clear";
+  }
+
+  private int latencyPhase(ClusterConfig.Wan w, List<Boolean> modes, Map<String, Long> nm,
+      Map<String, String> settings, String wireSetting, List<Row> rows) throws IOException {
     Path dataDir = Files.createTempDirectory("paxoscp-bench-local-");
     try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dataDir,
-        w, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
-      return latency(cluster, modes, nm, wanOn, rows);
+        w, Duration.ofSeconds(2), 16), line -> o.println("  " + line), settings)) {
+      return latency(cluster, modes, nm, false, wireSetting, rows);
     } finally {
       deleteRecursively(dataDir);
     }
   }
 
   private int latency(LocalCluster cluster, List<Boolean> modes, Map<String, Long> nm,
-      boolean wanOn, List<Row> rows) {
+      boolean wanOn, String wireSetting, List<Row> rows) {
     int failures = 0;
     for (String home : homes) {
       for (boolean direct : modes) {
         String group = "fp-" + home + (direct ? "-direct" : "-service");
         FastPathLatency.Result r = FastPathLatency.run(cluster, home, direct, group, warmup, txns);
-        rows.add(new Row(wanOn, r, nm.get(home)));
+        rows.add(new Row(wanOn, r, nm.get(home), wireSetting));
         failures += r.failed();
         o.printf(Locale.ROOT, "  %s %-7s begin p50 %6.2f ms, commit p50 %6.2f ms, fast path "
                 + "%d/%d%s%n", home, direct ? "direct" : "service", p50(r.beginMicros()),
@@ -239,16 +265,17 @@ public final class FastPathBenchCommand implements Callable<Integer> {
   private void printLatency(List<Row> rows, Map<String, Long> nm) {
     o.println("Uncontended commit latency (ms); ratio = commit p50 / nearest-majority RTT; "
         + "ratio-local = (commit p50 - local commit p50) / RTT");
-    o.printf(Locale.ROOT, "%-5s %-8s %-4s %7s %9s %9s %9s %9s %9s %9s %9s %7s %11s%n", "home",
-        "access", "wan", "RTT", "fast", "begin50", "commit50", "commit90", "commit99", "mean",
+    o.printf(Locale.ROOT, "%-5s %-8s %-4s %-9s %7s %9s %9s %9s %9s %9s %9s %9s %7s %11s%n",
+        "home", "access", "wan", "wire", "RTT", "fast", "begin50", "commit50", "commit90", "commit99", "mean",
         "local50", "ratio", "ratio-local");
     for (Row row : rows) {
       FastPathLatency.Result r = row.r();
       Histogram c = r.commitMicros();
-      double local = localP50(rows, r);
+      double local = localP50(rows, row);
       double rttMs = row.rttMicros() / 1000.0;
-      o.printf(Locale.ROOT, "%-5s %-8s %-4s %7.1f %9s %9.2f %9.2f %9.2f %9.2f %9.2f %9s %7s %11s%n",
-          r.home(), r.direct() ? "direct" : "service", row.wan() ? "on" : "off",
+      o.printf(Locale.ROOT,
+          "%-5s %-8s %-4s %-9s %7.1f %9s %9.2f %9.2f %9.2f %9.2f %9.2f %9s %7s %11s%n",
+          r.home(), r.direct() ? "direct" : "service", row.wan() ? "on" : "off", row.wire(),
           row.wan() ? rttMs : 0.0, r.fastPath() + "/" + r.measured(), p50(r.beginMicros()),
           p50(c), pct(c, 90), pct(c, 99), c.getMean() / 1000.0,
           row.wan() && !Double.isNaN(local) ? fmt(local) : "-",
@@ -264,12 +291,12 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       List<String> parts = new ArrayList<>();
       row.r().replyMicros().forEach((k, h) -> parts.add(String.format(Locale.ROOT, "%s %.2f",
           k, h.getValueAtPercentile(50) / 1000.0)));
-      o.printf(Locale.ROOT, "  %s %-7s %s%n", row.r().home(),
-          row.r().direct() ? "direct" : "service", String.join(", ", parts));
+      o.printf(Locale.ROOT, "  %s %-7s %-9s %s%n", row.r().home(),
+          row.r().direct() ? "direct" : "service", row.wire(), String.join(", ", parts));
     }
   }
 
-  private void printThroughput(List<ClosedLoopThroughput.Result> tput, Map<String, Long> nm) {
+  private void printThroughput(List<Tput> tput, Map<String, Long> nm) {
     o.printf(Locale.ROOT, "Closed-loop throughput, one entity group, %d clients in %s (client i "
         + "in DC i mod %d), disjoint keys, %s access%n", clients, clientDcs, clientDcs.size(),
         tputDirect ? "direct" : "service");
@@ -277,13 +304,15 @@ public final class FastPathBenchCommand implements Callable<Integer> {
         nm.entrySet().stream().filter(e -> clientDcs.contains(e.getKey()))
             .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue,
                 (a, b) -> a, LinkedHashMap::new))));
-    o.printf(Locale.ROOT, "%-6s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %9s %7s %s%n",
-        "proto", "txn/s", "commits", "abort", "unknwn", "unavl", "promo", "combined", "pos/s",
+    o.printf(Locale.ROOT,
+        "%-6s %-9s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %9s %7s %s%n",
+        "proto", "wire", "txn/s", "commits", "abort", "unknwn", "unavl", "promo", "combined", "pos/s",
         "ent/pos", "commit50", "commit99", "noops", "clients", "top1", "checker");
-    for (ClosedLoopThroughput.Result t : tput) {
+    for (Tput row : tput) {
+      ClosedLoopThroughput.Result t = row.t();
       o.printf(Locale.ROOT,
-          "%-6s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %9s %7d %s%n",
-          t.protocol().name().toLowerCase(Locale.ROOT), t.txnPerSecond(), t.committed(),
+          "%-6s %-9s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %9s %7d %s%n",
+          t.protocol().name().toLowerCase(Locale.ROOT), row.wire(), t.txnPerSecond(), t.committed(),
           t.aborted(), t.unknown(), t.unavailable(), t.promotions(), t.combinedCommits(),
           t.positionsPerSecond(), t.entriesPerPosition(), p50(t.commitMicros()),
           pct(t.commitMicros(), 99), t.noops(), t.clientsCommitting() + "/" + t.clients(),
@@ -292,35 +321,36 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     o.println("  clients = clients with at least one commit in the window; top1 = the most "
         + "commits one client made");
     o.println("Commit latency by home DC (ms), p50 / p99 (commits):");
-    for (ClosedLoopThroughput.Result t : tput) {
-      printByHome(t, t.commitMicrosByHome());
+    for (Tput row : tput) {
+      printByHome(row, row.t().commitMicrosByHome());
     }
     o.println("Begin latency by home DC (ms), p50 / p99 (begins):");
-    for (ClosedLoopThroughput.Result t : tput) {
-      printByHome(t, t.beginMicrosByHome());
+    for (Tput row : tput) {
+      printByHome(row, row.t().beginMicrosByHome());
     }
   }
 
-  private void printByHome(ClosedLoopThroughput.Result t, Map<String, Histogram> byHome) {
+  private void printByHome(Tput row, Map<String, Histogram> byHome) {
     List<String> parts = new ArrayList<>();
     byHome.forEach((home, h) -> parts.add(String.format(Locale.ROOT,
         "%s %.1f / %.1f (%d)", home, p50(h), pct(h, 99), h.getTotalCount())));
-    o.printf(Locale.ROOT, "  %-6s %s%n", t.protocol().name().toLowerCase(Locale.ROOT),
-        String.join(", ", parts));
+    o.printf(Locale.ROOT, "  %-6s %-9s %s%n",
+        row.t().protocol().name().toLowerCase(Locale.ROOT), row.wire(), String.join(", ", parts));
   }
 
   private void writeLatencyCsv(List<Row> rows, Path file) throws IOException {
     try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8))) {
-      w.println("home,access,wan,nearest_majority_rtt_ms,measured,fast_path,failed,begin_p50_ms,"
+      w.println("home,access,wan,wire,nearest_majority_rtt_ms,measured,fast_path,failed,begin_p50_ms,"
           + "commit_p50_ms,commit_p90_ms,commit_p99_ms,commit_mean_ms,local_commit_p50_ms,ratio,"
           + "ratio_minus_local");
       for (Row row : rows) {
         FastPathLatency.Result r = row.r();
         Histogram c = r.commitMicros();
-        double local = localP50(rows, r);
+        double local = localP50(rows, row);
         double rttMs = row.wan() ? row.rttMicros() / 1000.0 : 0;
-        w.printf(Locale.ROOT, "%s,%s,%s,%.1f,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%s,%s%n",
-            r.home(), r.direct() ? "direct" : "service", row.wan() ? "on" : "off", rttMs,
+        w.printf(Locale.ROOT, "%s,%s,%s,%s,%.1f,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%s,%s%n",
+            r.home(), r.direct() ? "direct" : "service", row.wan() ? "on" : "off", row.wire(),
+            rttMs,
             r.measured(), r.fastPath(), r.failed(), p50(r.beginMicros()), p50(c), pct(c, 90),
             pct(c, 99), c.getMean() / 1000.0, row.wan() && !Double.isNaN(local) ? fmt(local) : "",
             row.wan() ? fmt(p50(c) / rttMs) : "",
@@ -329,20 +359,21 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     }
   }
 
-  private void writeThroughputCsv(List<ClosedLoopThroughput.Result> tput, Map<String, Long> nm,
-      Path file) throws IOException {
+  private void writeThroughputCsv(List<Tput> tput, Map<String, Long> nm, Path file)
+      throws IOException {
     long best = clientDcs.stream().mapToLong(nm::get).min().orElse(0);
     long worst = clientDcs.stream().mapToLong(nm::get).max().orElse(0);
     try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8))) {
-      w.println("protocol,clients,client_dcs,access,seconds,txn_per_s,committed,aborted,unknown,"
+      w.println("protocol,wire,clients,client_dcs,access,seconds,txn_per_s,committed,aborted,unknown,"
           + "unavailable,promotions,combined,positions_per_s,entries_per_position,prepares,"
           + "commit_p50_ms,commit_p99_ms,log_length,noops,checker,nearest_majority_rtt_min_ms,"
           + "nearest_majority_rtt_max_ms,inv_rtt_min_per_s,inv_rtt_max_per_s,clients_committing,"
           + "most_commits_by_one_client" + byHomeHeader());
-      for (ClosedLoopThroughput.Result t : tput) {
-        w.printf(Locale.ROOT, "%s,%d,%s,%s,%.1f,%.2f,%d,%d,%d,%d,%d,%d,%.2f,%.3f,%d,%.3f,%.3f,"
+      for (Tput row : tput) {
+        ClosedLoopThroughput.Result t = row.t();
+        w.printf(Locale.ROOT, "%s,%s,%d,%s,%s,%.1f,%.2f,%d,%d,%d,%d,%d,%d,%.2f,%.3f,%d,%.3f,%.3f,"
                 + "%d,%d,%s,%.1f,%.1f,%.2f,%.2f,%d,%d", t.protocol().name().toLowerCase(Locale.ROOT),
-            t.clients(), String.join("+", clientDcs), tputDirect ? "direct" : "service",
+            row.wire(), t.clients(), String.join("+", clientDcs), tputDirect ? "direct" : "service",
             t.seconds(), t.txnPerSecond(), t.committed(), t.aborted(), t.unknown(),
             t.unavailable(), t.promotions(), t.combinedCommits(), t.positionsPerSecond(),
             t.entriesPerPosition(), t.prepares(), p50(t.commitMicros()), pct(t.commitMicros(), 99),
@@ -378,10 +409,11 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     return b.toString();
   }
 
-  /** The no-WAN commit p50 of the same home and access, NaN if not measured. */
-  private static double localP50(List<Row> rows, FastPathLatency.Result r) {
+  /** The no-WAN commit p50 of the same home, access and wire, NaN if not measured. */
+  private static double localP50(List<Row> rows, Row row) {
+    FastPathLatency.Result r = row.r();
     return rows.stream().filter(x -> !x.wan() && x.r().home().equals(r.home())
-            && x.r().direct() == r.direct())
+            && x.r().direct() == r.direct() && x.wire().equals(row.wire()))
         .mapToDouble(x -> p50(x.r().commitMicros())).findFirst().orElse(Double.NaN);
   }
 

@@ -120,8 +120,10 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
-   * As {@link #start(Options, java.util.function.Consumer)}, with extra service settings
-   * ({@code paxoscp.service.*} keys, e.g. the GC retention) for every DC.
+   * As {@link #start(Options, java.util.function.Consumer)}, with extra settings: service keys
+   * ({@code paxoscp.service.*}, e.g. the GC retention) for every DC's service, and cluster keys
+   * ({@link ClusterConfig#KEYS}, e.g. {@code paxoscp.wire.encrypt}) for the cluster file that
+   * services and clients read.
    */
   public static LocalCluster start(Options options, java.util.function.Consumer<String> progress,
       Map<String, String> serviceSettings) {
@@ -162,6 +164,11 @@ public final class LocalCluster implements AutoCloseable {
               Integer.toString(hbase.zkPort()));
         }
       }
+      serviceSettings.forEach((k, v) -> {
+        if (ClusterConfig.KEYS.knows(k)) {
+          props.put(k, v);
+        }
+      });
       ClusterConfig base = ClusterConfig.fromProperties(props);
       ClusterConfig config = base.with(base.dcs(), options.wan());
       Map<String, String> serviceProps = new LinkedHashMap<>(config.toProperties());
@@ -171,7 +178,11 @@ public final class LocalCluster implements AutoCloseable {
       serviceProps.put(ServiceConfig.LEARNER_TIMEOUT.name(), Long.toString(4 * timeoutMs));
       serviceProps.put(ServiceConfig.CATCHUP_WAIT.name(), Long.toString(2 * timeoutMs));
       serviceProps.put(ServiceConfig.GC_PEER_TIMEOUT.name(), Long.toString(timeoutMs));
-      serviceProps.putAll(serviceSettings);
+      serviceSettings.forEach((k, v) -> {
+        if (!ClusterConfig.KEYS.knows(k)) {
+          serviceProps.put(k, v);
+        }
+      });
       cluster = new LocalCluster(options, hbase, zk, config, serviceProps);
       for (String dc : options.dcs()) {
         KvStore store = hbase != null ? hbase.openStore(dc) : new InMemoryKvStore();

@@ -9,8 +9,6 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,6 +17,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.random.RandomGenerator;
+import org.paxoscp.transport.UdpTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,9 +33,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>On the way it applies the shared {@link NetRules}: a datagram between two different DCs is
  * dropped while either is partitioned; any datagram may be lost, duplicated or delayed during a
- * burst. The sending DC is read from the datagram's header (version, type, request id, reply
- * flag, then the sender's DC name, see {@code WireCodec}); the proxy does not verify the tag, as
- * a router would not. Datagrams it cannot parse are forwarded untouched (the service rejects
+ * burst. The sending DC is read from the datagram's clear header
+ * ({@link UdpTransport#senderDc}); the proxy verifies nothing and cannot read the (encrypted)
+ * message, as a router could not. Datagrams it cannot parse are forwarded untouched (the service rejects
  * them itself).
  *
  * <p>One selector thread; delayed datagrams go out on a scheduler. {@link #close()} is
@@ -177,7 +176,7 @@ public final class FaultProxy implements AutoCloseable {
       upstreams.put(from, u);
       ch.register(selector, SelectionKey.OP_READ, u);
     }
-    Optional<String> sender = senderDc(data);
+    Optional<String> sender = UdpTransport.senderDc(data, data.length);
     sender.ifPresent(s -> upstreamDc(from, s));
     pass(sender.orElse(null), dc, data, u.channel, backend);
   }
@@ -240,29 +239,6 @@ public final class FaultProxy implements AutoCloseable {
     } catch (IOException e) {
       dropped.incrementAndGet(); // like a full queue or an unreachable port: lost
     }
-  }
-
-  /**
-   * The sender's DC from a datagram's header: version:u8 type:u8 requestId:u64 reply:u8
-   * fromDc:(len:varint utf8).
-   */
-  static Optional<String> senderDc(byte[] d) {
-    int i = 11;
-    int len = 0;
-    for (int shift = 0; shift < 35; shift += 7) {
-      if (i >= d.length) {
-        return Optional.empty();
-      }
-      int b = d[i++] & 0xff;
-      len |= (b & 0x7f) << shift;
-      if ((b & 0x80) == 0) {
-        break;
-      }
-    }
-    if (len <= 0 || len > 64 || i + len > d.length) {
-      return Optional.empty();
-    }
-    return Optional.of(new String(Arrays.copyOfRange(d, i, i + len), StandardCharsets.UTF_8));
   }
 
   @Override

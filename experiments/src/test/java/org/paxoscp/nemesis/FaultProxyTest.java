@@ -17,6 +17,7 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.paxoscp.transport.UdpTransport;
 
 /** The fault proxy forwards both ways, and cuts, loses and duplicates as its rules say. */
 class FaultProxyTest {
@@ -55,13 +56,15 @@ class FaultProxyTest {
     backend.close();
   }
 
-  /** A datagram as WireCodec lays out its header: version, type, request id, reply, DC. */
+  /** Length of the clear header up to the DC name (WireCodec): version .. counter, name length. */
+  private static final int FIXED_HEADER = 1 + 1 + 4 + 16 + 8 + 1;
+
+  /** A datagram with a clear header as WireCodec lays it out, then an unsealed payload. */
   static byte[] datagram(String fromDc, String payload) {
     ByteArrayOutputStream b = new ByteArrayOutputStream();
-    b.write(1);
-    b.write(3);
-    b.writeBytes(new byte[8]);
-    b.write(0);
+    b.write(3); // version
+    b.write(1); // flags: encrypted
+    b.writeBytes(new byte[4 + 16 + 8]); // key id, sender id, counter
     byte[] dc = fromDc.getBytes(StandardCharsets.UTF_8);
     b.write(dc.length);
     b.writeBytes(dc);
@@ -70,8 +73,9 @@ class FaultProxyTest {
   }
 
   static String payload(byte[] d) {
-    int len = d[11];
-    return new String(d, 12 + len, d.length - 12 - len, StandardCharsets.UTF_8);
+    int len = d[FIXED_HEADER - 1];
+    return new String(d, FIXED_HEADER + len, d.length - FIXED_HEADER - len,
+        StandardCharsets.UTF_8);
   }
 
   private String roundTrip(DatagramSocket client, String fromDc, String payload) throws Exception {
@@ -89,8 +93,8 @@ class FaultProxyTest {
 
   @Test
   void readsTheSenderDcFromTheHeader() {
-    assertEquals(Optional.of("V1"), FaultProxy.senderDc(datagram("V1", "x")));
-    assertEquals(Optional.empty(), FaultProxy.senderDc(new byte[5]));
+    assertEquals(Optional.of("V1"), UdpTransport.senderDc(datagram("V1", "x"), datagram("V1", "x").length));
+    assertEquals(Optional.empty(), UdpTransport.senderDc(new byte[5], 5));
     assertArrayEquals("hello".getBytes(StandardCharsets.UTF_8),
         payload(datagram("B", "hello")).getBytes(StandardCharsets.UTF_8));
   }

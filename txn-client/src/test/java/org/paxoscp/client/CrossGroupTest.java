@@ -67,8 +67,17 @@ class CrossGroupTest {
 
   /** The entries of {@code group}'s log in order, from the union of the DCs' logs. */
   private List<LogEntry> entries(String group) {
+    return entries(group, 0);
+  }
+
+  /**
+   * As above, once some DC has recorded position {@code atLeast} (a commit returns when a
+   * majority accepted; the chosen value reaches the stores with APPLY, a moment later).
+   */
+  private List<LogEntry> entries(String group, long atLeast) {
     SortedMap<Long, LogValue> union = new TreeMap<>();
-    cluster.logs(group, 1000).values().forEach(union::putAll);
+    TestCluster.quiescentLogs(cluster, List.of(group), Map.of(group, atLeast)).get(group)
+        .values().forEach(union::putAll);
     List<LogEntry> out = new ArrayList<>();
     union.values().forEach(v -> out.addAll(v.entries()));
     return out;
@@ -99,7 +108,7 @@ class CrossGroupTest {
     assertEquals(XgStep.Kind.PREPARE, inB.get(0).xg().kind());
     assertEquals(XgStep.Kind.RESOLVE, inB.get(inB.size() - 1).xg().kind());
     assertTrue(inB.get(inB.size() - 1).xg().commit());
-    LogEntry decide = entries("ga").get(0);
+    LogEntry decide = entries("ga", 1).get(0);
     assertEquals(XgStep.Kind.DECIDE, decide.xg().kind());
     assertTrue(decide.writes().containsKey(XgStep.decisionKey(t.txnId())));
 
@@ -115,7 +124,7 @@ class CrossGroupTest {
     t.put("ga", "k", "v");
     CommitResult r = t.commit();
     assertEquals(1, r.position());
-    LogEntry e = entries("ga").get(0);
+    LogEntry e = entries("ga", 1).get(0);
     assertEquals(null, e.xg(), "a one-group transaction writes an ordinary entry");
   }
 

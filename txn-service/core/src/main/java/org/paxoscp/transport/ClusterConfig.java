@@ -31,8 +31,18 @@ public final class ClusterConfig {
   public static final ConfigKey<List<String>> DCS = ConfigKey.custom("paxoscp.dcs",
       "DC names", null, "(required)", "comma-separated DC names, in order", ClusterConfig::names);
   public static final ConfigKey<byte[]> KEY = ConfigKey.custom("paxoscp.key", "hex", null,
-      "(required)", "per-cluster authentication key, at least 16 bytes (32 hex digits)",
-      ClusterConfig::hexKey);
+      "(required)", "per-cluster secret key, at least 16 bytes (32 hex digits): every datagram is "
+          + "sealed under keys derived from it", ClusterConfig::hexKey);
+  public static final ConfigKey<List<byte[]>> KEY_ACCEPT = ConfigKey.custom("paxoscp.key.accept",
+      "hex list", List.of(), "(none)",
+      "further keys (comma-separated) this process opens datagrams with but never seals with: "
+          + "for a key change without downtime, add the new key here everywhere, then make it "
+          + "paxoscp.key with the old one here, then drop the old one (one rolling restart each)",
+      ClusterConfig::hexKeys);
+  public static final ConfigKey<Boolean> WIRE_ENCRYPT = ConfigKey.bool("paxoscp.wire.encrypt",
+      true, "encrypt datagrams (AES-256-GCM) besides authenticating them; false: authenticated "
+          + "only, readable on the wire. A receiver opens both, so either can be rolled out "
+          + "one process at a time");
   /** {@code paxoscp.dc.<DC>.}: the prefix of one DC's keys. */
   public static final String DC_PREFIX = "paxoscp.dc.";
   public static final ConfigKey<List<InetSocketAddress>> DC_ENDPOINTS = ConfigKey.custom(
@@ -96,7 +106,7 @@ public final class ClusterConfig {
 
   /** Every cluster key; the README's configuration reference is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Cluster (every service and client)",
-      DCS, KEY, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
+      DCS, KEY, KEY_ACCEPT, WIRE_ENCRYPT, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
       MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, CLIENT_SESSION_GROUPS,
       CLIENT_XG_MAX_GROUPS, CLIENT_XG_LOCK_TIMEOUT, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT,
       WAN_JITTER, WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
@@ -154,6 +164,8 @@ public final class ClusterConfig {
   private final Optional<InetSocketAddress> clientBind;
   private final int clientSessionGroups;
   private final CrossGroup crossGroup;
+  private final List<byte[]> acceptedKeys;
+  private final boolean wireEncrypt;
 
   /** The client's cross-group transaction settings. */
   public record CrossGroup(int maxGroups, Duration lockTimeout) {
@@ -177,14 +189,18 @@ public final class ClusterConfig {
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties) {
     this(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes, requestTimeout,
         discoveryConnectTimeout, wan, proposerProperties, Optional.empty(),
-        CLIENT_SESSION_GROUPS.defaultValue(), CrossGroup.DEFAULTS);
+        CLIENT_SESSION_GROUPS.defaultValue(), CrossGroup.DEFAULTS, List.of(),
+        WIRE_ENCRYPT.defaultValue());
   }
 
   private ClusterConfig(List<Dc> dcs, byte[] key, Optional<String> discoveryZk,
       String discoveryPath, int maxDatagramBytes, Duration requestTimeout,
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties,
-      Optional<InetSocketAddress> clientBind, int clientSessionGroups, CrossGroup crossGroup) {
+      Optional<InetSocketAddress> clientBind, int clientSessionGroups, CrossGroup crossGroup,
+      List<byte[]> acceptedKeys, boolean wireEncrypt) {
     this.clientBind = clientBind;
+    this.acceptedKeys = acceptedKeys.stream().map(byte[]::clone).toList();
+    this.wireEncrypt = wireEncrypt;
     this.crossGroup = crossGroup;
     this.clientSessionGroups = clientSessionGroups;
     if (clientSessionGroups < 1) {
@@ -218,6 +234,12 @@ public final class ClusterConfig {
     }
     if (this.key.length < 16) {
       throw new IllegalArgumentException(KEY.name() + " must be at least 16 bytes (32 hex digits)");
+    }
+    for (byte[] k : this.acceptedKeys) {
+      if (k.length < 16) {
+        throw new IllegalArgumentException(KEY_ACCEPT.name()
+            + ": every key must be at least 16 bytes (32 hex digits)");
+      }
     }
     // A client keeps 512 bytes of each datagram for the envelope around a log value.
     if (maxDatagramBytes < 1024 || maxDatagramBytes > MAX_UDP_PAYLOAD) {
@@ -299,7 +321,8 @@ public final class ClusterConfig {
         DISCOVERY_PATH.from(props), MAX_DATAGRAM_BYTES.from(props), REQUEST_TIMEOUT.from(props),
         DISCOVERY_CONNECT_TIMEOUT.from(props), wan, proposer, CLIENT_BIND.optional(props),
         CLIENT_SESSION_GROUPS.from(props), new CrossGroup(CLIENT_XG_MAX_GROUPS.from(props),
-            CLIENT_XG_LOCK_TIMEOUT.from(props)));
+            CLIENT_XG_LOCK_TIMEOUT.from(props)), KEY_ACCEPT.from(props),
+        WIRE_ENCRYPT.from(props));
   }
 
   private static ConfigKeys[] concat(ConfigKeys[] a, ConfigKeys b) {
@@ -316,6 +339,19 @@ public final class ClusterConfig {
       }
     }
     return names;
+  }
+
+  private static List<byte[]> hexKeys(String v) {
+    List<byte[]> keys = new ArrayList<>();
+    for (String k : names(v)) {
+      try {
+        keys.add(HexFormat.of().parseHex(k));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(KEY_ACCEPT.name() + " must be comma-separated hex "
+            + "keys: " + e.getMessage());
+      }
+    }
+    return keys;
   }
 
   private static byte[] hexKey(String v) {
@@ -349,6 +385,11 @@ public final class ClusterConfig {
     Map<String, String> p = new LinkedHashMap<>();
     p.put(DCS.name(), String.join(",", dcNames()));
     p.put(KEY.name(), HexFormat.of().formatHex(key));
+    if (!acceptedKeys.isEmpty()) {
+      p.put(KEY_ACCEPT.name(), String.join(",",
+          acceptedKeys.stream().map(HexFormat.of()::formatHex).toList()));
+    }
+    p.put(WIRE_ENCRYPT.name(), Boolean.toString(wireEncrypt));
     for (Dc d : dcs) {
       if (!d.endpoints().isEmpty()) {
         List<String> eps = new ArrayList<>();
@@ -464,28 +505,48 @@ public final class ClusterConfig {
   public ClusterConfig with(List<Dc> newDcs, Wan newWan) {
     return new ClusterConfig(newDcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, newWan, proposerProperties, clientBind,
-        clientSessionGroups, crossGroup);
+        clientSessionGroups, crossGroup, acceptedKeys, wireEncrypt);
   }
 
   /** A copy whose clients bind {@code bind} (empty: the default); for launchers and tests. */
   public ClusterConfig withClientBind(Optional<InetSocketAddress> bind) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, wan, proposerProperties, bind,
-        clientSessionGroups, crossGroup);
+        clientSessionGroups, crossGroup, acceptedKeys, wireEncrypt);
   }
 
   /** A copy whose clients cache at most {@code groups} session positions; for tests. */
   public ClusterConfig withClientSessionGroups(int groups) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind, groups,
-        crossGroup);
+        crossGroup, acceptedKeys, wireEncrypt);
   }
 
   /** A copy with other cross-group transaction settings; for tests. */
   public ClusterConfig withCrossGroup(CrossGroup settings) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind,
-        clientSessionGroups, settings);
+        clientSessionGroups, settings, acceptedKeys, wireEncrypt);
+  }
+
+  /**
+   * A copy that seals with {@code sealWith}, also opens datagrams under {@code alsoAccepted}, and
+   * encrypts or not; for launchers and tests (a rolling key change, encryption on and off).
+   */
+  public ClusterConfig withWireKeys(byte[] sealWith, List<byte[]> alsoAccepted, boolean encrypt) {
+    return new ClusterConfig(dcs, sealWith, discoveryZk, discoveryPath, maxDatagramBytes,
+        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind,
+        clientSessionGroups, crossGroup, alsoAccepted, encrypt);
+  }
+
+  /** {@link #KEY_ACCEPT}: keys opened but never sealed with. */
+  public List<byte[]> acceptedKeys() {
+    return acceptedKeys.stream().map(byte[]::clone).toList();
+  }
+
+  /** {@link #WIRE_ENCRYPT}. */
+  public boolean wireEncrypt() {
+    return wireEncrypt;
   }
 
   /** {@link #CLIENT_XG_MAX_GROUPS} and {@link #CLIENT_XG_LOCK_TIMEOUT}. */

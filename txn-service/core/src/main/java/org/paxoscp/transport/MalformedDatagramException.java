@@ -16,12 +16,17 @@ public final class MalformedDatagramException extends TransportException {
     TRUNCATED,
     /** Longer than the cluster's datagram size limit. */
     TOO_LARGE,
-    /** A wire format version this build does not speak. */
+    /** A wire format version (or flag) this build does not speak. */
     BAD_VERSION,
-    /** An unknown message type. */
-    BAD_TYPE,
-    /** The authentication tag does not match: forged, corrupted, cut, or another cluster's key. */
+    /**
+     * Sealed under a key this process does not accept: another cluster's, or one retired (or not
+     * yet accepted here) in a rolling key change; the detail names the key ids.
+     */
+    UNKNOWN_KEY,
+    /** The authentication tag does not match: forged, corrupted or cut. */
     BAD_MAC,
+    /** Authentic, but an unknown message type. */
+    BAD_TYPE,
     /** Authentic but not a valid encoding (or from a DC the cluster does not have). */
     MALFORMED
   }

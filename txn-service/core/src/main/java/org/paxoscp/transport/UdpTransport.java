@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -18,7 +19,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The product {@link Transport}: one authenticated UDP datagram per message ({@link WireCodec}),
+ * The product {@link Transport}: one sealed (encrypted and authenticated, or authenticated only)
+ * UDP datagram per message ({@link WireCodec}),
  * on a Netty event loop (ARCHITECTURE section 6). It composes three parts: socket I/O
  * ({@link DatagramIo}), request correlation ({@link PendingRequests}) and, for a service, request
  * dispatch to a {@link RequestHandler} on worker threads ({@link RequestDispatcher}). WAN
@@ -151,9 +153,10 @@ public final class UdpTransport implements Transport {
     }
     this.pending = new PendingRequests(io.eventLoop());
     this.boundAddress = io.boundAddress();
-    LOG.info("transport of {} on {}: {}, max datagram {} bytes", localDc, boundAddress,
-        dispatcher == null ? "client" : "service with " + b.workerThreads + " workers",
-        codec.maxDatagramBytes());
+    LOG.info("transport of {} on {}: {}, max datagram {} bytes, {} under key id {}", localDc,
+        boundAddress, dispatcher == null ? "client" : "service with " + b.workerThreads
+            + " workers", codec.maxDatagramBytes(),
+        codec.encrypts() ? "encrypted" : "authenticated only", codec.keyIdText());
   }
 
   /**
@@ -310,6 +313,15 @@ public final class UdpTransport implements Transport {
       dispatcher.close();
     }
     io.close();
+  }
+
+  /**
+   * The sending DC a datagram's clear header names, unverified: what a router or a fault-injecting
+   * proxy between DCs may read ({@code WireCodec} describes the header). Empty for bytes that are
+   * no datagram of this wire version.
+   */
+  public static Optional<String> senderDc(byte[] datagram, int length) {
+    return WireCodec.senderDc(datagram, length);
   }
 
   @Override

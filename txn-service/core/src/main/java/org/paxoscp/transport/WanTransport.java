@@ -41,12 +41,16 @@ public final class WanTransport implements Transport {
   private final ScheduledThreadPoolExecutor timers;
   private final Set<CompletableFuture<Message>> outstanding = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Said after a timeout when emulated delays or partitions may have caused it. */
+  private final String timeoutNote;
 
   /** Wraps {@code inner}, which speaks for a DC of {@code cluster}, with its WAN settings. */
   public WanTransport(Transport inner, ClusterConfig cluster) {
     this.inner = Objects.requireNonNull(inner);
     this.emulator = new WanEmulator(cluster.wan(), inner.localDc());
     this.dcNames = Set.copyOf(cluster.dcNames());
+    this.timeoutNote = cluster.wan().enabled() || !cluster.wan().partitioned().isEmpty()
+        ? " (WAN emulation)" : "";
     this.timers = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "wan-" + inner.localDc());
       t.setDaemon(true);
@@ -77,7 +81,7 @@ public final class WanTransport implements Transport {
     ScheduledFuture<?> timer;
     try {
       timer = timers.schedule(() -> out.completeExceptionally(new TransportTimeoutException(
-          "no reply from DC " + dc + " within " + timeout.toMillis() + " ms (WAN emulation)")),
+          "no reply from DC " + dc + " within " + timeout.toMillis() + " ms" + timeoutNote)),
           timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       out.completeExceptionally(new TransportClosedException("transport closed"));

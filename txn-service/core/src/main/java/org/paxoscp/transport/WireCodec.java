@@ -1,13 +1,18 @@
 package org.paxoscp.transport;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
+import javax.crypto.AEADBadTagException;
+import javax.crypto.Cipher;
+import javax.crypto.SecretKey;
+import javax.crypto.spec.GCMParameterSpec;
 import org.paxoscp.paxos.Ballot;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Vote;
@@ -20,18 +25,27 @@ import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgLocks;
 
 /**
- * The datagram format of {@link UdpTransport}: one {@link Envelope} per datagram, authenticated
- * with the cluster's key (ARCHITECTURE section 6).
+ * The datagram format of {@link UdpTransport}: one {@link Envelope} per datagram, encrypted and
+ * authenticated (or, with {@code paxoscp.wire.encrypt=false}, authenticated only) under the
+ * cluster's key (ARCHITECTURE section 6; keys and nonces in {@link DatagramKeys}).
  *
  * <pre>
- * datagram := version:u8 (=1) type:u8 requestId:u64 reply:u8 fromDc:str group:str position:u64
- *             body tag:16 bytes
- * tag      := HMAC-SHA256(cluster key, everything before the tag), first 16 bytes
+ * datagram := header sealed
+ * header   := version:u8 (=3) flags:u8 keyId:u32 sender:16 bytes counter:u64 fromDc:(len:u8 ascii)
+ * sealed   := flags bit 0 set:   AES-256-GCM(senderKey, nonce, aad = header, message) (ciphertext, tag:16)
+ *             flags bit 0 clear: message tag:16, tag = AES-256-GCM(senderKey, nonce, aad = header message, empty)
+ * nonce    := 0:u32 counter:u64
+ * message  := type:u8 requestId:u64 reply:u8 group:str position:u64 body
  * str      := len:varint utf8 ; opt(x) := 0:u8 | 1:u8 x ; bool := 0:u8 | 1:u8
  * ballot   := opt(round:u64 proposer:u128) ; value := len:varint LogCodec bytes
  * </pre>
  *
- * Bodies by type: PREPARE ballot; ACCEPT ballot value; APPLY value; GRANT_REQUEST requester:str;
+ * The header is what an on-path observer sees besides sizes and timing: the format version, the
+ * cluster key's public id, the sending process's random id and counter, and the sending DC's name
+ * (routing metadata, like the source address; the nemesis' fault proxy reads it). Everything in
+ * it is authenticated.
+ *
+ * <p>Bodies by type: PREPARE ballot; ACCEPT ballot value; APPLY value; GRANT_REQUEST requester:str;
  * LEARN (none); PREPARE_REPLY ballot promised:bool promise:ballot opt(ballot value) opt(value);
  * ACCEPT_REPLY ballot accepted:bool promise:ballot opt(value); GRANT_REPLY requester:str
  * granted:bool; LEARN_REPLY opt(value); BEGIN_REQUEST (none); BEGIN_REPLY leaderDc:str
@@ -40,28 +54,33 @@ import org.paxoscp.wal.XgLocks;
  * (key:str version:varint)*, each list in strictly
  * increasing key order; ERROR_REPLY code:u8 detail:str.
  *
- * <p>Decoding checks, in order: the length bounds, the version, the type, the tag (in constant
- * time), and only then parses the body, so that no byte from an unauthenticated sender reaches the
- * parser. Every rejection is a {@link MalformedDatagramException} with its reason; a decoded
- * datagram is exactly one encoding (no trailing bytes, canonical booleans and key order).
+ * <p>Decoding checks, in order: the length bounds, the version and flags, the key id, the tag
+ * (AES-GCM verifies it in constant time before releasing any plaintext), and only then parses the
+ * sender's DC name, the type and the body, so that no byte from an unauthenticated sender reaches
+ * the parser. Every rejection is a {@link MalformedDatagramException} with its reason; a decoded
+ * message is exactly one encoding (no trailing bytes, canonical booleans and key order). A
+ * receiver opens both sealed and clear datagrams under any key it accepts, so encryption and a
+ * new key can each be rolled out one process at a time.
  *
  * <p>The tag does not stop a replayed datagram: a replay is a duplicate, which the protocol
  * tolerates (every message is idempotent, and a reply is matched to a pending request once).
  *
- * <p>Thread-safe and stateless apart from the key.
+ * <p>Thread-safe; its state is the keys and the nonce counter.
  */
 final class WireCodec {
-  static final int VERSION = 2;
-  /**
-   * HMAC-SHA256 truncated to 128 bits (RFC 2104 section 5 and NIST SP 800-107 allow truncation to
-   * at least half the output): a forger's chance per attempt stays 2^-128, far beyond what a
-   * datagram flood can try, and each datagram saves 16 bytes of the size limit.
-   */
+  static final int VERSION = 3;
+  /** Flags bit 0: the message is encrypted (else it travels in the clear, authenticated). */
+  static final int FLAG_ENCRYPTED = 1;
   static final int TAG_BYTES = 16;
-  /** version, type, requestId, reply, two empty strings, position, tag. */
-  static final int MIN_BYTES = 1 + 1 + 8 + 1 + 1 + 1 + 8 + TAG_BYTES;
-
-  private static final String HMAC = "HmacSHA256";
+  /** version, flags, key id, sender, counter, DC name length. */
+  static final int FIXED_HEADER_BYTES = 1 + 1 + DatagramKeys.KEY_ID_BYTES
+      + DatagramKeys.SENDER_BYTES + 8 + 1;
+  /** type, requestId, reply, empty group, position. */
+  static final int MIN_MESSAGE_BYTES = 1 + 8 + 1 + 1 + 8;
+  /** The smallest datagram: a one-letter DC name and the smallest message. */
+  static final int MIN_BYTES = FIXED_HEADER_BYTES + 1 + MIN_MESSAGE_BYTES + TAG_BYTES;
+  private static final int MAX_DC_NAME = 40;
+  private static final String AEAD = "AES/GCM/NoPadding";
 
   /** Wire type codes; never renumbered, new types get new codes. */
   enum Type {
@@ -125,36 +144,56 @@ final class WireCodec {
     }
   }
 
-  private final Mac prototype;
-  private final byte[] key;
+  private final DatagramKeys keys;
+  private final boolean encrypt;
   private final int maxDatagramBytes;
+  /** Cipher objects are not thread-safe; AES-GCM init per datagram is cheap. */
+  private final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(WireCodec::newCipher);
+
+  /** Sealing and opening under {@code key} alone, encrypted; for tests. */
+  WireCodec(byte[] key, int maxDatagramBytes) {
+    this(key, List.of(), true, maxDatagramBytes);
+  }
 
   /**
-   * @param key the cluster's authentication key (at least 16 bytes)
+   * @param key the cluster key this process seals with (at least 16 bytes)
+   * @param alsoAccepted further keys it opens datagrams with (a key change in progress)
+   * @param encrypt whether to encrypt (else authenticate only)
    * @param maxDatagramBytes the largest datagram encoded or accepted
    */
-  WireCodec(byte[] key, int maxDatagramBytes) {
+  WireCodec(byte[] key, List<byte[]> alsoAccepted, boolean encrypt, int maxDatagramBytes) {
     if (key.length < 16) {
       throw new IllegalArgumentException("authentication key must be at least 16 bytes");
     }
     if (maxDatagramBytes < MIN_BYTES) {
       throw new IllegalArgumentException("datagram limit too small: " + maxDatagramBytes);
     }
-    this.key = key.clone();
+    this.keys = new DatagramKeys(key, alsoAccepted);
+    this.encrypt = encrypt;
     this.maxDatagramBytes = maxDatagramBytes;
-    this.prototype = newMac(this.key);
   }
 
   static WireCodec forCluster(ClusterConfig config) {
-    return new WireCodec(config.key(), config.maxDatagramBytes());
+    return new WireCodec(config.key(), config.acceptedKeys(), config.wireEncrypt(),
+        config.maxDatagramBytes());
   }
 
   int maxDatagramBytes() {
     return maxDatagramBytes;
   }
 
+  /** Whether this codec encrypts what it sends. */
+  boolean encrypts() {
+    return encrypt;
+  }
+
+  /** The public id of the key this codec seals with. */
+  String keyIdText() {
+    return DatagramKeys.keyIdText(keys.sendingKeyId());
+  }
+
   /**
-   * Encodes and authenticates {@code envelope}.
+   * Encodes and seals {@code envelope}.
    *
    * @throws MessageTooLargeException when the datagram would exceed the size limit; the message
    *     names the size, the limit, the message type, group and position
@@ -162,25 +201,54 @@ final class WireCodec {
   byte[] encode(Envelope envelope) {
     Message m = envelope.message();
     Type type = Type.of(m);
-    BinaryWriter w = new BinaryWriter(128);
-    w.writeByte(VERSION).writeByte(type.code).writeLong(envelope.requestId())
-        .writeByte(envelope.reply() ? 1 : 0).writeString(envelope.fromDc())
-        .writeString(m.group()).writeLong(m.position());
-    writeBody(w, type, m);
-    int size = w.size() + TAG_BYTES;
+    byte[] message = encodeMessage(envelope);
+    int size = FIXED_HEADER_BYTES + envelope.fromDc().length() + message.length + TAG_BYTES;
     if (size > maxDatagramBytes) {
       throw new MessageTooLargeException(type + " for group " + m.group() + " position "
           + m.position() + " is " + size + " bytes, over the datagram limit of "
           + maxDatagramBytes + " bytes (" + ClusterConfig.MAX_DATAGRAM_BYTES.name() + ")");
     }
-    return seal(w.toByteArray());
+    return seal(envelope.fromDc(), message);
   }
 
-  /** {@code unsigned} followed by its authentication tag: a datagram as a sender sends it. */
-  byte[] seal(byte[] unsigned) {
-    byte[] out = new byte[unsigned.length + TAG_BYTES];
-    System.arraycopy(unsigned, 0, out, 0, unsigned.length);
-    System.arraycopy(tag(unsigned, 0, unsigned.length), 0, out, unsigned.length, TAG_BYTES);
+  /** The message of {@code envelope} as the datagram carries it, before sealing. */
+  static byte[] encodeMessage(Envelope envelope) {
+    Message m = envelope.message();
+    Type type = Type.of(m);
+    BinaryWriter w = new BinaryWriter(128);
+    w.writeByte(type.code).writeLong(envelope.requestId())
+        .writeByte(envelope.reply() ? 1 : 0).writeString(m.group()).writeLong(m.position());
+    writeBody(w, type, m);
+    return w.toByteArray();
+  }
+
+  /** {@code message} from {@code fromDc} in a datagram as a sender sends it. */
+  byte[] seal(String fromDc, byte[] message) {
+    byte[] dc = fromDc.getBytes(StandardCharsets.US_ASCII);
+    if (dc.length == 0 || dc.length > MAX_DC_NAME) {
+      throw new IllegalArgumentException("DC name '" + fromDc + "' is not 1-" + MAX_DC_NAME
+          + " characters");
+    }
+    int headerBytes = FIXED_HEADER_BYTES + dc.length;
+    byte[] out = new byte[headerBytes + message.length + TAG_BYTES];
+    long counter = keys.nextCounter();
+    ByteBuffer h = ByteBuffer.wrap(out);
+    h.put((byte) VERSION).put((byte) (encrypt ? FLAG_ENCRYPTED : 0)).putInt(keys.sendingKeyId())
+        .put(keys.senderId()).putLong(counter).put((byte) dc.length).put(dc);
+    try {
+      Cipher c = ciphers.get();
+      c.init(Cipher.ENCRYPT_MODE, keys.senderKey(), nonce(counter));
+      c.updateAAD(out, 0, headerBytes);
+      if (encrypt) {
+        c.doFinal(message, 0, message.length, out, headerBytes);
+      } else {
+        System.arraycopy(message, 0, out, headerBytes, message.length);
+        c.updateAAD(message);
+        c.doFinal(out, headerBytes + message.length);
+      }
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(AEAD + " failed to seal", e);
+    }
     return out;
   }
 
@@ -203,28 +271,77 @@ final class WireCodec {
       throw new MalformedDatagramException(Reason.TRUNCATED,
           length + " bytes, the smallest message is " + MIN_BYTES);
     }
-    int version = buf[offset] & 0xFF;
+    ByteBuffer h = ByteBuffer.wrap(buf, offset, length);
+    int version = h.get() & 0xFF;
     if (version != VERSION) {
       throw new MalformedDatagramException(Reason.BAD_VERSION,
           "version " + version + ", this build speaks " + VERSION);
     }
-    Type type = Type.ofCode(buf[offset + 1] & 0xFF);
-    if (type == null) {
-      throw new MalformedDatagramException(Reason.BAD_TYPE,
-          "unknown message type " + (buf[offset + 1] & 0xFF));
+    int flags = h.get() & 0xFF;
+    if ((flags & ~FLAG_ENCRYPTED) != 0) {
+      throw new MalformedDatagramException(Reason.BAD_VERSION,
+          "unknown flags " + Integer.toBinaryString(flags) + " for version " + VERSION);
     }
-    int signedLength = length - TAG_BYTES;
-    byte[] expected = tag(buf, offset, signedLength);
-    byte[] actual = new byte[TAG_BYTES];
-    System.arraycopy(buf, offset + signedLength, actual, 0, TAG_BYTES);
-    if (!MessageDigest.isEqual(expected, actual)) {
+    int keyId = h.getInt();
+    if (!keys.accepts(keyId)) {
+      throw new MalformedDatagramException(Reason.UNKNOWN_KEY, "sealed under key id "
+          + DatagramKeys.keyIdText(keyId) + "; this process accepts " + keys.acceptedText()
+          + " (another cluster, or a key retired by a key change)");
+    }
+    byte[] sender = new byte[DatagramKeys.SENDER_BYTES];
+    h.get(sender);
+    long counter = h.getLong();
+    int dcBytes = h.get() & 0xFF;
+    int headerBytes = FIXED_HEADER_BYTES + dcBytes;
+    int messageBytes = length - headerBytes - TAG_BYTES;
+    if (messageBytes < 0) {
+      throw new MalformedDatagramException(Reason.TRUNCATED,
+          length + " bytes, shorter than its header and tag");
+    }
+    byte[] message;
+    try {
+      SecretKey key = keys.peerKey(keyId, sender);
+      Cipher c = ciphers.get();
+      c.init(Cipher.DECRYPT_MODE, key, nonce(counter));
+      c.updateAAD(buf, offset, headerBytes);
+      if ((flags & FLAG_ENCRYPTED) != 0) {
+        message = c.doFinal(buf, offset + headerBytes, messageBytes + TAG_BYTES);
+      } else {
+        c.updateAAD(buf, offset + headerBytes, messageBytes);
+        c.doFinal(buf, offset + headerBytes + messageBytes, TAG_BYTES);
+        message = Arrays.copyOfRange(buf, offset + headerBytes,
+            offset + headerBytes + messageBytes);
+      }
+      keys.authentic(keyId, sender, key);
+    } catch (AEADBadTagException e) {
       throw new MalformedDatagramException(Reason.BAD_MAC, "authentication tag mismatch");
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(AEAD + " failed to open", e);
+    }
+    String fromDc = new String(buf, offset + FIXED_HEADER_BYTES, dcBytes,
+        StandardCharsets.ISO_8859_1);
+    if (dcBytes == 0 || dcBytes > MAX_DC_NAME || !fromDc.matches("[A-Za-z0-9_]+")) {
+      throw new MalformedDatagramException(Reason.MALFORMED, "sender DC name '" + fromDc
+          + "' is not 1-" + MAX_DC_NAME + " letters, digits or underscores");
+    }
+    return decodeMessage(fromDc, message);
+  }
+
+  /**
+   * Parses an authentic message from {@code fromDc}.
+   *
+   * @throws MalformedDatagramException for an unknown type or an invalid encoding
+   */
+  static Envelope decodeMessage(String fromDc, byte[] message) {
+    Type type = message.length == 0 ? null : Type.ofCode(message[0] & 0xFF);
+    if (type == null) {
+      throw new MalformedDatagramException(Reason.BAD_TYPE, "unknown message type "
+          + (message.length == 0 ? "(empty message)" : Integer.toString(message[0] & 0xFF)));
     }
     try {
-      BinaryReader r = new BinaryReader(buf, offset + 2, signedLength - 2);
+      BinaryReader r = new BinaryReader(message, 1, message.length - 1);
       long requestId = r.readLong("request id");
       boolean reply = readBool(r, "reply flag");
-      String fromDc = r.readString("from DC");
       String group = r.readString("group");
       long position = r.readLong("position");
       Message m = readBody(r, type, group, position);
@@ -237,31 +354,31 @@ final class WireCodec {
     }
   }
 
-  private byte[] tag(byte[] buf, int offset, int length) {
-    Mac mac = macInstance();
-    mac.update(buf, offset, length);
-    byte[] full = mac.doFinal();
-    byte[] t = new byte[TAG_BYTES];
-    System.arraycopy(full, 0, t, 0, TAG_BYTES);
-    return t;
-  }
-
-  /** A fresh Mac per call (Mac is not thread-safe); cloning skips the key schedule. */
-  private Mac macInstance() {
-    try {
-      return (Mac) prototype.clone();
-    } catch (CloneNotSupportedException e) {
-      return newMac(key);
+  /**
+   * The sending DC named in a datagram's clear header, without verifying anything (what a router
+   * or the nemesis' fault proxy may read); empty when the bytes are no header of this version.
+   */
+  static Optional<String> senderDc(byte[] datagram, int length) {
+    if (length < FIXED_HEADER_BYTES || (datagram[0] & 0xFF) != VERSION) {
+      return Optional.empty();
     }
+    int n = datagram[FIXED_HEADER_BYTES - 1] & 0xFF;
+    if (n == 0 || n > MAX_DC_NAME || FIXED_HEADER_BYTES + n > length) {
+      return Optional.empty();
+    }
+    return Optional.of(new String(datagram, FIXED_HEADER_BYTES, n, StandardCharsets.ISO_8859_1));
   }
 
-  private static Mac newMac(byte[] key) {
+  private static GCMParameterSpec nonce(long counter) {
+    return new GCMParameterSpec(TAG_BYTES * 8,
+        ByteBuffer.allocate(12).putInt(0).putLong(counter).array());
+  }
+
+  private static Cipher newCipher() {
     try {
-      Mac mac = Mac.getInstance(HMAC);
-      mac.init(new SecretKeySpec(key, HMAC));
-      return mac;
+      return Cipher.getInstance(AEAD);
     } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("the JDK has no " + HMAC, e);
+      throw new IllegalStateException("the JDK has no " + AEAD, e);
     }
   }
 

@@ -286,12 +286,17 @@ class UdpTransportIT {
     byte[] tiny = {1, 20, 0};
     byte[] badVersion = ours.encode(begin);
     badVersion[0] = (byte) (WireCodec.VERSION + 1);
-    byte[] badType = ours.encode(begin);
-    badType[1] = (byte) 200;
+    byte[] badFlags = ours.encode(begin);
+    badFlags[1] = (byte) 0x81;
+    byte[] beginMessage = WireCodec.encodeMessage(begin);
+    beginMessage[0] = (byte) 200;
+    byte[] badType = ours.seal("V1", beginMessage);
     byte[] garbage = new byte[300];
     new Random(42).nextBytes(garbage);
     garbage[0] = WireCodec.VERSION;
     garbage[1] = 1;
+    garbage[30] = 2;
+    java.nio.ByteBuffer.wrap(garbage).putInt(2, DatagramKeys.keyId(KEY));
     byte[] oversized = new byte[LIMIT + 500];
     oversized[0] = WireCodec.VERSION;
     byte[] strangerDc = ours.encode(new Envelope(78, "X9", false,
@@ -302,15 +307,16 @@ class UdpTransportIT {
 
     try (DatagramSocket raw = new DatagramSocket(new InetSocketAddress(LOOPBACK, 0))) {
       raw.setSoTimeout((int) WAIT.toMillis());
-      for (byte[] d : List.of(forged, cut, tiny, badVersion, badType, garbage, oversized,
-          strangerDc, forgedReply)) {
+      for (byte[] d : List.of(forged, cut, tiny, badVersion, badFlags, badType, garbage,
+          oversized, strangerDc, forgedReply)) {
         raw.send(new DatagramPacket(d, d.length, service.boundAddress()));
       }
-      Poll.until("nine drops", WAIT, () -> service.droppedCounts().values().stream()
-          .mapToLong(Long::longValue).sum() == 9);
-      assertEquals(4, service.droppedCount(Reason.BAD_MAC)); // forged, cut, garbage, reply
+      Poll.until("ten drops", WAIT, () -> service.droppedCounts().values().stream()
+          .mapToLong(Long::longValue).sum() == 10);
+      assertEquals(2, service.droppedCount(Reason.UNKNOWN_KEY)); // forged, forged reply
+      assertEquals(2, service.droppedCount(Reason.BAD_MAC)); // cut, garbage under our key id
       assertEquals(1, service.droppedCount(Reason.TRUNCATED));
-      assertEquals(1, service.droppedCount(Reason.BAD_VERSION));
+      assertEquals(2, service.droppedCount(Reason.BAD_VERSION)); // version, flags
       assertEquals(1, service.droppedCount(Reason.BAD_TYPE));
       assertEquals(1, service.droppedCount(Reason.TOO_LARGE));
       assertEquals(1, service.droppedCount(Reason.MALFORMED));
