@@ -575,7 +575,7 @@ public final class GroupsBench implements AutoCloseable {
     Properties p = new Properties();
     props.forEach(p::setProperty);
     try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-      p.store(w, "paxoscp bench-groups; the key authenticates every datagram");
+      p.store(w, "paxoscp bench-groups; the key seals every datagram");
     }
   }
 

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.paxoscp.local.LocalCluster;
+import org.paxoscp.nemesis.NamespaceCluster;
 import org.paxoscp.transport.ClusterConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -24,7 +25,9 @@ import picocli.CommandLine.Spec;
  * only, the paper's emulated round-trip times unless {@code --no-wan}), writes the client
  * configuration to {@code <dir>/cluster.properties}, prints how to connect, and runs until
  * interrupted (Ctrl-C or SIGTERM close it cleanly). With HBase the data lives under {@code --dir}
- * and a later run on the same directory reopens it.
+ * and a later run on the same directory reopens it. With {@code --netns} (root, in-memory stores)
+ * each DC's service is a process in a network namespace of its own ({@link NamespaceCluster}):
+ * the layout of separate hosts, on one machine.
  *
  * <p>Exit codes: 0 stopped cleanly; 1 the cluster failed to start; 2 usage.
  */
@@ -70,6 +73,11 @@ public final class ClusterCommand implements Callable<Integer> {
       description = "Worker threads per service (default: ${DEFAULT-VALUE}).")
   int threads;
 
+  @Option(names = "--netns", description = "Each DC's service as a process in a network "
+      + "namespace of its own, with its own address on a bridge, as on separate hosts (needs "
+      + "root and `ip`; with --store memory: each service process holds its DC's data).")
+  boolean netns;
+
   private volatile Foreground foreground;
 
   @Override
@@ -86,35 +94,55 @@ public final class ClusterCommand implements Callable<Integer> {
       err.println("cluster: " + e.getMessage());
       return 2;
     }
+    if (netns) {
+      if (store != LocalCluster.StoreKind.MEMORY) {
+        err.println("cluster: --netns runs each DC's service in its own namespace with an "
+            + "in-memory store; add --store memory (embedded HBase stays on this host's "
+            + "loopback, which the namespaces cannot reach)");
+        return 2;
+      }
+      String why = NamespaceCluster.unavailableReason();
+      if (why != null) {
+        err.println("cluster: --netns is not possible here: " + why);
+        return 1;
+      }
+    }
     Path config = dir.resolve(CONFIG_FILE);
-    out.printf("cluster: DCs %s, store %s, WAN %s, data in %s%n", dcs, store,
-        noWan ? "off" : WanOptions.rttSummary(wan, dcs), dir.toAbsolutePath().normalize());
+    out.printf("cluster: DCs %s, store %s, WAN %s, data in %s%s%n", dcs, store,
+        noWan ? "off" : WanOptions.rttSummary(wan, dcs), dir.toAbsolutePath().normalize(),
+        netns ? ", each DC in a network namespace" : "");
     out.flush();
-    LocalCluster cluster;
+    java.util.function.Consumer<String> progress = line -> {
+      out.println("  " + line);
+      out.flush();
+    };
+    AutoCloseable cluster;
+    ClusterConfig clusterConfig;
     try {
-      cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dir, wan,
-          Duration.ofMillis(requestTimeoutMs), threads), line -> {
-            out.println("  " + line);
-            out.flush();
-          });
-    } catch (RuntimeException e) {
+      Files.createDirectories(dir);
+      if (netns) {
+        NamespaceCluster c = NamespaceCluster.start(dcs, wan, dir,
+            Duration.ofMillis(requestTimeoutMs), threads, progress);
+        cluster = c;
+        clusterConfig = c.config();
+        writeConfig(c::writeConfig, c, config);
+      } else {
+        LocalCluster c = LocalCluster.start(new LocalCluster.Options(dcs, store, dir, wan,
+            Duration.ofMillis(requestTimeoutMs), threads), progress);
+        cluster = c;
+        clusterConfig = c.config();
+        writeConfig(c::writeConfig, c, config);
+      }
+    } catch (IOException | RuntimeException e) {
       err.println("cluster: failed to start: " + oneLine(e));
       return 1;
     }
-    try {
-      cluster.writeConfig(config);
-      ownerOnly(config);
-    } catch (RuntimeException e) {
-      cluster.close();
-      err.println("cluster: " + oneLine(e));
-      return 1;
-    }
     // Printed before running() turns true, so a caller that waits for it sees the whole text.
-    printConnectionInfo(out, cluster.config(), config);
+    printConnectionInfo(out, clusterConfig, config);
     foreground = new Foreground("paxoscp-cluster", () -> {
       out.println("cluster: stopping ...");
       out.flush();
-      cluster.close();
+      closeCluster(cluster);
       out.println(store == LocalCluster.StoreKind.HBASE
           ? "cluster: stopped; data kept in " + dir.toAbsolutePath().normalize()
           : "cluster: stopped");
@@ -137,9 +165,31 @@ public final class ClusterCommand implements Callable<Integer> {
     return foreground != null;
   }
 
+  /** Writes the client configuration with {@code writer}; on failure closes the cluster. */
+  private static void writeConfig(java.util.function.Consumer<Path> writer, AutoCloseable cluster,
+      Path file) {
+    try {
+      writer.accept(file);
+      ownerOnly(file);
+    } catch (RuntimeException e) {
+      closeCluster(cluster);
+      throw e;
+    }
+  }
+
+  private static void closeCluster(AutoCloseable c) {
+    try {
+      c.close();
+    } catch (Exception e) {
+      // LocalCluster and NamespaceCluster close without throwing checked exceptions.
+      throw new IllegalStateException(e);
+    }
+  }
+
   private void printConnectionInfo(PrintWriter out, ClusterConfig config, Path file) {
     out.println();
-    out.println("Cluster running (loopback only):");
+    out.println(netns ? "Cluster running, each DC on an address of its own (network namespaces "
+        + "on a bridge; this host reaches them):" : "Cluster running (loopback only):");
     int width = dcs.stream().mapToInt(String::length).max().orElse(1);
     for (String dc : dcs) {
       List<String> eps = new ArrayList<>();

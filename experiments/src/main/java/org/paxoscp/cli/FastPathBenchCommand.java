@@ -119,11 +119,14 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "(DIR/history/*.jsonl, DIR/wal/<dc>.jsonl) for `paxoscp check DIR`.")
   Path export;
 
-  @Option(names = "--wire", defaultValue = "encrypted", paramLabel = "encrypted|clear|both",
-      description = "Datagrams encrypted and authenticated (paxoscp.wire.encrypt=true), "
-          + "authenticated only (clear), or both: every part runs once per setting, one after "
-          + "the other, and the tables show them side by side (default: ${DEFAULT-VALUE}).")
-  String wire;
+  @Option(names = "--wire", defaultValue = "encrypted", split = ",",
+      paramLabel = "encrypted|clear|both",
+      description = "Datagrams encrypted and authenticated (paxoscp.wire.encrypt=true) or "
+          + "authenticated only (clear); several, comma-separated, run every part once per "
+          + "setting in that order (both = encrypted,clear; a JVM that has run one setting is "
+          + "warmer for the next, so compare e.g. encrypted,clear,clear,encrypted), and the "
+          + "tables show them side by side (default: ${DEFAULT-VALUE}).")
+  List<String> wire;
 
   @Option(names = "--out", defaultValue = "./paxoscp-data/bench",
       description = "Directory for fastpath.csv and throughput.csv (default: ${DEFAULT-VALUE}).")
@@ -146,13 +149,16 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       default -> throw new picocli.CommandLine.ParameterException(
           new picocli.CommandLine(this), "--access must be service, direct or both");
     };
-    List<Boolean> encryptions = switch (wire) {
-      case "encrypted" -> List.of(true);
-      case "clear" -> List.of(false);
-      case "both" -> List.of(true, false);
-      default -> throw new picocli.CommandLine.ParameterException(
-          new picocli.CommandLine(this), "--wire must be encrypted, clear or both");
-    };
+    List<Boolean> encryptions = new ArrayList<>();
+    for (String w : wire) {
+      switch (w) {
+        case "encrypted" -> encryptions.add(true);
+        case "clear" -> encryptions.add(false);
+        case "both" -> encryptions.addAll(List.of(true, false));
+        default -> throw new picocli.CommandLine.ParameterException(
+            new picocli.CommandLine(this), "--wire takes encrypted, clear or both, was " + w);
+      }
+    }
     for (String h : homes) {
       if (!dcs.contains(h)) {
         throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -175,8 +181,11 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     List<Row> rows = new ArrayList<>();
     List<Tput> tput = new ArrayList<>();
     int failures = 0;
+    Map<String, Integer> passes = new LinkedHashMap<>();
     for (boolean encrypt : encryptions) {
-      String w = wireName(encrypt);
+      // A setting run again is labelled with its pass: encrypted, then encrypted-2, ...
+      int pass = passes.merge(wireName(encrypt), 1, Integer::sum);
+      String w = wireName(encrypt) + (pass > 1 ? "-" + pass : "");
       Map<String, String> settings = new LinkedHashMap<>();
       settings.put(ClusterConfig.WIRE_ENCRYPT.name(), Boolean.toString(encrypt));
       if (holdShare != null) {
@@ -265,16 +274,16 @@ public final class FastPathBenchCommand implements Callable<Integer> {
   private void printLatency(List<Row> rows, Map<String, Long> nm) {
     o.println("Uncontended commit latency (ms); ratio = commit p50 / nearest-majority RTT; "
         + "ratio-local = (commit p50 - local commit p50) / RTT");
-    o.printf(Locale.ROOT, "%-5s %-8s %-4s %-9s %7s %9s %9s %9s %9s %9s %9s %9s %7s %11s%n",
-        "home", "access", "wan", "wire", "RTT", "fast", "begin50", "commit50", "commit90", "commit99", "mean",
-        "local50", "ratio", "ratio-local");
+    o.printf(Locale.ROOT, "%-5s %-8s %-4s %-11s %7s %9s %9s %9s %9s %9s %9s %9s %7s %11s%n",
+        "home", "access", "wan", "wire", "RTT", "fast", "begin50", "commit50", "commit90",
+        "commit99", "mean", "local50", "ratio", "ratio-local");
     for (Row row : rows) {
       FastPathLatency.Result r = row.r();
       Histogram c = r.commitMicros();
       double local = localP50(rows, row);
       double rttMs = row.rttMicros() / 1000.0;
       o.printf(Locale.ROOT,
-          "%-5s %-8s %-4s %-9s %7.1f %9s %9.2f %9.2f %9.2f %9.2f %9.2f %9s %7s %11s%n",
+          "%-5s %-8s %-4s %-11s %7.1f %9s %9.2f %9.2f %9.2f %9.2f %9.2f %9s %7s %11s%n",
           r.home(), r.direct() ? "direct" : "service", row.wan() ? "on" : "off", row.wire(),
           row.wan() ? rttMs : 0.0, r.fastPath() + "/" + r.measured(), p50(r.beginMicros()),
           p50(c), pct(c, 90), pct(c, 99), c.getMean() / 1000.0,
@@ -291,7 +300,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       List<String> parts = new ArrayList<>();
       row.r().replyMicros().forEach((k, h) -> parts.add(String.format(Locale.ROOT, "%s %.2f",
           k, h.getValueAtPercentile(50) / 1000.0)));
-      o.printf(Locale.ROOT, "  %s %-7s %-9s %s%n", row.r().home(),
+      o.printf(Locale.ROOT, "  %s %-7s %-11s %s%n", row.r().home(),
           row.r().direct() ? "direct" : "service", row.wire(), String.join(", ", parts));
     }
   }
@@ -305,13 +314,13 @@ public final class FastPathBenchCommand implements Callable<Integer> {
             .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue,
                 (a, b) -> a, LinkedHashMap::new))));
     o.printf(Locale.ROOT,
-        "%-6s %-9s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %9s %7s %s%n",
+        "%-6s %-11s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %9s %7s %s%n",
         "proto", "wire", "txn/s", "commits", "abort", "unknwn", "unavl", "promo", "combined", "pos/s",
         "ent/pos", "commit50", "commit99", "noops", "clients", "top1", "checker");
     for (Tput row : tput) {
       ClosedLoopThroughput.Result t = row.t();
       o.printf(Locale.ROOT,
-          "%-6s %-9s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %9s %7d %s%n",
+          "%-6s %-11s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %9s %7d %s%n",
           t.protocol().name().toLowerCase(Locale.ROOT), row.wire(), t.txnPerSecond(), t.committed(),
           t.aborted(), t.unknown(), t.unavailable(), t.promotions(), t.combinedCommits(),
           t.positionsPerSecond(), t.entriesPerPosition(), p50(t.commitMicros()),
@@ -334,7 +343,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     List<String> parts = new ArrayList<>();
     byHome.forEach((home, h) -> parts.add(String.format(Locale.ROOT,
         "%s %.1f / %.1f (%d)", home, p50(h), pct(h, 99), h.getTotalCount())));
-    o.printf(Locale.ROOT, "  %-6s %-9s %s%n",
+    o.printf(Locale.ROOT, "  %-6s %-11s %s%n",
         row.t().protocol().name().toLowerCase(Locale.ROOT), row.wire(), String.join(", ", parts));
   }
 
@@ -409,7 +418,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     return b.toString();
   }
 
-  /** The no-WAN commit p50 of the same home, access and wire, NaN if not measured. */
+  /** The no-WAN commit p50 of the same home, access and wire pass, NaN if not measured. */
   private static double localP50(List<Row> rows, Row row) {
     FastPathLatency.Result r = row.r();
     return rows.stream().filter(x -> !x.wan() && x.r().home().equals(r.home())

@@ -368,7 +368,7 @@ public final class LocalCluster implements AutoCloseable {
     config.toProperties().forEach(p::setProperty);
     try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
       p.store(w, "paxoscp local cluster " + options.dcs()
-          + "; the key authenticates every datagram: keep this file private");
+          + "; the key seals every datagram: keep this file private");
     } catch (IOException e) {
       throw new UncheckedIOException("could not write " + file, e);
     }

@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * dropped while either is partitioned; any datagram may be lost, duplicated or delayed during a
  * burst. The sending DC is read from the datagram's clear header
  * ({@link UdpTransport#senderDc}); the proxy verifies nothing and cannot read the (encrypted)
- * message, as a router could not. Datagrams it cannot parse are forwarded untouched (the service rejects
- * them itself).
+ * message, as a router could not. Datagrams it cannot parse are forwarded untouched (the
+ * service rejects them itself).
  *
  * <p>One selector thread; delayed datagrams go out on a scheduler. {@link #close()} is
  * idempotent.

@@ -318,7 +318,7 @@ public final class NemesisRun implements AutoCloseable {
     Properties p = new Properties();
     props.forEach(p::setProperty);
     try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-      p.store(w, "paxoscp nemesis; the key authenticates every datagram");
+      p.store(w, "paxoscp nemesis; the key seals every datagram");
     }
   }
 

@@ -51,6 +51,32 @@ class ClusterCommandIT {
     assertTrue(run.out().endsWith("cluster: stopping ...\ncluster: stopped\n"), run.out());
   }
 
+  /** {@code --netns}: each DC's service in its own namespace; a shell on this host commits. */
+  @Test
+  void clusterInNetworkNamespacesServesAShellOnThisHost() throws Exception {
+    String why = org.paxoscp.nemesis.NamespaceCluster.unavailableReason();
+    org.junit.jupiter.api.Assumptions.assumeTrue(why == null, "--netns skipped: " + why);
+    ClusterCommand command = new ClusterCommand();
+    CommandRun run = CommandRun.background(command, "--netns", "--store", "memory", "--no-wan",
+        "--dcs", "V1,V2,O", "--dir", dir.toString(), "--request-timeout-ms", "1000");
+    Poll.until("the cluster to start", Duration.ofSeconds(90),
+        () -> command.running() || run.exit().isDone());
+    try {
+      assertTrue(command.running(), run.err());
+      assertTrue(run.out().contains("each DC on an address of its own"), run.out());
+      assertTrue(run.out().matches("(?s).*  DC O   udp 10\\.\\d+\\.\\d+\\.12:7101\n.*"),
+          run.out());
+      Result shell = CommandRun.shell(List.of("begin g", "put k v", "commit", "begin g",
+          "get k"), "--config", dir.resolve("cluster.properties").toString(), "--dc", "O");
+      assertEquals(0, shell.code(), shell.err());
+      assertTrue(shell.out().contains("committed at position 1 (promotions 0)\n"), shell.out());
+      assertTrue(shell.out().contains("k = v\n"), shell.out());
+    } finally {
+      command.stop();
+    }
+    assertEquals(0, run.exit().get(30, TimeUnit.SECONDS), run.err());
+  }
+
   @Test
   void clusterRejectsBadOptions() {
     Result store = CommandRun.run(new ClusterCommand(), "--store", "disk", "--dir",
@@ -61,6 +87,9 @@ class ClusterCommandIT {
         dir.toString());
     assertEquals(2, rtt.code());
     assertTrue(rtt.err().contains("--rtt expects A:B=MS"), rtt.err());
+    Result netns = CommandRun.run(new ClusterCommand(), "--netns", "--dir", dir.toString());
+    assertEquals(2, netns.code());
+    assertTrue(netns.err().contains("add --store memory"), netns.err());
   }
 
   @Test

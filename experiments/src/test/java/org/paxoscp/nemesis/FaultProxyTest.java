@@ -93,7 +93,8 @@ class FaultProxyTest {
 
   @Test
   void readsTheSenderDcFromTheHeader() {
-    assertEquals(Optional.of("V1"), UdpTransport.senderDc(datagram("V1", "x"), datagram("V1", "x").length));
+    byte[] d = datagram("V1", "x");
+    assertEquals(Optional.of("V1"), UdpTransport.senderDc(d, d.length));
     assertEquals(Optional.empty(), UdpTransport.senderDc(new byte[5], 5));
     assertArrayEquals("hello".getBytes(StandardCharsets.UTF_8),
         payload(datagram("B", "hello")).getBytes(StandardCharsets.UTF_8));

@@ -20,7 +20,7 @@ import org.paxoscp.paxos.Protocol;
 /**
  * A cluster's topology and shared settings, the same for every service and client of the cluster:
  * the DCs (in a fixed order, which is the proposers' DC index order), each DC's service endpoints
- * and HBase settings, the per-cluster authentication key, optional ZooKeeper discovery, the
+ * and HBase settings, the per-cluster secret key, optional ZooKeeper discovery, the
  * datagram size limit, the request timeout, and the WAN emulation (off unless enabled).
  *
  * <p>Read from {@code key=value} properties by {@link #fromProperties}; every key is a

@@ -31,9 +31,12 @@ import org.paxoscp.wal.XgLocks;
  *
  * <pre>
  * datagram := header sealed
- * header   := version:u8 (=3) flags:u8 keyId:u32 sender:16 bytes counter:u64 fromDc:(len:u8 ascii)
- * sealed   := flags bit 0 set:   AES-256-GCM(senderKey, nonce, aad = header, message) (ciphertext, tag:16)
- *             flags bit 0 clear: message tag:16, tag = AES-256-GCM(senderKey, nonce, aad = header message, empty)
+ * header   := version:u8 (=3) flags:u8 keyId:u32 sender:16 bytes counter:u64
+ *             fromDc:(len:u8 ascii)
+ * sealed   := flags bit 0 set:   ciphertext tag:16
+ *                                = AES-256-GCM(senderKey, nonce, aad = header, message)
+ *             flags bit 0 clear: message tag:16
+ *                                tag = AES-256-GCM(senderKey, nonce, aad = header message, empty)
  * nonce    := 0:u32 counter:u64
  * message  := type:u8 requestId:u64 reply:u8 group:str position:u64 body
  * str      := len:varint utf8 ; opt(x) := 0:u8 | 1:u8 x ; bool := 0:u8 | 1:u8

@@ -1,5 +1,5 @@
 /**
- * How DCs and clients talk: {@link org.paxoscp.transport.Message}s in authenticated datagrams
+ * How DCs and clients talk: {@link org.paxoscp.transport.Message}s in sealed datagrams
  * ({@link org.paxoscp.transport.WireCodec}), the {@link org.paxoscp.transport.Transport}
  * interface and its UDP implementation on Netty, WAN emulation, the cluster configuration
  * ({@link org.paxoscp.transport.ClusterConfig}), the {@link org.paxoscp.transport.ProposerDriver}
