@@ -125,6 +125,10 @@ public final class NamespaceCluster implements AutoCloseable {
       throws IOException {
     Properties p = new Properties();
     props.forEach(p::setProperty);
+    // The file holds the cluster's secret key: readable by its owner only.
+    Files.deleteIfExists(file);
+    Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
     try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
       p.store(w, comment);
     }

@@ -239,11 +239,15 @@ class ClientArtifactIT {
   }
 
   private static String run(Path dir, Duration timeout, String... command) throws Exception {
+    Path output = Files.createTempFile(dir, "out", ".txt");
     Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-        .start();
-    byte[] out = p.getInputStream().readAllBytes();
-    assertTrue(p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS), String.join(" ", command));
-    String text = new String(out, StandardCharsets.UTF_8);
+        .redirectOutput(output.toFile()).start();
+    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError(String.join(" ", command) + " did not finish within " + timeout
+          + ":\n" + Files.readString(output));
+    }
+    String text = Files.readString(output);
     assertEquals(0, p.exitValue(), String.join(" ", command) + "\n" + text);
     return text;
   }

@@ -65,8 +65,9 @@ class KeyRolloverIT {
     if (!STEPS.get(step)[1].isEmpty()) {
       p.put("paxoscp.key.accept", STEPS.get(step)[1]);
     }
-    p.put("paxoscp.request.timeout.ms", "300");
-    p.put("paxoscp.proposer.phase.timeout.ms", "300");
+    // Timeouts with room for a loaded machine: a restart must not turn into an unavailable DC.
+    p.put("paxoscp.request.timeout.ms", "1000");
+    p.put("paxoscp.proposer.phase.timeout.ms", "1000");
     for (String dc : DCS) {
       p.put("paxoscp.dc." + dc + ".endpoints", "127.0.0.1:" + ports.get(dc));
     }

@@ -64,10 +64,20 @@ final class DatagramKeys {
     this.sending = clusterKey(key);
     List<ClusterKey> all = new ArrayList<>();
     all.add(sending);
+    List<byte[]> distinct = new ArrayList<>();
+    distinct.add(key);
     for (byte[] k : alsoAccepted) {
       ClusterKey c = clusterKey(k);
-      if (all.stream().noneMatch(a -> a.id() == c.id())) {
+      boolean same = distinct.stream().anyMatch(d -> java.util.Arrays.equals(d, k));
+      if (!same && all.stream().anyMatch(a -> a.id() == c.id())) {
+        // Two different keys with one public id (a 1 in 2^32 chance): a receiver could not
+        // tell which to try. Refuse it now rather than drop datagrams later.
+        throw new IllegalArgumentException("two different keys share key id " + keyIdText(c.id())
+            + ": generate another key");
+      }
+      if (!same) {
         all.add(c);
+        distinct.add(k);
       }
     }
     this.accepted = List.copyOf(all);

@@ -356,6 +356,11 @@ public final class UdpTransport implements Transport {
     } catch (MalformedDatagramException e) {
       drops.record(e, sender);
       return;
+    } catch (RuntimeException e) {
+      // A decoder bug, not the sender's: still dropped and counted, never thrown at Netty.
+      drops.record(new MalformedDatagramException(Reason.MALFORMED, "decoder failed: " + e),
+          sender);
+      return;
     }
     if (env.reply()) {
       if (!pending.complete(env.requestId(), env.fromDc(), env.message())) {

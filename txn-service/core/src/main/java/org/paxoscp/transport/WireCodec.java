@@ -83,6 +83,8 @@ final class WireCodec {
   /** The smallest datagram: a one-letter DC name and the smallest message. */
   static final int MIN_BYTES = FIXED_HEADER_BYTES + 1 + MIN_MESSAGE_BYTES + TAG_BYTES;
   private static final int MAX_DC_NAME = 40;
+  private static final java.util.regex.Pattern DC_NAME =
+      java.util.regex.Pattern.compile("[A-Za-z0-9_]{1," + MAX_DC_NAME + "}");
   private static final String AEAD = "AES/GCM/NoPadding";
 
   /** Wire type codes; never renumbered, new types get new codes. */
@@ -323,7 +325,7 @@ final class WireCodec {
     }
     String fromDc = new String(buf, offset + FIXED_HEADER_BYTES, dcBytes,
         StandardCharsets.ISO_8859_1);
-    if (dcBytes == 0 || dcBytes > MAX_DC_NAME || !fromDc.matches("[A-Za-z0-9_]+")) {
+    if (!DC_NAME.matcher(fromDc).matches()) {
       throw new MalformedDatagramException(Reason.MALFORMED, "sender DC name '" + fromDc
           + "' is not 1-" + MAX_DC_NAME + " letters, digits or underscores");
     }
@@ -362,7 +364,8 @@ final class WireCodec {
    * or the nemesis' fault proxy may read); empty when the bytes are no header of this version.
    */
   static Optional<String> senderDc(byte[] datagram, int length) {
-    if (length < FIXED_HEADER_BYTES || (datagram[0] & 0xFF) != VERSION) {
+    if (length > datagram.length || length < FIXED_HEADER_BYTES
+        || (datagram[0] & 0xFF) != VERSION) {
       return Optional.empty();
     }
     int n = datagram[FIXED_HEADER_BYTES - 1] & 0xFF;
