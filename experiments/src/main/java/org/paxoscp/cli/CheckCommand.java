@@ -29,6 +29,7 @@ import picocli.CommandLine.Spec;
  * directory is missing or malformed (the message names the file and line).
  */
 @Command(name = "check", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/guarantees.md.",
     description = "Check an exported run (history/*.jsonl and wal/<dc>.jsonl) for one-copy "
         + "serializability, group by group.")
 public final class CheckCommand implements Callable<Integer> {

@@ -32,6 +32,7 @@ import picocli.CommandLine.Spec;
  * <p>Exit codes: 0 stopped cleanly; 1 the cluster failed to start; 2 usage.
  */
 @Command(name = "cluster", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/running.md.",
     description = "Run a local multi-DC cluster (embedded HBase, one UDP Transaction Service per "
         + "DC, emulated WAN, loopback only) until interrupted; connect to it with `shell`.")
 public final class ClusterCommand implements Callable<Integer> {

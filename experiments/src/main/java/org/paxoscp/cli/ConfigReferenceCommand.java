@@ -11,12 +11,13 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code paxoscp config-reference}: prints the configuration reference (every key with its type,
- * default and meaning) in Markdown, generated from the typed keys; the README's "Configuration
- * reference" is this output, and a test keeps the two equal.
+ * default and meaning) in Markdown, generated from the typed keys; docs/configuration.md holds
+ * this output, and a test keeps the two equal.
  */
 @Command(name = "config-reference", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/configuration.md.",
     description = "Prints every configuration key with its type, default and meaning "
-        + "(Markdown, as in the README).")
+        + "(Markdown, as in docs/configuration.md).")
 public final class ConfigReferenceCommand implements Callable<Integer> {
 
   /** The components in the order the reference lists them. */

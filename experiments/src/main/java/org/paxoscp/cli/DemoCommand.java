@@ -38,6 +38,7 @@ import picocli.CommandLine.Option;
  * <p>Exit codes: 0 success; 1 a checker violation or a failed run; 2 usage.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/running.md.",
     description = "Run basic Paxos, Paxos-CP and leader combination side by side on a local "
         + "3-DC cluster (embedded HBase, UDP services, emulated WAN) and judge every run.")
 public final class DemoCommand implements Callable<Integer> {

@@ -38,6 +38,7 @@ import picocli.CommandLine.Option;
  * latency part; 2 usage.
  */
 @Command(name = "bench-fastpath", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/benchmarks.md.",
     description = "Measure uncontended fast-path commit latency against the emulated RTT to the "
         + "nearest majority, and closed-loop throughput on one entity group, on a local cluster.")
 public final class FastPathBenchCommand implements Callable<Integer> {

@@ -83,7 +83,7 @@ import picocli.CommandLine.Spec;
         "  heap_mb_<DC>, heap_idle_mb_<DC>  each service's heap after and before the load",
         "",
         "Example: ./paxoscp bench-groups --store memory --groups 100,10000 --clients 8 "
-            + "--out /tmp/bg1"})
+            + "--out /tmp/bg1", "%nExplained in docs/benchmarks.md."})
 public final class GroupsBenchCommand implements Callable<Integer> {
 
   @Spec

@@ -23,7 +23,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "hbase", mixinStandardHelpOptions = true,
     description = "Start, stop or check a standalone HBase server on this machine (loopback only).",
-    footer = "%nThe server's log is <dir>/logs/hbase.log; its pid is in <dir>/hbase.pid.")
+    footer = "%nThe server's log is <dir>/logs/hbase.log; its pid is in <dir>/hbase.pid."
+        + "%nExplained in docs/operating.md.")
 public final class HBaseCommand implements Callable<Integer> {
 
   static final int EXIT_NOT_RUNNING = 3;
@@ -47,6 +48,7 @@ public final class HBaseCommand implements Callable<Integer> {
   }
 
   @Command(name = "start", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/operating.md.",
       description = "Start the server (no-op if it already runs) and wait until it answers.")
   int start(
       @Option(names = "--timeout", defaultValue = "120", paramLabel = "SECONDS",
@@ -69,6 +71,7 @@ public final class HBaseCommand implements Callable<Integer> {
   }
 
   @Command(name = "stop", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/operating.md.",
       description = "Shut the server down cleanly (SIGTERM, then SIGKILL, if it does not exit).")
   int stop(
       @Option(names = "--timeout", defaultValue = "60", paramLabel = "SECONDS",
@@ -89,6 +92,7 @@ public final class HBaseCommand implements Callable<Integer> {
   }
 
   @Command(name = "status", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/operating.md.",
       description = "Report whether the server runs and answers. Exit 0 running, 1 not answering, "
           + "3 not running.")
   int status() {

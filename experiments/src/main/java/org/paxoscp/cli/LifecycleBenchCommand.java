@@ -37,6 +37,7 @@ import picocli.CommandLine.Option;
  * A measurement, not a test: numbers depend on the machine.
  */
 @Command(name = "bench-lifecycle", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/benchmarks.md.",
     description = "Commits on one group until the log reaches --positions and writes "
         + "lifecycle.csv (log_positions, wal_rows, data_versions, commit_p50_ms, read_p50_ms) at "
         + "10^3, 10^4 and 10^5 positions, with GC retention well below 10^3 positions.")

@@ -7,6 +7,7 @@ import picocli.CommandLine.Command;
 @Command(
     name = "paxoscp",
     mixinStandardHelpOptions = true,
+    footer = "%nEach command's --help names the page that explains it; README.md lists them all.",
     versionProvider = Main.Version.class,
     description = "Geo-replicated entity-group transactions on HBase with the Paxos-CP commit "
         + "protocol.",

@@ -30,7 +30,8 @@ import picocli.CommandLine.Spec;
         + "until interrupted.",
     footer = "%nThe file holds the cluster's keys (paxoscp.dcs, paxoscp.key, paxoscp.dc.<DC>.*, "
         + "...) and the service's: paxoscp.service.dc (required), paxoscp.service.bind, "
-        + "paxoscp.service.threads, paxoscp.service.store (hbase or memory), ...")
+        + "paxoscp.service.threads, paxoscp.service.store (hbase or memory), ..."
+        + "%nExplained in docs/deploying.md.")
 public final class ServiceCommand implements Callable<Integer> {
 
   @Spec

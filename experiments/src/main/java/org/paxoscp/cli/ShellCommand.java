@@ -49,7 +49,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "shell", mixinStandardHelpOptions = true,
     description = "An interactive prompt for transactions against a running cluster "
         + "(begin, get, put, delete, commit, abort, settle, status).",
-    footer = "%nStart a cluster with `./paxoscp cluster`; it prints the command to connect.")
+    footer = "%nStart a cluster with `./paxoscp cluster`; it prints the command to connect."
+        + "%nExplained in docs/running.md.")
 public final class ShellCommand implements Callable<Integer> {
 
   private static final String HELP = String.join(System.lineSeparator(),

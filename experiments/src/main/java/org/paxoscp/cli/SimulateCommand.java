@@ -25,6 +25,7 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "simulate",
     mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/simulator.md.",
     description = {
         "Runs the protocol in the deterministic simulator (virtual time, seeded faults) and "
             + "judges every run with the one-copy-serializability checker.",

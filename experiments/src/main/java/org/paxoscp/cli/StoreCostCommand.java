@@ -40,6 +40,7 @@ import picocli.CommandLine.Option;
  * keys). A measurement, not a test: numbers depend on the machine.
  */
 @Command(name = "store-cost", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/operating.md.",
     description = "Measures store operations and store vs protocol time per committed "
         + "transaction on an embedded HBase (in-process services, no network).")
 public final class StoreCostCommand implements Callable<Integer> {

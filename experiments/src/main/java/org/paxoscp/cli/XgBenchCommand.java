@@ -39,6 +39,7 @@ import picocli.CommandLine.Option;
  * <p>Exit codes: 0 done (whatever the numbers); 1 a checker violation; 2 usage.
  */
 @Command(name = "bench-xg", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/benchmarks.md.",
     description = "Measure commit latency and throughput of transactions across 1, 2, 5 and 10 "
         + "entity groups on a local cluster with an emulated WAN (docs/cross-group.md).")
 public final class XgBenchCommand implements Callable<Integer> {

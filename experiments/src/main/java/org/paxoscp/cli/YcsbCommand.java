@@ -36,7 +36,8 @@ import picocli.CommandLine.Unmatched;
     footer = {"%nEvery other option goes to YCSB as it is: -P FILE, -p key=value, -threads N, "
         + "-target OPS, -s (status every 10 s).",
         "Binding properties: paxoscp.dc (home DC or a list the threads take in turn), "
-            + "paxoscp.protocol (the commit mode: basic, cp, ...)."})
+            + "paxoscp.protocol (the commit mode: basic, cp, ...).",
+        "%nExplained in docs/benchmarks.md."})
 public final class YcsbCommand implements Callable<Integer> {
 
   @Spec

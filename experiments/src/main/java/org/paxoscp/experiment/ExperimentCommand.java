@@ -28,6 +28,7 @@ import picocli.CommandLine.Parameters;
  * <p>Exit codes: 0 success; 1 a checker violation or a failed run; 2 usage.
  */
 @Command(name = "experiment", mixinStandardHelpOptions = true,
+    footer = "%nExplained in docs/benchmarks.md.",
     description = "Reproduce the paper's evaluation (Figures 4-8) on a local cluster (embedded "
         + "HBase, UDP services, the paper's round-trip times), every commit mode on the same "
         + "seeds; writes CSV, a manifest and charts.")

@@ -27,7 +27,8 @@ import picocli.CommandLine.Spec;
     footer = "%nFaults: kill -9 + restart of a service, SIGSTOP/SIGCONT, a DC partitioned, two "
         + "DCs down at once, loss/duplication/delay bursts, an HBase restart, client crashes "
         + "mid-commit. Network faults are applied by a UDP proxy in front of every service "
-        + "process. Exit 1 on a violation.")
+        + "process. Exit 1 on a violation."
+        + "%nExplained in docs/guarantees.md.")
 public final class NemesisCommand implements Callable<Integer> {
 
   @Spec

@@ -93,6 +93,12 @@ class ReleaseArchiveIT {
       assertTrue(Files.exists(home.resolve("conf").resolve(f)), f);
     }
     assertTrue(Files.readString(home.resolve("BUNDLED-LIBRARIES.txt")).contains("picocli"));
+    // The pages the commands' help names travel with them.
+    assertTrue(Files.exists(home.resolve("README.md")));
+    for (String page : List.of("running.md", "client.md", "configuration.md", "operating.md",
+        "deploying.md")) {
+      assertTrue(Files.exists(home.resolve("docs").resolve(page)), page);
+    }
 
     List<String> dcs = List.of("V1", "V2", "O");
     StringBuilder cluster = new StringBuilder("paxoscp.dcs=V1,V2,O\n"

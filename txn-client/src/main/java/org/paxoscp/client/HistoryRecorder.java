@@ -18,7 +18,7 @@ import org.paxoscp.wal.Mutation;
 
 /**
  * Records every transaction attempt of the clients that share it as one JSON object per line, so
- * that any checker can judge the history (with the DCs' logs; see the README's "History export"):
+ * that any checker can judge the history (with the DCs' logs; see docs/guarantees.md, "History export"):
  * <pre>
  * {"txn": id, "client": id, "dc": home DC, "group": key, "readPos": n,
  *  "reads": [{"key": k, "value": base64-or-null, "version": n}],

@@ -173,8 +173,8 @@ public final class TransactionService implements RequestHandler {
 
   /**
    * Groups whose state this service caches now, by structure (estimates): the applier's, the
-   * leader combiner's (live and idle), the catch-up runs'. Each is bounded; see the README's
-   * memory budget.
+   * leader combiner's (live and idle), the catch-up runs'. Each is bounded; see docs/operating.md,
+   * "Many groups".
    */
   public Map<String, Long> cachedGroups() {
     Map<String, Long> m = new LinkedHashMap<>();

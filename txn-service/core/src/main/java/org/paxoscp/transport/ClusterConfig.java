@@ -104,7 +104,7 @@ public final class ClusterConfig {
       "how long a cross-group transaction's PREPAREs hold their keys before a reader that "
           + "meets them may abort the transaction (its client normally decides much sooner)");
 
-  /** Every cluster key; the README's configuration reference is generated from it. */
+  /** Every cluster key; docs/configuration.md is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Cluster (every service and client)",
       DCS, KEY, KEY_ACCEPT, WIRE_ENCRYPT, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
       MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, CLIENT_SESSION_GROUPS,

@@ -92,9 +92,9 @@ public final class ServiceConfig {
       PREFIX + "cache.groups", org.paxoscp.paxos.LogApplier.DEFAULT_MAX_GROUPS, 1,
       Integer.MAX_VALUE, "most groups whose state each per-group cache of the service keeps "
           + "(evicted by recency, rebuilt from the store on the next touch; live work is "
-          + "never evicted); see the README's memory budget");
+          + "never evicted); see docs/operating.md, \"Many groups\"");
 
-  /** Every service key; the README's configuration reference is generated from it. */
+  /** Every service key; docs/configuration.md is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Service (a Transaction Service process)",
       DC, BIND, THREADS, STORE, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
       LEARN_TIMEOUT, LEARNER_TIMEOUT, GC_RETENTION_POSITIONS, GC_EVERY_POSITIONS,

@@ -13,8 +13,8 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.sim.SimConfig.Faults;
 
 /**
- * An UNKNOWN outcome names the range of positions its entry can still be chosen at (README,
- * "Settling an unknown outcome"): the checker holds every UNKNOWN record against its range
+ * An UNKNOWN outcome names the range of positions its entry can still be chosen at
+ * (docs/guarantees.md, "Settling an unknown outcome"): the checker holds every UNKNOWN record against its range
  * ({@link Violation.Kind#UNKNOWN_OUTSIDE_RANGE}). Under heavy faults, in every commit mode, no
  * entry is ever chosen outside it; and the old leader-mode report — only the position after the
  * read position — is caught, since a batcher may still place the entry up to its bound later.

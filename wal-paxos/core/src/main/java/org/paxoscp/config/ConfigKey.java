@@ -13,7 +13,7 @@ import java.util.function.Function;
  * One configuration key: its name, type, default, validation and one-line description, and the
  * one parser every component uses. A key's value is read from {@code key=value} properties with
  * {@link #from}; a missing or invalid value fails with an {@link IllegalArgumentException} whose
- * message starts with the key's name. The README's configuration reference is generated from
+ * message starts with the key's name. docs/configuration.md is generated from
  * these keys ({@code paxoscp config-reference}) and checked against them by a test.
  *
  * <p>A name may hold a placeholder such as {@code <DC>}: such a key documents a family of keys

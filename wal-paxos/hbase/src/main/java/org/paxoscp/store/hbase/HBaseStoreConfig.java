@@ -14,7 +14,7 @@ import org.paxoscp.config.ConfigKeys;
  * validated when built, so a bad configuration fails at start-up with a message naming the key.
  *
  * <p>Its keys (all optional, prefix {@value #PREFIX}) are the {@link ConfigKey}s of
- * {@link #KEYS}; the README's configuration reference is generated from them.
+ * {@link #KEYS}; docs/configuration.md is generated from them.
  */
 public final class HBaseStoreConfig {
 
