@@ -214,15 +214,24 @@ class TxnClientFailureTest {
         t.toString());
   }
 
-  @Test
-  void unknownOutcomeCarriesContext() {
-    TxnClient c = client("A");
+  /**
+   * Commits "k" = v1 and waits until it is applied, takes B and C down, and returns a
+   * transaction of {@code c} that writes "k" = v2, ready to commit without a majority.
+   */
+  private Transaction writeWithoutAMajority(TxnClient c) {
     long p = write(c, "k", "v1");
     awaitApplied("g", p);
     cluster.setDown("B", true);
     cluster.setDown("C", true);
     Transaction t = c.begin("g");
     t.put("k", "v2");
+    return t;
+  }
+
+  @Test
+  void unknownOutcomeCarriesContext() {
+    TxnClient c = client("A");
+    Transaction t = writeWithoutAMajority(c);
     try {
       t.commit();
       fail("committed without a majority");
@@ -241,20 +250,13 @@ class TxnClientFailureTest {
   void aLeaderModeUnknownNamesEveryPositionABatcherMayStillUse() {
     TxnClient c = cluster.closeLater(cluster.client("A", CommitProtocol.LEADER)
         .random(new SplittableRandom(7)).build());
-    Transaction first = c.begin("g");
-    first.put("k", "v1");
-    long p = first.commit().position();
-    awaitApplied("g", p);
-    cluster.setDown("B", true);
-    cluster.setDown("C", true);
-    Transaction t = c.begin("g");
-    t.put("k", "v2");
+    Transaction t = writeWithoutAMajority(c);
     OutcomeUnknownException e = assertThrows(OutcomeUnknownException.class, t::commit);
     // A batcher may place the entry at read position + 1 ... + the bound, whatever the client
     // was told; none of those positions could be learned without a majority.
     assertEquals(t.readPosition() + 1, e.firstPosition(), e.getMessage());
-    assertEquals(t.readPosition() + 1 + org.paxoscp.transport.LeaderSubmit.DEFAULT_BOUND, e.lastPosition(),
-        e.getMessage());
+    assertEquals(t.readPosition() + 1 + org.paxoscp.transport.LeaderSubmit.DEFAULT_BOUND,
+        e.lastPosition(), e.getMessage());
     assertTrue(e.getMessage().contains("one of positions " + e.firstPosition() + ".."
         + e.lastPosition()), e.getMessage());
 
@@ -267,12 +269,7 @@ class TxnClientFailureTest {
   @Test
   void aProposerModeUnknownIsSettledOnceAMajorityIsBack() {
     TxnClient c = client("A");
-    long p = write(c, "k", "v1");
-    awaitApplied("g", p);
-    cluster.setDown("B", true);
-    cluster.setDown("C", true);
-    Transaction t = c.begin("g");
-    t.put("k", "v2");
+    Transaction t = writeWithoutAMajority(c);
     OutcomeUnknownException e = assertThrows(OutcomeUnknownException.class, t::commit);
     assertThrows(OutcomeUnknownException.class, () -> c.settle(e), "still no majority");
     cluster.setDown("B", false);

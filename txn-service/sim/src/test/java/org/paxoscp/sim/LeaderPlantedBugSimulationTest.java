@@ -94,22 +94,10 @@ class LeaderPlantedBugSimulationTest {
 
   @Test
   void aFastListWithoutTheGrantIsCaughtInTheProductionMode() {
-    int runs = 0;
-    int caught = 0;
-    for (SimulationSafetyTest.Mix mix : SimulationSafetyTest.Mix.values()) {
-      for (long seed = 1; seed <= 60; seed++) {
-        SimResult r = new Simulator(SimulationSafetyTest.schedule(Protocol.LEADER, mix, seed))
-            .withoutLeaderCosts().withLeaderRules(new FastWithoutGrant()).run();
-        runs++;
-        if (r.oracleViolations().stream().anyMatch(v -> v.startsWith("agreement:"))
-            || r.check().has(Violation.Kind.AGREEMENT)) {
-          caught++;
-        }
-      }
-    }
-    System.out.printf("fast list without the grant: caught in %d of %d schedules (one in %.0f)%n",
-        caught, runs, caught == 0 ? Double.NaN : (double) runs / caught);
-    assertTrue(caught >= 3, "caught in only " + caught + " of " + runs + " schedules");
+    PlantedBugRate.assertCaughtOnSafetySuite("fast list without the grant", Protocol.LEADER,
+        cfg -> new Simulator(cfg).withoutLeaderCosts().withLeaderRules(new FastWithoutGrant()),
+        r -> r.oracleViolations().stream().anyMatch(v -> v.startsWith("agreement:"))
+            || r.check().has(Violation.Kind.AGREEMENT), 3);
   }
 
   /** Judges entries as if withdrawals were not there. */
@@ -133,8 +121,7 @@ class LeaderPlantedBugSimulationTest {
         caught++;
       }
     }
-    System.out.printf("withdrawals ignored: caught in %d of %d schedules (one in %.0f)%n",
-        caught, runs, caught == 0 ? Double.NaN : (double) runs / caught);
+    PlantedBugRate.report("withdrawals ignored", caught, runs);
     assertTrue(caught >= 1, "a placement after the withdrawal was never caught in " + runs
         + " schedules");
   }
@@ -142,7 +129,7 @@ class LeaderPlantedBugSimulationTest {
   @Test
   void theSafetySuiteSchedulesAreCleanInTheProductionModeWithTheShippedRules() {
     for (SimulationSafetyTest.Mix mix : SimulationSafetyTest.Mix.values()) {
-      for (long seed = 1; seed <= 60; seed++) {
+      for (long seed = 1; seed <= PlantedBugRate.SEEDS_PER_MIX; seed++) {
         SimResult r = new Simulator(SimulationSafetyTest.schedule(Protocol.LEADER, mix, seed))
             .withoutLeaderCosts().run();
         assertTrue(r.safe() && r.finished(), mix + " seed " + seed + ": " + r.check()

@@ -40,28 +40,16 @@ class PlantedBugSimulationTest {
 
   @Test
   void votesCountedAcrossBallotsAreCaught() {
-    int runs = 0;
-    int caught = 0;
-    for (SimulationSafetyTest.Mix mix : SimulationSafetyTest.Mix.values()) {
-      for (long seed = 1; seed <= 60; seed++) {
-        SimResult r = new Simulator(SimulationSafetyTest.schedule(Protocol.CP, mix, seed),
-            PlantedBugs.VotesCountedAcrossBallots::new).run();
-        runs++;
-        if (r.oracleViolations().stream().anyMatch(v -> v.startsWith("learning:")
-            || v.startsWith("agreement:"))) {
-          caught++;
-        }
-      }
-    }
-    System.out.printf("votes counted across ballots: caught in %d of %d schedules (one in %.0f)%n",
-        caught, runs, caught == 0 ? Double.NaN : (double) runs / caught);
-    assertTrue(caught >= 3, "caught in only " + caught + " of " + runs + " schedules");
+    PlantedBugRate.assertCaughtOnSafetySuite("votes counted across ballots", Protocol.CP,
+        cfg -> new Simulator(cfg, PlantedBugs.VotesCountedAcrossBallots::new),
+        r -> r.oracleViolations().stream().anyMatch(v -> v.startsWith("learning:")
+            || v.startsWith("agreement:")), 3);
   }
 
   @Test
   void theSafetySuiteSchedulesAreCleanWithTheRealProposer() {
     for (SimulationSafetyTest.Mix mix : SimulationSafetyTest.Mix.values()) {
-      for (long seed = 1; seed <= 60; seed++) {
+      for (long seed = 1; seed <= PlantedBugRate.SEEDS_PER_MIX; seed++) {
         SimResult r = new Simulator(SimulationSafetyTest.schedule(Protocol.CP, mix, seed)).run();
         assertTrue(r.safe(), mix + " seed " + seed + ": " + r.check() + r.oracleViolations());
       }
