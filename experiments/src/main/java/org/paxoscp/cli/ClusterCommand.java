@@ -34,7 +34,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "cluster", mixinStandardHelpOptions = true,
     footer = "%nExplained in docs/running.md.",
     description = "Run a local multi-DC cluster (embedded HBase, one UDP Transaction Service per "
-        + "DC, emulated WAN, loopback only) until interrupted; connect to it with `shell`.")
+        + "DC, emulated WAN, loopback only unless --netns) until interrupted; connect to it with "
+        + "`shell`.")
 public final class ClusterCommand implements Callable<Integer> {
 
   /** The name of the client configuration file under {@code --dir}. */
