@@ -127,6 +127,17 @@ class WireCodecTest {
     assertEquals(WireCodec.FLAG_ENCRYPTED, bytes[1]);
   }
 
+  /** What a router or the nemesis' fault proxy reads from the clear header: the sending DC. */
+  @ParameterizedTest
+  @MethodSource("envelopes")
+  void theSendingDcIsReadableWithoutTheKey(Envelope e) {
+    for (WireCodec sender : List.of(codec, new WireCodec(KEY, List.of(), false, LIMIT))) {
+      byte[] d = sender.encode(e);
+      assertEquals(java.util.Optional.of(e.fromDc()), UdpTransport.senderDc(d, d.length));
+      assertEquals(java.util.Optional.empty(), UdpTransport.senderDc(d, 20), "cut header");
+    }
+  }
+
   @ParameterizedTest
   @MethodSource("envelopes")
   void roundTripsAuthenticatedOnlyAndEitherKindOpensAnywhere(Envelope e) {
