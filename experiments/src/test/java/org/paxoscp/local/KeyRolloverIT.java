@@ -135,6 +135,13 @@ class KeyRolloverIT {
     }
   }
 
+  /** {@code w} once it has committed a few (a loaded machine may be slow to start it). */
+  private static Writer started(Writer w) {
+    Poll.until("a first few commits of " + w.thread.getName(), Duration.ofSeconds(60),
+        () -> w.committed.get() >= 3 || !w.failures.isEmpty());
+    return w;
+  }
+
   @Test
   void aRollingKeyChangeUnderLoadFailsNoCommit() throws Exception {
     for (String dc : DCS) {
@@ -145,11 +152,12 @@ class KeyRolloverIT {
       startService(dc, 0);
     }
     List<Writer> writers = new ArrayList<>();
-    writers.add(new Writer(client(0, "V", 1), 1));
+    writers.add(started(new Writer(client(0, "V", 1), 1)));
     long[] committedAtStep = new long[STEPS.size()];
     for (int step = 1; step < STEPS.size(); step++) {
       // Clients of the step before keep writing while the services restart one by one.
-      writers.add(new Writer(client(step, DCS.get(step % DCS.size()), step + 1), step + 1));
+      writers.add(started(new Writer(client(step, DCS.get(step % DCS.size()), step + 1),
+          step + 1)));
       for (String dc : DCS) {
         Thread.sleep(300);
         services.remove(dc).close();
@@ -192,7 +200,9 @@ class KeyRolloverIT {
     long before = transports.values().stream()
         .mapToLong(t -> t.droppedCount(Reason.UNKNOWN_KEY)).sum();
     TxnClient stale = client(0, "V", 100);
-    assertThrows(UnavailableException.class, () -> stale.begin("g0"));
+    UnavailableException refused = assertThrows(UnavailableException.class,
+        () -> stale.begin("g0"));
+    assertTrue(refused.getMessage().contains("paxoscp.key"), refused.getMessage());
     long after = transports.values().stream()
         .mapToLong(t -> t.droppedCount(Reason.UNKNOWN_KEY)).sum();
     assertTrue(after > before, "no UNKNOWN_KEY drop counted");

@@ -94,6 +94,13 @@ final class Failover {
     for (Throwable f : failures) {
       why.append(why.length() == 0 ? ": " : "; ").append(f.getMessage());
     }
+    if (!failures.isEmpty()
+        && failures.stream().allMatch(f -> f instanceof TransportTimeoutException)) {
+      // Silence from every DC: down, unreachable, or dropping our datagrams (another key).
+      why.append(" (no DC answered at all: check that the services run, that this host reaches "
+          + "them, and that they accept this client's paxoscp.key; a datagram under another key "
+          + "is dropped without a reply)");
+    }
     UnavailableException u = new UnavailableException("no DC of " + order
         + " served " + request.getClass().getSimpleName() + why, group, position, lastDc);
     failures.forEach(u::addSuppressed);
