@@ -529,16 +529,6 @@ public final class ClusterConfig {
         clientSessionGroups, settings, acceptedKeys, wireEncrypt);
   }
 
-  /**
-   * A copy that seals with {@code sealWith}, also opens datagrams under {@code alsoAccepted}, and
-   * encrypts or not; for launchers and tests (a rolling key change, encryption on and off).
-   */
-  public ClusterConfig withWireKeys(byte[] sealWith, List<byte[]> alsoAccepted, boolean encrypt) {
-    return new ClusterConfig(dcs, sealWith, discoveryZk, discoveryPath, maxDatagramBytes,
-        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind,
-        clientSessionGroups, crossGroup, alsoAccepted, encrypt);
-  }
-
   /** {@link #KEY_ACCEPT}: keys opened but never sealed with. */
   public List<byte[]> acceptedKeys() {
     return acceptedKeys.stream().map(byte[]::clone).toList();

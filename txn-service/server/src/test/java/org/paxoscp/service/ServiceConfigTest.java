@@ -1,6 +1,7 @@
 package org.paxoscp.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,6 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.transport.ClusterConfig;
 
 @Timeout(30)
 class ServiceConfigTest {
@@ -101,6 +103,32 @@ class ServiceConfigTest {
     Map<String, String> p = base();
     p.remove(ServiceConfig.DC.name());
     assertRejected(p, ServiceConfig.DC.name());
+  }
+
+  @Test
+  void theWireKeysAreReadAndWrittenBack() {
+    Map<String, String> p = base();
+    assertTrue(ServiceConfig.fromProperties(p).cluster().wireEncrypt(), "encrypted by default");
+    assertEquals(List.of(), ServiceConfig.fromProperties(p).cluster().acceptedKeys());
+    p.put("paxoscp.key.accept",
+        "ffeeddccbbaa99887766554433221100, 0123456789abcdef0123456789abcdef");
+    p.put("paxoscp.wire.encrypt", "false");
+    ClusterConfig c = ServiceConfig.fromProperties(p).cluster();
+    assertEquals(2, c.acceptedKeys().size());
+    assertEquals("ffeeddccbbaa99887766554433221100",
+        java.util.HexFormat.of().formatHex(c.acceptedKeys().get(0)));
+    assertFalse(c.wireEncrypt());
+    ClusterConfig back = ClusterConfig.fromProperties(c.toProperties());
+    assertEquals(2, back.acceptedKeys().size());
+    assertFalse(back.wireEncrypt());
+    for (String bad : List.of("not-hex", "0011223344")) {
+      Map<String, String> q = base();
+      q.put("paxoscp.key.accept", bad);
+      assertRejected(q, "paxoscp.key.accept");
+    }
+    Map<String, String> q = base();
+    q.put("paxoscp.wire.encrypt", "maybe");
+    assertRejected(q, "paxoscp.wire.encrypt");
   }
 
   private static void assertRejected(Map<String, String> p, String key) {
