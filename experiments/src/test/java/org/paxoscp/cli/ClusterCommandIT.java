@@ -39,11 +39,7 @@ class ClusterCommandIT {
       assertTrue(run.out().matches("(?s).*  DC V3  udp 127\\.0\\.0\\.1:\\d+\n.*"), run.out());
       assertTrue(run.out().contains("ZooKeeper (discovery): 127.0.0.1:"), run.out());
 
-      Result shell = CommandRun.shell(List.of("begin g", "put k v", "commit", "begin g",
-          "get k"), "--config", config.toString(), "--dc", "V3");
-      assertEquals(0, shell.code(), shell.err());
-      assertTrue(shell.out().contains("committed at position 1 (promotions 0)\n"), shell.out());
-      assertTrue(shell.out().contains("k = v\n"), shell.out());
+      assertAShellCommitsAndReadsBack(config, "V3");
     } finally {
       command.stop();
     }
@@ -66,15 +62,20 @@ class ClusterCommandIT {
       assertTrue(run.out().contains("each DC on an address of its own"), run.out());
       assertTrue(run.out().matches("(?s).*  DC O   udp 10\\.\\d+\\.\\d+\\.12:7101\n.*"),
           run.out());
-      Result shell = CommandRun.shell(List.of("begin g", "put k v", "commit", "begin g",
-          "get k"), "--config", dir.resolve("cluster.properties").toString(), "--dc", "O");
-      assertEquals(0, shell.code(), shell.err());
-      assertTrue(shell.out().contains("committed at position 1 (promotions 0)\n"), shell.out());
-      assertTrue(shell.out().contains("k = v\n"), shell.out());
+      assertAShellCommitsAndReadsBack(dir.resolve("cluster.properties"), "O");
     } finally {
       command.stop();
     }
     assertEquals(0, run.exit().get(30, TimeUnit.SECONDS), run.err());
+  }
+
+  /** The shell, homed at {@code dc}, commits a first write to a fresh group and reads it back. */
+  private static void assertAShellCommitsAndReadsBack(Path config, String dc) {
+    Result shell = CommandRun.shell(List.of("begin g", "put k v", "commit", "begin g", "get k"),
+        "--config", config.toString(), "--dc", dc);
+    assertEquals(0, shell.code(), shell.err());
+    assertTrue(shell.out().contains("committed at position 1 (promotions 0)\n"), shell.out());
+    assertTrue(shell.out().contains("k = v\n"), shell.out());
   }
 
   @Test

@@ -142,6 +142,18 @@ class KeyRolloverIT {
     return w;
   }
 
+  /**
+   * Returns once every running client has committed twice more (or failed): the cluster serves
+   * them all {@code when}, before the next restart.
+   */
+  private static void progress(List<Writer> writers, String when) {
+    Map<Writer, Long> before = new java.util.IdentityHashMap<>();
+    writers.stream().filter(w -> !w.stop.get()).forEach(w -> before.put(w, w.committed.get()));
+    Poll.until("every client committing " + when, Duration.ofSeconds(60),
+        () -> before.entrySet().stream().allMatch(e -> e.getKey().committed.get()
+            >= e.getValue() + 2 || !e.getKey().failures.isEmpty()));
+  }
+
   @Test
   void aRollingKeyChangeUnderLoadFailsNoCommit() throws Exception {
     for (String dc : DCS) {
@@ -159,11 +171,11 @@ class KeyRolloverIT {
       writers.add(started(new Writer(client(step, DCS.get(step % DCS.size()), step + 1),
           step + 1)));
       for (String dc : DCS) {
-        Thread.sleep(300);
+        progress(writers, "before " + dc + " restarts into step " + step);
         services.remove(dc).close();
         startService(dc, step);
       }
-      Thread.sleep(500);
+      progress(writers, "with every service at step " + step);
       // The clients two steps behind would be refused by the next step's services: they are
       // restarted (replaced) before it, as an operator restarts clients with the services.
       Writer behind = writers.get(step - 1);
@@ -172,7 +184,7 @@ class KeyRolloverIT {
       assertEquals(List.of(), List.copyOf(behind.failures),
           "commits failed for the client of step " + (step - 1));
     }
-    Thread.sleep(500);
+    progress(writers, "at the last step");
     Writer last = writers.get(STEPS.size() - 1);
     last.stop();
     committedAtStep[STEPS.size() - 1] = last.committed.get();

@@ -250,8 +250,7 @@ class WireCodecTest {
     byte[] forged = new WireCodec(otherKey, LIMIT).encode(
         new Envelope(1, "V1", false, new Message.BeginRequest("g", 1)));
     java.nio.ByteBuffer.wrap(forged).putInt(2, DatagramKeys.keyId(KEY));
-    assertEquals(Reason.BAD_MAC,
-        assertThrows(MalformedDatagramException.class, () -> codec.decode(forged)).reason());
+    assertEquals(Reason.BAD_MAC, rejection(forged));
   }
 
   /**
@@ -295,8 +294,7 @@ class WireCodecTest {
     byte[] bytes = codec.encode(new Envelope(1, "V1", false, new Message.BeginRequest("g", 1)));
     for (int v : new int[] {0, 1, 2, WireCodec.VERSION + 1, 255}) {
       bytes[0] = (byte) v;
-      assertEquals(Reason.BAD_VERSION,
-          assertThrows(MalformedDatagramException.class, () -> codec.decode(bytes)).reason());
+      assertEquals(Reason.BAD_VERSION, rejection(bytes));
     }
   }
 
@@ -306,8 +304,7 @@ class WireCodecTest {
         new Envelope(1, "V1", false, new Message.BeginRequest("g", 1)));
     message[0] = 99;
     byte[] bytes = codec.seal("V1", message);
-    assertEquals(Reason.BAD_TYPE,
-        assertThrows(MalformedDatagramException.class, () -> codec.decode(bytes)).reason());
+    assertEquals(Reason.BAD_TYPE, rejection(bytes));
   }
 
   @Test
@@ -317,8 +314,7 @@ class WireCodecTest {
         paxos(new PaxosMessage.GrantReply("g", 6, "V1", true))));
     message[message.length - 1] = 2;
     byte[] sealed = codec.seal("V1", message);
-    assertEquals(Reason.MALFORMED,
-        assertThrows(MalformedDatagramException.class, () -> codec.decode(sealed)).reason());
+    assertEquals(Reason.MALFORMED, rejection(sealed));
   }
 
   @Test
@@ -326,8 +322,7 @@ class WireCodecTest {
     byte[] message = WireCodec.encodeMessage(
         new Envelope(1, "V1", false, new Message.BeginRequest("g", 1)));
     byte[] sealed = codec.seal("V-1", message);
-    assertEquals(Reason.MALFORMED,
-        assertThrows(MalformedDatagramException.class, () -> codec.decode(sealed)).reason());
+    assertEquals(Reason.MALFORMED, rejection(sealed));
   }
 
   @Test
@@ -341,8 +336,7 @@ class WireCodecTest {
   void oversizedDatagramIsRejectedOnReceipt() {
     byte[] big = new byte[LIMIT + 1];
     big[0] = WireCodec.VERSION;
-    assertEquals(Reason.TOO_LARGE,
-        assertThrows(MalformedDatagramException.class, () -> codec.decode(big)).reason());
+    assertEquals(Reason.TOO_LARGE, rejection(big));
   }
 
   @Test
@@ -371,6 +365,11 @@ class WireCodecTest {
     Envelope over = new Envelope(1, "V1", false,
         new Message.ReadRequest("g", 1, List.of(key + "x")));
     assertThrows(MessageTooLargeException.class, () -> codec.encode(over));
+  }
+
+  /** Why {@link #codec} refuses {@code datagram} (it must refuse it). */
+  private Reason rejection(byte[] datagram) {
+    return assertThrows(MalformedDatagramException.class, () -> codec.decode(datagram)).reason();
   }
 
   private static boolean contains(byte[] haystack, byte[] needle) {
