@@ -15,6 +15,7 @@ import org.paxoscp.local.LocalCluster;
 import org.paxoscp.nemesis.NamespaceCluster;
 import org.paxoscp.transport.ClusterConfig;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -32,7 +33,9 @@ import picocli.CommandLine.Spec;
  * <p>Exit codes: 0 stopped cleanly; 1 the cluster failed to start; 2 usage.
  */
 @Command(name = "cluster", mixinStandardHelpOptions = true,
-    footer = "%nExplained in docs/running.md.",
+    footer = {"%n--request-timeout-ms sets the cluster's timeouts together: the client request "
+        + "timeout and the proposer phase timeout to it, the services' learn timeout to it, "
+        + "learner timeout to 4x, catch-up wait to 2x.", "%nExplained in docs/running.md."},
     description = "Run a local multi-DC cluster (embedded HBase, one UDP Transaction Service per "
         + "DC, emulated WAN, loopback only unless --netns) until interrupted; connect to it with "
         + "`shell`.")
@@ -44,32 +47,22 @@ public final class ClusterCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--dcs", defaultValue = "V1,V2,O", split = ",",
-      description = "DCs (default: ${DEFAULT-VALUE}); names starting with V, O or C take the "
-          + "paper's round-trip times.")
-  List<String> dcs;
+  @Mixin
+  SharedOptions.Dcs dcList = new SharedOptions.Dcs("V1,V2,O");
 
-  @Option(names = "--store", defaultValue = "hbase", converter = StoreKindConverter.class,
-      description = "hbase (embedded HBase, default) or memory (data lost on exit).")
-  LocalCluster.StoreKind store;
+  @Mixin
+  SharedOptions.Store storeOption = new SharedOptions.Store();
+
+  @Mixin
+  SharedOptions.Wan wanOptions = new SharedOptions.Wan();
+
+  @Mixin
+  SharedOptions.RequestTimeout requestTimeout = new SharedOptions.RequestTimeout(2000);
 
   @Option(names = "--dir", defaultValue = "./paxoscp-data/cluster",
       description = "Directory for " + CONFIG_FILE + " and the HBase and ZooKeeper data "
           + "(default: ${DEFAULT-VALUE}).")
   Path dir;
-
-  @Option(names = "--no-wan", description = "Do not emulate WAN delays between DCs.")
-  boolean noWan;
-
-  @Option(names = "--rtt", split = ",", paramLabel = "A:B=MS",
-      description = "Override the round-trip time of a DC pair, e.g. V1:O=80.")
-  List<String> rtt = new ArrayList<>();
-
-  @Option(names = "--request-timeout-ms", defaultValue = "2000",
-      description = "Sets the cluster's timeouts together: the client request timeout and the "
-          + "proposer phase timeout to this, the services' learn timeout to this, learner "
-          + "timeout to 4x, catch-up wait to 2x (default: ${DEFAULT-VALUE}).")
-  long requestTimeoutMs;
 
   @Option(names = "--threads", defaultValue = "16",
       description = "Worker threads per service (default: ${DEFAULT-VALUE}).")
@@ -87,11 +80,16 @@ public final class ClusterCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     ClusterConfig.Wan wan;
+    List<String> dcs;
+    Duration timeout;
+    LocalCluster.StoreKind store = storeOption.kind();
     try {
-      if (requestTimeoutMs <= 0 || threads <= 0) {
-        throw new IllegalArgumentException("--request-timeout-ms and --threads must be positive");
+      if (threads <= 0) {
+        throw new IllegalArgumentException("--threads must be positive, was " + threads);
       }
-      wan = WanOptions.wan(dcs, rtt, !noWan);
+      dcs = dcList.dcs();
+      timeout = requestTimeout.timeout();
+      wan = wanOptions.wan(dcs);
     } catch (IllegalArgumentException e) {
       err.println("cluster: " + e.getMessage());
       return 2;
@@ -111,7 +109,7 @@ public final class ClusterCommand implements Callable<Integer> {
     }
     Path config = dir.resolve(CONFIG_FILE);
     out.printf("cluster: DCs %s, store %s, WAN %s, data in %s%s%n", dcs, store,
-        noWan ? "off" : WanOptions.rttSummary(wan, dcs), dir.toAbsolutePath().normalize(),
+        wanOptions.summary(wan, dcs), dir.toAbsolutePath().normalize(),
         netns ? ", each DC in a network namespace" : "");
     out.flush();
     java.util.function.Consumer<String> progress = line -> {
@@ -124,13 +122,13 @@ public final class ClusterCommand implements Callable<Integer> {
       Files.createDirectories(dir);
       if (netns) {
         NamespaceCluster c = NamespaceCluster.start(dcs, wan, dir,
-            Duration.ofMillis(requestTimeoutMs), threads, progress);
+            timeout, threads, progress);
         cluster = c;
         clusterConfig = c.config();
         writeConfig(c::writeConfig, c, config);
       } else {
         LocalCluster c = LocalCluster.start(new LocalCluster.Options(dcs, store, dir, wan,
-            Duration.ofMillis(requestTimeoutMs), threads), progress);
+            timeout, threads), progress);
         cluster = c;
         clusterConfig = c.config();
         writeConfig(c::writeConfig, c, config);
@@ -192,6 +190,7 @@ public final class ClusterCommand implements Callable<Integer> {
     out.println();
     out.println(netns ? "Cluster running, each DC on an address of its own (network namespaces "
         + "on a bridge; this host reaches them):" : "Cluster running (loopback only):");
+    List<String> dcs = config.dcNames();
     int width = dcs.stream().mapToInt(String::length).max().orElse(1);
     for (String dc : dcs) {
       List<String> eps = new ArrayList<>();

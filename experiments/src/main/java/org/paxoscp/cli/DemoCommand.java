@@ -26,6 +26,7 @@ import org.paxoscp.workload.RunSummary;
 import org.paxoscp.workload.WorkloadRunner;
 import org.paxoscp.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -43,14 +44,23 @@ import picocli.CommandLine.Option;
         + "3-DC cluster (embedded HBase, UDP services, emulated WAN) and judge every run.")
 public final class DemoCommand implements Callable<Integer> {
 
-  @Option(names = "--dcs", defaultValue = "V1,V2,V3", split = ",",
-      description = "DCs (default: ${DEFAULT-VALUE}); names starting with V, O or C take the "
-          + "paper's round-trip times.")
-  List<String> dcs;
+  @Mixin
+  SharedOptions.Dcs dcList = new SharedOptions.Dcs("V1,V2,V3");
 
-  @Option(names = "--store", defaultValue = "hbase", converter = StoreKindConverter.class,
-      description = "hbase (embedded HBase, default) or memory.")
-  LocalCluster.StoreKind store;
+  @Mixin
+  SharedOptions.Store storeOption = new SharedOptions.Store();
+
+  @Mixin
+  SharedOptions.Wan wanOptions = new SharedOptions.Wan();
+
+  @Mixin
+  SharedOptions.Out outOption = new SharedOptions.Out("./paxoscp-data/demo");
+
+  @Mixin
+  SharedOptions.Export exportOption = new SharedOptions.Export();
+
+  @Mixin
+  SharedOptions.Seed seedOption = new SharedOptions.Seed();
 
   @Option(names = "--clients", defaultValue = "4", description = "Concurrent clients, spread "
       + "over the DCs (default: ${DEFAULT-VALUE}).")
@@ -80,35 +90,21 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Application time per operation in ms (default: ${DEFAULT-VALUE}).")
   long opMs;
 
-  @Option(names = "--no-wan", description = "Do not emulate WAN delays between DCs.")
-  boolean noWan;
-
-  @Option(names = "--rtt", split = ",", paramLabel = "A:B=MS",
-      description = "Override the round-trip time of a DC pair, e.g. V1:O=80.")
-  List<String> rtt = new ArrayList<>();
-
-  @Option(names = "--out", defaultValue = "./paxoscp-data/demo",
-      description = "Directory for demo.csv and demo.png (default: ${DEFAULT-VALUE}).")
-  Path out;
-
-  @Option(names = "--export", paramLabel = "DIR",
-      description = "Also write every client's history and every DC's log as JSON lines "
-          + "(DIR/history/*.jsonl, DIR/wal/<dc>.jsonl) for `paxoscp check DIR` or any checker.")
-  Path export;
-
-  @Option(names = "--seed", defaultValue = "1",
-      description = "Seeds the key and arrival choices (default: ${DEFAULT-VALUE}).")
-  long seed;
 
   @Override
   public Integer call() throws Exception {
     PrintStream o = System.out;
-    ClusterConfig.Wan wan = WanOptions.wan(dcs, rtt, !noWan);
+    List<String> dcs = dcList.dcs();
+    LocalCluster.StoreKind store = storeOption.kind();
+    Path out = outOption.dir();
+    Path export = exportOption.dirOrNull();
+    long seed = seedOption.seed();
+    ClusterConfig.Wan wan = wanOptions.wan(dcs);
     WorkloadSpec base = new WorkloadSpec("demo", dcs, clients, attributes, ops, readFraction,
         txnsPerClient, rate, Duration.ofMillis(opMs), seed);
     o.printf(Locale.ROOT, "demo: dcs=%s store=%s wan=%s clients=%d txns=%d per protocol "
             + "attributes=%d ops=%d reads=%.0f%% rate=%.1f/s per client op=%d ms%n",
-        dcs, store, noWan ? "off" : WanOptions.rttSummary(wan, dcs), clients, base.totalTxns(),
+        dcs, store, wanOptions.summary(wan, dcs), clients, base.totalTxns(),
         attributes, ops, readFraction * 100, rate, opMs);
     Path dataDir = Files.createTempDirectory("paxoscp-demo-");
     List<RunSummary> rows = new ArrayList<>();

@@ -25,6 +25,7 @@ import org.paxoscp.local.LocalCluster;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.service.ServiceConfig;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -38,23 +39,20 @@ import picocli.CommandLine.Option;
  * latency part; 2 usage.
  */
 @Command(name = "bench-fastpath", mixinStandardHelpOptions = true,
-    footer = "%nExplained in docs/benchmarks.md.",
+    footer = {"%nWrites fastpath.csv and throughput.csv under --out.",
+        "%nExplained in docs/benchmarks.md."},
     description = "Measure uncontended fast-path commit latency against the emulated RTT to the "
         + "nearest majority, and closed-loop throughput on one entity group, on a local cluster.")
 public final class FastPathBenchCommand implements Callable<Integer> {
 
-  @Option(names = "--dcs", defaultValue = "V,O,C", split = ",",
-      description = "DCs (default: ${DEFAULT-VALUE}); names starting with V, O or C take the "
-          + "paper's round-trip times (V-O 90, V-C 90, O-C 20 ms).")
-  List<String> dcs;
+  @Mixin
+  SharedOptions.Dcs dcList = new SharedOptions.Dcs("V,O,C");
 
-  @Option(names = "--store", defaultValue = "hbase", converter = StoreKindConverter.class,
-      description = "hbase (embedded HBase, default) or memory.")
-  LocalCluster.StoreKind store;
+  @Mixin
+  SharedOptions.Store storeOption = new SharedOptions.Store();
 
-  @Option(names = "--rtt", split = ",", paramLabel = "A:B=MS",
-      description = "Override the round-trip time of a DC pair, e.g. O:C=40.")
-  List<String> rtt = new ArrayList<>();
+  @Mixin
+  SharedOptions.Rtt rtt = new SharedOptions.Rtt();
 
   @Option(names = "--jitter", defaultValue = "0",
       description = "WAN delay jitter as a fraction of the one-way delay (default: "
@@ -115,11 +113,6 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       description = "Throughput: measured seconds (default: ${DEFAULT-VALUE}).")
   int duration;
 
-  @Option(names = "--export", paramLabel = "DIR",
-      description = "Also write the throughput runs' histories and logs as JSON lines "
-          + "(DIR/history/*.jsonl, DIR/wal/<dc>.jsonl) for `paxoscp check DIR`.")
-  Path export;
-
   @Option(names = "--wire", defaultValue = "encrypted", split = ",",
       paramLabel = "encrypted|clear|both",
       description = "Datagrams encrypted and authenticated (paxoscp.wire.encrypt=true) or "
@@ -129,11 +122,17 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "tables show them side by side (default: ${DEFAULT-VALUE}).")
   List<String> wire;
 
-  @Option(names = "--out", defaultValue = "./paxoscp-data/bench",
-      description = "Directory for fastpath.csv and throughput.csv (default: ${DEFAULT-VALUE}).")
-  Path out;
+  @Mixin
+  SharedOptions.Export exportOption = new SharedOptions.Export();
+
+  @Mixin
+  SharedOptions.Out outOption = new SharedOptions.Out("./paxoscp-data/bench");
 
   private final PrintStream o = System.out;
+  private List<String> dcs;
+  private LocalCluster.StoreKind store;
+  private Path export;
+  private Path out;
 
   /** One latency row: a setting, its access mode, WAN on or off, the wire setting. */
   private record Row(boolean wan, FastPathLatency.Result r, long rttMicros, String wire) {}
@@ -143,6 +142,10 @@ public final class FastPathBenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    dcs = dcList.dcs();
+    store = storeOption.kind();
+    export = exportOption.dirOrNull();
+    out = outOption.dir();
     List<Boolean> modes = switch (access) {
       case "service" -> List.of(false);
       case "direct" -> List.of(true);
@@ -166,7 +169,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
             "--homes: " + h + " is not one of " + dcs);
       }
     }
-    ClusterConfig.Wan base = WanOptions.wan(dcs, rtt, true);
+    ClusterConfig.Wan base = WanOptions.wan(dcs, rtt.overrides(), true);
     ClusterConfig.Wan wan = new ClusterConfig.Wan(true, base.latency(), 0, jitter, 0, 0, Set.of());
     Map<String, Long> nm = new LinkedHashMap<>();
     for (String dc : dcs) {

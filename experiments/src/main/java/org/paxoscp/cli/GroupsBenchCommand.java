@@ -22,6 +22,7 @@ import org.paxoscp.local.LocalCluster;
 import org.paxoscp.transport.ClusterConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -55,6 +56,9 @@ import picocli.CommandLine.Spec;
         "Output (under --out): groups.csv (one row per N and distribution), groups.png (heap "
             + "and commits/s against groups, log x), logs/<N>-<dist>/service-<DC>.log and "
             + "histogram-<DC>.txt (jcmd GC.class_histogram after the load, top 40 classes).",
+        "",
+        "--store hbase starts a standalone HBase process per point; with --store memory each "
+            + "service keeps its DC's data in its own heap.",
         "",
         "groups.csv columns (-1: not measured):",
         "  groups, dist, protocol, store, wan, clients  the point's settings",
@@ -120,10 +124,8 @@ public final class GroupsBenchCommand implements Callable<Integer> {
           + "them is counted; default: ${DEFAULT-VALUE}, 0 for none).")
   long warmupTxns;
 
-  @Option(names = "--store", defaultValue = "hbase", converter = StoreKindConverter.class,
-      description = "hbase (a standalone HBase process per point, default) or memory (each "
-          + "service keeps its DC's data in its own heap).")
-  LocalCluster.StoreKind store;
+  @Mixin
+  SharedOptions.Store storeOption = new SharedOptions.Store();
 
   @Option(names = "--service-heap", defaultValue = "256m", paramLabel = "SIZE",
       description = "Each service's -Xmx (default: ${DEFAULT-VALUE}).")
@@ -137,22 +139,15 @@ public final class GroupsBenchCommand implements Callable<Integer> {
       + "DCs (the default).")
   boolean wanFlag;
 
-  @Option(names = "--no-wan", description = "Do not emulate WAN delays between DCs.")
-  boolean noWan;
+  @Mixin
+  SharedOptions.Wan wanOptions = new SharedOptions.Wan();
 
-  @Option(names = "--dcs", defaultValue = "V1,V2,O", split = ",",
-      description = "DCs, one service process each (default: ${DEFAULT-VALUE}); names starting "
-          + "with V, O or C take the paper's round-trip times (V-V 1.5, V-O 90, V-C 90, O-C 20 "
-          + "ms).")
-  List<String> dcs;
+  @Mixin
+  SharedOptions.Dcs dcList = new SharedOptions.Dcs("V1,V2,O");
 
   @Option(names = "--client-dcs", split = ",",
       description = "Client i lives in DC i mod this list (default: every DC).")
   List<String> clientDcs;
-
-  @Option(names = "--rtt", split = ",", paramLabel = "A:B=MS",
-      description = "Override the round-trip time of a DC pair, e.g. V1:O=40.")
-  List<String> rtt = new ArrayList<>();
 
   @Option(names = "--keys", defaultValue = "10",
       description = "Keys per group that reads and writes draw from (default: "
@@ -184,18 +179,15 @@ public final class GroupsBenchCommand implements Callable<Integer> {
           + "-1.")
   boolean plainService;
 
-  @Option(names = "--request-timeout-ms", defaultValue = "2000",
-      description = "The cluster's request timeout (default: ${DEFAULT-VALUE}).")
-  long requestTimeoutMs;
+  @Mixin
+  SharedOptions.RequestTimeout requestTimeout = new SharedOptions.RequestTimeout(2000);
 
   @Option(names = "--progress-seconds", defaultValue = "5",
       description = "Seconds between progress lines (default: ${DEFAULT-VALUE}).")
   int progressSeconds;
 
-  @Option(names = "--out", defaultValue = "./paxoscp-data/bench-groups",
-      description = "Directory for groups.csv, groups.png and logs/ (default: "
-          + "${DEFAULT-VALUE}).")
-  Path out;
+  @Mixin
+  SharedOptions.Out outOption = new SharedOptions.Out("./paxoscp-data/bench-groups");
 
   @Override
   public Integer call() throws IOException {
@@ -205,7 +197,12 @@ public final class GroupsBenchCommand implements Callable<Integer> {
     List<GroupPicker.Dist> dists = new ArrayList<>();
     Map<String, String> settings = new LinkedHashMap<>();
     ClusterConfig.Wan wan;
+    List<String> dcs;
+    Duration timeout;
+    LocalCluster.StoreKind store = storeOption.kind();
     try {
+      dcs = dcList.dcs();
+      timeout = requestTimeout.timeout();
       for (String g : groupsText) {
         groups.add(GroupsBench.parseCount(g));
       }
@@ -240,21 +237,21 @@ public final class GroupsBenchCommand implements Callable<Integer> {
             + "--progress-seconds, --txns-per-n and --seconds must be positive, --warmup-txns and "
             + "--value-bytes at least 0");
       }
-      if (wanFlag && noWan) {
+      if (wanFlag && !wanOptions.enabled()) {
         throw new IllegalArgumentException("give --wan or --no-wan, not both");
       }
-      wan = WanOptions.wan(dcs, rtt, !noWan);
+      wan = wanOptions.wan(dcs);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
 
-    Path outDir = out.toAbsolutePath().normalize();
+    Path outDir = outOption.dir().toAbsolutePath().normalize();
     Files.createDirectories(outDir);
     Path work = Files.createTempDirectory("paxoscp-bench-groups-");
     GroupsBench.Settings s = new GroupsBench.Settings(dcs, clientDcs, clients, store,
         serviceHeap, serviceJvmOptions, settings, serviceThreads, protocol, wan,
         txnsPerN == null ? 0 : txnsPerN, seconds == null ? null : Duration.ofSeconds(seconds),
-        warmupTxns, keys, valueBytes, !plainService, Duration.ofMillis(requestTimeoutMs), work,
+        warmupTxns, keys, valueBytes, !plainService, timeout, work,
         outDir.resolve("logs"), Duration.ofSeconds(progressSeconds));
     String subtitle = String.format(Locale.ROOT, "%s, %s store, %d clients, -Xmx%s, WAN %s",
         protocol.name().toLowerCase(Locale.ROOT), store.toString().toLowerCase(Locale.ROOT),
@@ -300,6 +297,7 @@ public final class GroupsBenchCommand implements Callable<Integer> {
   }
 
   private void writeCsv(List<GroupsRow> rows, Path file) throws IOException {
+    List<String> dcs = dcList.dcs();
     try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8))) {
       w.println(GroupsRow.csvHeader(dcs));
       for (GroupsRow r : rows) {

@@ -25,6 +25,7 @@ import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.transport.ClusterConfig;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -49,9 +50,8 @@ public final class LifecycleBenchCommand implements Callable<Integer> {
       description = "Log length to reach (default: ${DEFAULT-VALUE}).")
   long positions;
 
-  @Option(names = "--out", defaultValue = "./paxoscp-data/lifecycle",
-      description = "Directory for lifecycle.csv (default: ${DEFAULT-VALUE}).")
-  Path out;
+  @Mixin
+  SharedOptions.Out outOption = new SharedOptions.Out("./paxoscp-data/lifecycle");
 
   @Option(names = "--retention", defaultValue = "200",
       description = "GC retention in positions (default: ${DEFAULT-VALUE}).")
@@ -87,7 +87,7 @@ public final class LifecycleBenchCommand implements Callable<Integer> {
     if (checkpoints.isEmpty() || checkpoints.get(checkpoints.size() - 1) != positions) {
       checkpoints.add(positions);
     }
-    Files.createDirectories(out);
+    Files.createDirectories(outOption.dir());
     Path dataDir = Files.createTempDirectory("paxoscp-lifecycle-");
     List<Row> rows = new ArrayList<>();
     Map<String, String> gc = Map.of(
@@ -156,7 +156,7 @@ public final class LifecycleBenchCommand implements Callable<Integer> {
       csv.append(String.format(Locale.ROOT, "%d,%d,%d,%.3f,%.3f%n", r.logPositions(), r.walRows(),
           r.dataVersions(), r.commitP50(), r.readP50()));
     }
-    Path file = out.resolve("lifecycle.csv");
+    Path file = outOption.dir().resolve("lifecycle.csv");
     Files.writeString(file, csv.toString(), StandardCharsets.UTF_8);
     o.print(csv);
     o.println("wrote " + file);

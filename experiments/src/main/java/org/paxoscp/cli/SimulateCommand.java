@@ -16,6 +16,7 @@ import org.paxoscp.sim.SimResult;
 import org.paxoscp.sim.Simulator;
 import org.paxoscp.transport.Latency;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -50,14 +51,13 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--seed", defaultValue = "1", description = "First seed. Default: ${DEFAULT-VALUE}.")
   long seed;
 
-  @Option(names = "--dcs", split = ",", defaultValue = "V1,V2,V3",
-      description = "DC names; the first letter (V, O, C) selects the paper's region round-trip "
-          + "times. Default: ${DEFAULT-VALUE}.")
-  List<String> dcs;
+  @Mixin
+  SharedOptions.Dcs dcList = new SharedOptions.Dcs("V1,V2,V3");
 
-  @Option(names = "--rtt", description = "Override a DC pair's round-trip time, e.g. "
-      + "--rtt V1:O=80 (milliseconds). Repeatable.")
-  Map<String, Double> rttOverrides = new TreeMap<>();
+  @Mixin
+  SharedOptions.Rtt rtt = new SharedOptions.Rtt();
+
+  private List<String> dcs;
 
   @Option(names = "--clients", defaultValue = "4", description = "Default: ${DEFAULT-VALUE}.")
   int clients;
@@ -190,6 +190,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     SimConfig base;
     try {
+      dcs = dcList.dcs();
       base = baseConfig();
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
@@ -244,14 +245,7 @@ public final class SimulateCommand implements Callable<Integer> {
   }
 
   private SimConfig baseConfig() {
-    Latency latency = Latency.paperRegions();
-    for (var e : rttOverrides.entrySet()) {
-      String[] pair = e.getKey().split(":");
-      if (pair.length != 2) {
-        throw new IllegalArgumentException("--rtt wants A:B=ms, got " + e.getKey());
-      }
-      latency = latency.withPair(pair[0], pair[1], Math.round(e.getValue() * 1000));
-    }
+    Latency latency = WanOptions.wan(dcs, rtt.overrides(), false).latency();
     ProposerConfig pc = ProposerConfig.defaults(Protocol.CP, dcs)
         .withMaxPromotions(maxPromotions)
         .withPhaseTimeoutMicros(Math.round(timeoutMillis * 1000));
@@ -275,7 +269,9 @@ public final class SimulateCommand implements Callable<Integer> {
         .append(" --read-fraction ").append(readFraction)
         .append(" --max-promotions ").append(maxPromotions)
         .append(" --timeout-ms ").append(timeoutMillis);
-    rttOverrides.forEach((k, v) -> b.append(" --rtt ").append(k).append('=').append(v));
+    if (!rtt.overrides().isEmpty()) {
+      b.append(" --rtt ").append(String.join(",", rtt.overrides()));
+    }
     if (zipfian) {
       b.append(" --zipfian");
     }

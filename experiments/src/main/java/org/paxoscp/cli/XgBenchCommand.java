@@ -26,6 +26,7 @@ import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.NearestMajority;
 import org.paxoscp.wal.LogValue;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -39,19 +40,16 @@ import picocli.CommandLine.Option;
  * <p>Exit codes: 0 done (whatever the numbers); 1 a checker violation; 2 usage.
  */
 @Command(name = "bench-xg", mixinStandardHelpOptions = true,
-    footer = "%nExplained in docs/benchmarks.md.",
+    footer = {"%nWrites xg.csv and xg.png under --out.", "%nExplained in docs/benchmarks.md."},
     description = "Measure commit latency and throughput of transactions across 1, 2, 5 and 10 "
         + "entity groups on a local cluster with an emulated WAN (docs/cross-group.md).")
 public final class XgBenchCommand implements Callable<Integer> {
 
-  @Option(names = "--dcs", defaultValue = "V,O,C", split = ",",
-      description = "DCs (default: ${DEFAULT-VALUE}); names starting with V, O or C take the "
-          + "paper's round-trip times (V-O 90, V-C 90, O-C 20 ms).")
-  List<String> dcs;
+  @Mixin
+  SharedOptions.Dcs dcList = new SharedOptions.Dcs("V,O,C");
 
-  @Option(names = "--store", defaultValue = "hbase", converter = StoreKindConverter.class,
-      description = "hbase (embedded HBase, default) or memory.")
-  LocalCluster.StoreKind store;
+  @Mixin
+  SharedOptions.Store storeOption = new SharedOptions.Store();
 
   @Option(names = "--home", defaultValue = "O",
       description = "The clients' DC (default: ${DEFAULT-VALUE}).")
@@ -82,14 +80,16 @@ public final class XgBenchCommand implements Callable<Integer> {
       + "transactions per client, groups 1,2,5, the in-memory store.")
   boolean quick;
 
-  @Option(names = "--out", defaultValue = "./paxoscp-data/bench",
-      description = "Directory for xg.csv and xg.png (default: ${DEFAULT-VALUE}).")
-  Path out;
+  @Mixin
+  SharedOptions.Out outOption = new SharedOptions.Out("./paxoscp-data/bench");
 
   private final PrintStream o = System.out;
 
   @Override
   public Integer call() throws Exception {
+    List<String> dcs = dcList.dcs();
+    LocalCluster.StoreKind store = storeOption.kind();
+    Path out = outOption.dir();
     if (quick) {
       warmup = 2;
       txns = 12;
@@ -211,7 +211,7 @@ public final class XgBenchCommand implements Callable<Integer> {
   private void chart(List<CrossGroupLoad.Result> rows, Path file) throws IOException {
     CategoryChart c = new CategoryChartBuilder().width(900).height(450)
         .title("Commit latency by groups per transaction (" + protocol.name().toLowerCase(
-            Locale.ROOT) + ", home " + home + ", " + String.join("-", dcs) + ")")
+            Locale.ROOT) + ", home " + home + ", " + String.join("-", dcList.dcs()) + ")")
         .xAxisTitle("load").yAxisTitle("commit latency (ms)").build();
     List<String> names = new ArrayList<>();
     List<Double> p50 = new ArrayList<>();

@@ -13,10 +13,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.paxoscp.cli.CommitProtocolConverter;
+import org.paxoscp.cli.SharedOptions;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.service.LeaderCombiner;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -28,7 +30,8 @@ import picocli.CommandLine.Parameters;
  * <p>Exit codes: 0 success; 1 a checker violation or a failed run; 2 usage.
  */
 @Command(name = "experiment", mixinStandardHelpOptions = true,
-    footer = "%nExplained in docs/benchmarks.md.",
+    footer = {"%nEach figure writes DIR/NAME/ under --out DIR.",
+        "%nExplained in docs/benchmarks.md."},
     description = "Reproduce the paper's evaluation (Figures 4-8) on a local cluster (embedded "
         + "HBase, UDP services, the paper's round-trip times), every commit mode on the same "
         + "seeds; writes CSV, a manifest and charts.")
@@ -49,28 +52,23 @@ public final class ExperimentCommand implements Callable<Integer> {
       + "count with --quick.")
   Integer txns;
 
-  @Option(names = "--seed", defaultValue = "1",
-      description = "Seeds keys and arrivals, the same for every mode (default: ${DEFAULT-VALUE}).")
-  long seed;
+  @Mixin
+  SharedOptions.Seed seedOption = new SharedOptions.Seed();
 
-  @Option(names = "--out", defaultValue = "./paxoscp-data/experiments", paramLabel = "DIR",
-      description = "Output directory; each figure writes DIR/NAME/ (default: ${DEFAULT-VALUE}).")
-  Path out;
+  @Mixin
+  SharedOptions.Out outOption = new SharedOptions.Out("./paxoscp-data/experiments");
+
+  @Mixin
+  SharedOptions.Store storeOption = new SharedOptions.Store();
+
+  @Mixin
+  SharedOptions.RequestTimeout requestTimeout = new SharedOptions.RequestTimeout(2000);
 
   @Option(names = "--op-ms", defaultValue = "30", description = "Think time per operation in ms, "
       + "the transaction-duration knob, identical for every mode; 30 was calibrated so that basic "
       + "Paxos commits about as often as in the paper (docs/RESULTS.md) "
       + "(default: ${DEFAULT-VALUE}).")
   long opMs;
-
-  @Option(names = "--store", defaultValue = "hbase",
-      converter = ExperimentCommand.StoreConverter.class,
-      description = "hbase (embedded HBase, default) or memory.")
-  LocalCluster.StoreKind store;
-
-  @Option(names = "--request-timeout-ms", defaultValue = "2000", description = "The protocol's "
-      + "timeout (the paper's two seconds; default: ${DEFAULT-VALUE}).")
-  long requestTimeoutMs;
 
   @Option(names = "--hold-share", paramLabel = "SHARE", description = "The services' "
       + "paxoscp.service.leader.hold.share: how long a leader round may wait for the batching "
@@ -91,6 +89,8 @@ public final class ExperimentCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintStream o = System.out;
+    long seed = seedOption.seed();
+    LocalCluster.StoreKind store = storeOption.kind();
     List<CommitProtocol> modes = protocols == null ? List.of(CommitProtocol.values()) : protocols;
     if (modes.stream().distinct().count() < modes.size()) {
       // Each (point, mode) run has an entity group of its own, named after the mode.
@@ -121,7 +121,7 @@ public final class ExperimentCommand implements Callable<Integer> {
     for (Figure f : figures) {
       int n = txns != null ? txns : f.defaultTxns(quick);
       FigureRunner.Settings s = new FigureRunner.Settings(n, seed, opMs, 10, 0.5, store,
-          Duration.ofMillis(requestTimeoutMs), List.copyOf(modes), holdShare);
+          requestTimeout.timeout(), List.copyOf(modes), holdShare);
       List<Point> points = f.points(n);
       o.printf(Locale.ROOT, "experiment %s (%s): %d points x %d modes, %d transactions per mode "
           + "per point%s, seed %d, think time %d ms/op%n", f.cliName(), f.paperName(),
@@ -133,7 +133,7 @@ public final class ExperimentCommand implements Callable<Integer> {
       double wall = (System.nanoTime() - t0) / 1e9;
       boolean figOk = rows.stream().allMatch(Row::checkerOk);
       ok &= figOk;
-      Path dir = out.resolve(f.cliName());
+      Path dir = outOption.dir().resolve(f.cliName());
       Files.createDirectories(dir);
       FigureReport.writePointsCsv(rows, dir.resolve(f.cliName() + ".csv"));
       FigureReport.writeTxnsCsv(rows, dir.resolve(f.cliName() + "-txns.csv"));
@@ -154,7 +154,8 @@ public final class ExperimentCommand implements Callable<Integer> {
             modes.stream().map(m -> m.name().toLowerCase(Locale.ROOT)).toList())));
       }
       args.addAll(List.of("--seed", Long.toString(seed), "--op-ms", Long.toString(opMs),
-          "--request-timeout-ms", Long.toString(requestTimeoutMs), "--store", store.toString(),
+          "--request-timeout-ms", Long.toString(requestTimeout.timeout().toMillis()),
+          "--store", store.toString(),
           "--hold-share", Double.toString(holdShare)));
       Manifest.write(dir.resolve("manifest.json"), f, points, s, quick, args, started, wall,
           figOk);
@@ -178,7 +179,7 @@ public final class ExperimentCommand implements Callable<Integer> {
   /** {@code --charts-only}: the charts of each figure under {@code out}, from its files. */
   private int redrawCharts(List<Figure> figures, PrintStream o) throws IOException {
     for (Figure f : figures) {
-      Path dir = out.resolve(f.cliName());
+      Path dir = outOption.dir().resolve(f.cliName());
       Path csv = dir.resolve(f.cliName() + ".csv");
       Path manifest = dir.resolve("manifest.json");
       if (!Files.exists(csv) || !Files.exists(manifest)) {
@@ -205,14 +206,5 @@ public final class ExperimentCommand implements Callable<Integer> {
       o.printf("%s: charts drawn again from %s%n", f.cliName(), csv);
     }
     return 0;
-  }
-
-  /** Reads {@code --store hbase|memory}. */
-  static final class StoreConverter
-      implements picocli.CommandLine.ITypeConverter<LocalCluster.StoreKind> {
-    @Override
-    public LocalCluster.StoreKind convert(String value) {
-      return LocalCluster.StoreKind.parse(value);
-    }
   }
 }

@@ -7,7 +7,9 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import org.paxoscp.cli.SharedOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -46,9 +48,8 @@ public final class NemesisCommand implements Callable<Integer> {
       + "(default: random, printed).")
   Long seed;
 
-  @Option(names = "--dcs", defaultValue = "V1,V2,O", split = ",",
-      description = "DCs (default: ${DEFAULT-VALUE}); at least 3.")
-  List<String> dcs;
+  @Mixin
+  SharedOptions.Dcs dcList = new SharedOptions.Dcs("V1,V2,O");
 
   @Option(names = "--export", paramLabel = "DIR",
       description = "Where to export histories and logs (default: <dir>/export-<seed>); must not "
@@ -60,9 +61,8 @@ public final class NemesisCommand implements Callable<Integer> {
           + "${DEFAULT-VALUE}).")
   Path dir;
 
-  @Option(names = "--request-timeout-ms", defaultValue = "1000",
-      description = "The protocol's request timeout (default: ${DEFAULT-VALUE}).")
-  long requestTimeoutMs;
+  @Mixin
+  SharedOptions.RequestTimeout requestTimeout = new SharedOptions.RequestTimeout(1000);
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "Only these kinds: kill_restart, pause, partition, majority_down, "
@@ -87,10 +87,17 @@ public final class NemesisCommand implements Callable<Integer> {
       err.println("nemesis: --hbase must be shared or per-dc, was " + hbase);
       return 2;
     }
-    if (dcs.size() < 3 || requestTimeoutMs <= 0
-        || (durationSeconds != null && durationSeconds <= 0)) {
-      err.println("nemesis: needs at least 3 DCs, a positive --duration and "
-          + "--request-timeout-ms");
+    List<String> dcs;
+    Duration timeout;
+    try {
+      dcs = dcList.dcs();
+      timeout = requestTimeout.timeout();
+    } catch (IllegalArgumentException e) {
+      err.println("nemesis: " + e.getMessage());
+      return 2;
+    }
+    if (dcs.size() < 3 || (durationSeconds != null && durationSeconds <= 0)) {
+      err.println("nemesis: needs at least 3 DCs (--dcs) and a positive --duration");
       return 2;
     }
     long s = seed != null ? seed : new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
@@ -111,7 +118,7 @@ public final class NemesisCommand implements Callable<Integer> {
       }
     }
     NemesisRun.Options o = new NemesisRun.Options(dcs, Duration.ofSeconds(secs), s,
-        dir.resolve("run-" + s), exportDir, Duration.ofMillis(requestTimeoutMs), kinds,
+        dir.resolve("run-" + s), exportDir, timeout, kinds,
         quick ? 2 : 3, quick ? 2 : 3, hbase.equals("per-dc"),
         netnsMode);
     try (NemesisRun run = new NemesisRun(o, out)) {
