@@ -32,6 +32,7 @@ import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
 import org.paxoscp.history.HistoryFiles;
 import org.paxoscp.local.LocalCluster;
+import org.paxoscp.local.LogCatchUp;
 import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.transport.WanTransport;
 import org.paxoscp.wal.LogValue;
@@ -226,7 +227,7 @@ public final class ClosedLoopThroughput {
         recorder.close();
       }
     }
-    long upTo = cluster.catchUpAll(group, LocalCluster.provenPosition(history),
+    long upTo = cluster.catchUpAll(group, LogCatchUp.provenPosition(history),
         Duration.ofSeconds(30));
     if (export != null) {
       cluster.exportWal(export, group, upTo);

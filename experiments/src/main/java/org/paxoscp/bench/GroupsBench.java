@@ -3,21 +3,16 @@ package org.paxoscp.bench;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.io.Writer;
 import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -36,9 +31,10 @@ import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
+import org.paxoscp.local.ClusterLayout;
 import org.paxoscp.local.FreePorts;
 import org.paxoscp.local.LocalCluster;
-import org.paxoscp.nemesis.ServiceProcess;
+import org.paxoscp.local.ServiceProcess;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.store.CountingKvStore;
 import org.paxoscp.store.hbase.StandaloneHBase;
@@ -434,35 +430,28 @@ public final class GroupsBench implements AutoCloseable {
   }
 
   /** Writes every service's configuration; returns the clients' cluster configuration. */
-  private ClusterConfig writeConfigs(Path work, Integer zkPort) throws IOException {
-    Map<String, String> props = new LinkedHashMap<>();
-    props.put(ClusterConfig.DCS.name(), String.join(",", s.dcs()));
-    byte[] key = new byte[32];
-    new SecureRandom().nextBytes(key);
-    props.put(ClusterConfig.KEY.name(), HexFormat.of().formatHex(key));
-    props.put(ClusterConfig.REQUEST_TIMEOUT.name(), Long.toString(s.requestTimeout().toMillis()));
+  private ClusterConfig writeConfigs(Path work, Integer zkPort) {
+    ClusterLayout.Builder b = ClusterLayout.builder(s.dcs()).requestTimeout(s.requestTimeout())
+        .wan(s.wan());
+    Map<String, String> binds = new LinkedHashMap<>();
     for (String dc : s.dcs()) {
-      props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", "127.0.0.1:" + FreePorts.udp());
+      binds.put(dc, "127.0.0.1:" + FreePorts.udp());
+      b.endpoints(dc, List.of(binds.get(dc)));
       if (zkPort != null) {
-        props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.quorum", "127.0.0.1");
-        props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.port", Integer.toString(zkPort));
+        b.hbase(dc, "127.0.0.1", zkPort);
       }
     }
-    ClusterConfig base = ClusterConfig.fromProperties(props);
-    ClusterConfig cluster = base.with(base.dcs(), s.wan());
-    Map<String, String> clusterProps = cluster.toProperties();
+    ClusterLayout layout = b.build();
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put(ServiceConfig.THREADS.name(), Integer.toString(s.serviceThreads()));
+    settings.put(ServiceConfig.STORE.name(), s.store().toString().toLowerCase(Locale.ROOT));
+    settings.putAll(s.serviceSettings());
     for (String dc : s.dcs()) {
-      Map<String, String> sp = new LinkedHashMap<>(clusterProps);
-      sp.put(ServiceConfig.DC.name(), dc);
-      sp.put(ServiceConfig.BIND.name(), clusterProps.get(ClusterConfig.DC_PREFIX + dc
-          + ".endpoints"));
-      sp.put(ServiceConfig.THREADS.name(), Integer.toString(s.serviceThreads()));
-      sp.put(ServiceConfig.STORE.name(), s.store().toString().toLowerCase(Locale.ROOT));
-      sp.putAll(s.serviceSettings());
-      ServiceConfig.fromProperties(sp); // a bad setting fails here, naming the key
-      writeProperties(work.resolve("conf").resolve(dc + ".properties"), sp);
+      ClusterLayout.writePrivate(work.resolve("conf").resolve(dc + ".properties"),
+          layout.serviceProperties(dc, binds.get(dc), settings),
+          "paxoscp bench-groups; the key seals every datagram");
     }
-    return cluster;
+    return layout.config();
   }
 
   private static Path countsFile(Path work, String dc) {
@@ -568,15 +557,6 @@ public final class GroupsBench implements AutoCloseable {
   private void log(String fmt, Object... args) {
     progress.printf(Locale.ROOT, "bench-groups: " + fmt + "%n", args);
     progress.flush();
-  }
-
-  private static void writeProperties(Path file, Map<String, String> props) throws IOException {
-    Files.createDirectories(file.getParent());
-    Properties p = new Properties();
-    props.forEach(p::setProperty);
-    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-      p.store(w, "paxoscp bench-groups; the key seals every datagram");
-    }
   }
 
   private static void sleep(long ms) {

@@ -19,6 +19,7 @@ import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.HistoryRecorder;
 import org.paxoscp.history.HistoryFiles;
 import org.paxoscp.local.LocalCluster;
+import org.paxoscp.local.LogCatchUp;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.workload.DemoReport;
@@ -137,7 +138,7 @@ public final class DemoCommand implements Callable<Integer> {
           }
         }
         long upTo = cluster.catchUpAll(spec.group(),
-            LocalCluster.provenPosition(r.history()), Duration.ofSeconds(10));
+            LogCatchUp.provenPosition(r.history()), Duration.ofSeconds(10));
         if (export != null) {
           cluster.exportWal(export, spec.group(), upTo);
         }

@@ -23,11 +23,12 @@ import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.cli.WanOptions;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
+import org.paxoscp.local.LogCatchUp;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.wal.LogValue;
-import org.paxoscp.workload.WorkloadRunner;
 import org.paxoscp.workload.WorkloadRunner.Sample;
+import org.paxoscp.workload.WorkloadRunner;
 import org.paxoscp.workload.WorkloadSpec;
 
 /**
@@ -104,7 +105,7 @@ public final class FigureRunner {
     List<Sample> samples = Collections.synchronizedList(new ArrayList<>());
     WorkloadRunner.Result r = WorkloadRunner.run(spec, home -> cluster.client(home, mode),
         n -> bar.step(), samples::add);
-    long upTo = cluster.catchUpAll(group, LocalCluster.provenPosition(r.history()),
+    long upTo = cluster.catchUpAll(group, LogCatchUp.provenPosition(r.history()),
         Duration.ofSeconds(10));
     Map<String, SortedMap<Long, LogValue>> logs = cluster.logs(group, upTo);
     CheckResult check = SerializabilityChecker.check(logs, r.history());

@@ -2,14 +2,11 @@ package org.paxoscp.local;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,13 +15,9 @@ import java.util.Properties;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import org.paxoscp.check.TxnRecord;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.TxnClient;
-import org.paxoscp.paxos.Acceptor;
-import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.LogCollector;
-import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.service.ServiceRunner;
 import org.paxoscp.service.ServiceTransportFactory;
@@ -33,7 +26,6 @@ import org.paxoscp.store.KvStore;
 import org.paxoscp.store.hbase.EmbeddedHBase;
 import org.paxoscp.store.hbase.EmbeddedZooKeeper;
 import org.paxoscp.transport.ClusterConfig;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.wal.LogValue;
 
@@ -95,19 +87,22 @@ public final class LocalCluster implements AutoCloseable {
   private final Options options;
   private final EmbeddedHBase hbase;
   private final EmbeddedZooKeeper zookeeper;
+  private final ClusterLayout layout;
   private final ClusterConfig config;
-  private final Map<String, String> serviceProps;
+  /** Every DC's service keys, on top of the cluster's. */
+  private final Map<String, String> serviceSettings;
   private final Map<String, KvStore> stores = new LinkedHashMap<>();
   private final Map<String, ServiceRunner> services = new LinkedHashMap<>();
   private boolean closed;
 
   private LocalCluster(Options options, EmbeddedHBase hbase, EmbeddedZooKeeper zookeeper,
-      ClusterConfig config, Map<String, String> serviceProps) {
+      ClusterLayout layout, Map<String, String> serviceSettings) {
     this.options = options;
     this.hbase = hbase;
     this.zookeeper = zookeeper;
-    this.config = config;
-    this.serviceProps = serviceProps;
+    this.layout = layout;
+    this.config = layout.config();
+    this.serviceSettings = Map.copyOf(serviceSettings);
   }
 
   /**
@@ -144,46 +139,33 @@ public final class LocalCluster implements AutoCloseable {
         zk = EmbeddedZooKeeper.start(options.dataDir().resolve("zookeeper"));
         zkConnect = zk.connectString();
       }
-      Map<String, String> props = new LinkedHashMap<>();
-      props.put(ClusterConfig.DCS.name(), String.join(",", options.dcs()));
-      byte[] key = new byte[32];
-      new SecureRandom().nextBytes(key);
-      props.put(ClusterConfig.KEY.name(), HexFormat.of().formatHex(key));
-      props.put(ClusterConfig.DISCOVERY_ZK.name(), zkConnect);
+      Duration timeout = options.requestTimeout();
       // One knob for the local cluster: every protocol and request timeout derives from it.
-      long timeoutMs = options.requestTimeout().toMillis();
-      props.put(ClusterConfig.REQUEST_TIMEOUT.name(), Long.toString(timeoutMs));
-      props.put(ProposerConfig.PHASE_TIMEOUT.name(), Long.toString(timeoutMs));
-      props.put(ClusterConfig.DISCOVERY_CONNECT_TIMEOUT.name(),
-          Long.toString(Math.max(5_000, 5 * timeoutMs)));
+      ClusterLayout.Builder b = ClusterLayout.builder(options.dcs())
+          .requestTimeout(timeout)
+          .phaseTimeout(timeout)
+          .discovery(zkConnect, Duration.ofMillis(Math.max(5_000, 5 * timeout.toMillis())))
+          .wan(options.wan());
       for (String dc : options.dcs()) {
-        props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", "127.0.0.1:" + FreePorts.udp());
+        b.endpoints(dc, List.of("127.0.0.1:" + FreePorts.udp()));
         if (hbase != null) {
-          props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.quorum", hbase.zkQuorum());
-          props.put(ClusterConfig.DC_PREFIX + dc + ".hbase.zk.port",
-              Integer.toString(hbase.zkPort()));
+          b.hbase(dc, hbase.zkQuorum(), hbase.zkPort());
         }
       }
+      Map<String, String> settings = new LinkedHashMap<>();
+      settings.put(ServiceConfig.THREADS.name(), Integer.toString(options.serviceThreads()));
+      settings.put(ServiceConfig.STORE.name(), options.store().toString());
+      settings.putAll(ClusterLayout.derivedServiceTimeouts(timeout));
       serviceSettings.forEach((k, v) -> {
         if (ClusterConfig.KEYS.knows(k)) {
-          props.put(k, v);
+          b.set(k, v);
+        } else {
+          settings.put(k, v);
         }
       });
-      ClusterConfig base = ClusterConfig.fromProperties(props);
-      ClusterConfig config = base.with(base.dcs(), options.wan());
-      Map<String, String> serviceProps = new LinkedHashMap<>(config.toProperties());
-      serviceProps.put(ServiceConfig.THREADS.name(), Integer.toString(options.serviceThreads()));
-      serviceProps.put(ServiceConfig.STORE.name(), options.store().toString());
-      serviceProps.put(ServiceConfig.LEARN_TIMEOUT.name(), Long.toString(timeoutMs));
-      serviceProps.put(ServiceConfig.LEARNER_TIMEOUT.name(), Long.toString(4 * timeoutMs));
-      serviceProps.put(ServiceConfig.CATCHUP_WAIT.name(), Long.toString(2 * timeoutMs));
-      serviceProps.put(ServiceConfig.GC_PEER_TIMEOUT.name(), Long.toString(timeoutMs));
-      serviceSettings.forEach((k, v) -> {
-        if (!ClusterConfig.KEYS.knows(k)) {
-          serviceProps.put(k, v);
-        }
-      });
-      cluster = new LocalCluster(options, hbase, zk, config, serviceProps);
+      ClusterLayout layout = b.build();
+      ClusterConfig config = layout.config();
+      cluster = new LocalCluster(options, hbase, zk, layout, settings);
       for (String dc : options.dcs()) {
         KvStore store = hbase != null ? hbase.openStore(dc) : new InMemoryKvStore();
         cluster.stores.put(dc, store);
@@ -230,9 +212,8 @@ public final class LocalCluster implements AutoCloseable {
     if (services.containsKey(dc)) {
       throw new IllegalStateException("the service of DC " + dc + " is already running");
     }
-    Map<String, String> props = new LinkedHashMap<>(serviceProps);
-    props.put(ServiceConfig.DC.name(), dc);
-    ServiceConfig sc = ServiceConfig.fromProperties(props);
+    ServiceConfig sc = ServiceConfig.fromProperties(
+        layout.serviceProperties(dc, null, serviceSettings));
     services.put(dc, ServiceRunner.start(sc, ServiceTransportFactory.UDP, stores.get(dc)));
   }
 
@@ -282,16 +263,8 @@ public final class LocalCluster implements AutoCloseable {
   public Map<String, SortedMap<Long, LogValue>> logs(String group, long upTo) {
     Map<String, SortedMap<Long, LogValue>> logs = new LinkedHashMap<>();
     for (String dc : options.dcs()) {
-      Acceptor a = new Acceptor(stores.get(dc));
-      SortedMap<Long, LogValue> log = new TreeMap<>();
       long collected = LogCollector.gcWatermark(stores.get(dc), group);
-      for (long p = collected + 1; p <= upTo; p++) {
-        Optional<LogValue> v = a.chosen(group, p);
-        if (v.isPresent()) {
-          log.put(p, v.get());
-        }
-      }
-      logs.put(dc, log);
+      logs.put(dc, LogCatchUp.chosenLog(stores.get(dc), group, collected + 1, upTo));
     }
     return logs;
   }
@@ -301,7 +274,7 @@ public final class LocalCluster implements AutoCloseable {
    * (section 5.4: each service learns what it misses from its peers, or by running an instance),
    * so that the logs can be compared position by position. Proved means: chosen at some DC, or
    * at most {@code provenPosition} — a position the caller was told of, such as the highest
-   * commit or read position its clients saw (see {@link #provenPosition}). A position that only
+   * commit or read position its clients saw (see {@link LogCatchUp#provenPosition}). A position that only
    * holds votes is not proved: catching up to it would run instances that decide it, changing
    * the log under test instead of observing it.
    *
@@ -309,69 +282,25 @@ public final class LocalCluster implements AutoCloseable {
    * @throws IllegalStateException if a DC does not confirm in time
    */
   public long catchUpAll(String group, long provenPosition, Duration timeout) {
-    long highest = provenPosition;
-    for (String dc : options.dcs()) {
-      highest = Math.max(highest, highestChosen(group, stores.get(dc)));
-    }
+    long highest = LogCatchUp.highestProved(group, stores.values(), provenPosition);
     for (String dc : options.dcs()) {
       if (!isRunning(dc)) {
         continue;
       }
       try (UdpTransport t = UdpTransport.builder(config, dc).build()) {
-        Message reply = t.request(dc, new Message.BeginRequest(group, highest), timeout).join();
-        if (!(reply instanceof Message.BeginReply b) || b.position() < highest) {
-          throw new IllegalStateException("DC " + dc + " did not catch up to position "
-              + highest + " of group " + group + ": " + reply);
-        }
-      } catch (java.util.concurrent.CompletionException e) {
-        throw new IllegalStateException("DC " + dc + " did not catch up to position " + highest
-            + " of group " + group + ": " + e.getCause(), e.getCause());
+        LogCatchUp.bringUp(t, dc, group, highest, timeout, Duration.ZERO);
       }
     }
     return highest;
-  }
-
-  /** The highest commit or read position in {@code history}: positions its clients were told of. */
-  public static long provenPosition(java.util.Collection<TxnRecord> history) {
-    long p = 0;
-    for (TxnRecord r : history) {
-      p = Math.max(p, r.readPosition());
-      if (r.status() == TxnRecord.Status.COMMITTED) {
-        p = Math.max(p, r.commitPosition());
-      }
-    }
-    return p;
   }
 
   /**
-   * The highest position a store holds a chosen value for; searched past the applied watermark
-   * until 64 positions in a row are not chosen there.
+   * Writes the client-side cluster config (no service keys) as a properties file, readable by
+   * its owner only: it holds the cluster key.
    */
-  private static long highestChosen(String group, KvStore store) {
-    Acceptor a = new Acceptor(store);
-    long p = new LogApplier(store).appliedWatermark(group);
-    long highest = p;
-    for (long q = p + 1, misses = 0; misses < 64; q++) {
-      if (a.chosen(group, q).isPresent()) {
-        highest = q;
-        misses = 0;
-      } else {
-        misses++;
-      }
-    }
-    return highest;
-  }
-
-  /** Writes the client-side cluster config (no service keys) as a properties file. */
   public void writeConfig(Path file) {
-    Properties p = new Properties();
-    config.toProperties().forEach(p::setProperty);
-    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-      p.store(w, "paxoscp local cluster " + options.dcs()
-          + "; the key seals every datagram: keep this file private");
-    } catch (IOException e) {
-      throw new UncheckedIOException("could not write " + file, e);
-    }
+    layout.writeClientConfig(file, "paxoscp local cluster " + options.dcs()
+        + "; the key seals every datagram: keep this file private");
   }
 
   /** Reads a properties file into a sorted map (keys in file order do not matter). */

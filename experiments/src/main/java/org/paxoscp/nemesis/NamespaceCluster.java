@@ -1,21 +1,14 @@
 package org.paxoscp.nemesis;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.function.Consumer;
-import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.local.ClusterLayout;
+import org.paxoscp.local.ServiceProcess;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.transport.ClusterConfig;
 
@@ -35,7 +28,7 @@ public final class NamespaceCluster implements AutoCloseable {
 
   private final NetNamespaces hosts;
   private final List<ServiceProcess> services = new ArrayList<>();
-  private ClusterConfig config;
+  private ClusterLayout layout;
 
   private NamespaceCluster(List<String> dcs) {
     this.hosts = new NetNamespaces(dcs);
@@ -62,33 +55,24 @@ public final class NamespaceCluster implements AutoCloseable {
       progress.accept("network namespaces: " + dcs.stream()
           .map(dc -> dc + " at " + c.hosts.address(dc)).toList() + ", this host at "
           + c.hosts.rootAddress() + " (bridge)");
-      Map<String, String> props = new LinkedHashMap<>();
-      props.put(ClusterConfig.DCS.name(), String.join(",", dcs));
-      byte[] key = new byte[32];
-      new SecureRandom().nextBytes(key);
-      props.put(ClusterConfig.KEY.name(), HexFormat.of().formatHex(key));
-      long timeoutMs = requestTimeout.toMillis();
-      props.put(ClusterConfig.REQUEST_TIMEOUT.name(), Long.toString(timeoutMs));
-      props.put(ProposerConfig.PHASE_TIMEOUT.name(), Long.toString(timeoutMs));
+      Duration timeout = requestTimeout;
+      ClusterLayout.Builder b = ClusterLayout.builder(dcs).requestTimeout(timeout)
+          .phaseTimeout(timeout).wan(wan);
       for (String dc : dcs) {
-        props.put(ClusterConfig.DC_PREFIX + dc + ".endpoints", c.hosts.address(dc) + ":" + PORT);
+        b.endpoints(dc, List.of(c.hosts.address(dc) + ":" + PORT));
       }
-      ClusterConfig base = ClusterConfig.fromProperties(props);
-      c.config = base.with(base.dcs(), wan);
+      c.layout = b.build();
+      Map<String, String> settings = new LinkedHashMap<>();
+      settings.put(ServiceConfig.STORE.name(), "memory");
+      settings.put(ServiceConfig.THREADS.name(), Integer.toString(serviceThreads));
+      settings.putAll(ClusterLayout.derivedServiceTimeouts(timeout));
       Path conf = dir.toAbsolutePath().resolve("conf");
-      Files.createDirectories(conf);
       for (String dc : dcs) {
-        Map<String, String> sp = new LinkedHashMap<>(c.config.toProperties());
-        sp.put(ServiceConfig.DC.name(), dc);
-        sp.put(ServiceConfig.BIND.name(), c.hosts.address(dc) + ":" + PORT);
-        sp.put(ServiceConfig.STORE.name(), "memory");
-        sp.put(ServiceConfig.THREADS.name(), Integer.toString(serviceThreads));
-        sp.put(ServiceConfig.LEARN_TIMEOUT.name(), Long.toString(timeoutMs));
-        sp.put(ServiceConfig.LEARNER_TIMEOUT.name(), Long.toString(4 * timeoutMs));
-        sp.put(ServiceConfig.CATCHUP_WAIT.name(), Long.toString(2 * timeoutMs));
         Path file = conf.resolve("service-" + dc + ".properties");
-        store(sp, file, "service of DC " + dc + " in its own network namespace");
-        ServiceProcess s = new ServiceProcess("service-" + dc, dc, file,
+        ClusterLayout.writePrivate(file, c.layout.serviceProperties(dc,
+            c.hosts.address(dc) + ":" + PORT, settings),
+            "service of DC " + dc + " in its own network namespace");
+        ServiceProcess s = ServiceProcess.service("service-" + dc, dc, file,
             dir.toAbsolutePath().resolve("logs").resolve("service-" + dc + ".log"),
             c.hosts.exec(dc));
         c.services.add(s);
@@ -97,9 +81,6 @@ public final class NamespaceCluster implements AutoCloseable {
             + c.hosts.address(dc) + ":" + PORT);
       }
       return c;
-    } catch (IOException e) {
-      c.close();
-      throw new UncheckedIOException(e);
     } catch (RuntimeException e) {
       c.close();
       throw e;
@@ -108,30 +89,13 @@ public final class NamespaceCluster implements AutoCloseable {
 
   /** The cluster as its clients see it (the DCs' namespace addresses). */
   public ClusterConfig config() {
-    return config;
+    return layout.config();
   }
 
-  /** Writes the client configuration (it holds the cluster's secret key). */
+  /** Writes the client configuration (it holds the cluster's secret key: owner-only). */
   public void writeConfig(Path file) {
-    try {
-      store(config.toProperties(), file, "paxoscp cluster, each DC in a network namespace; "
-          + "the key seals every datagram: keep this file private");
-    } catch (IOException e) {
-      throw new UncheckedIOException("could not write " + file, e);
-    }
-  }
-
-  private static void store(Map<String, String> props, Path file, String comment)
-      throws IOException {
-    Properties p = new Properties();
-    props.forEach(p::setProperty);
-    // The file holds the cluster's secret key: readable by its owner only.
-    Files.deleteIfExists(file);
-    Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
-    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-      p.store(w, comment);
-    }
+    layout.writeClientConfig(file, "paxoscp cluster, each DC in a network namespace; "
+        + "the key seals every datagram: keep this file private");
   }
 
   /** Stops every service and removes the namespaces; idempotent. */

@@ -103,15 +103,15 @@ public final class NemesisCommand implements Callable<Integer> {
     long s = seed != null ? seed : new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
     long secs = durationSeconds != null ? durationSeconds : quick ? 60 : 180;
     Path exportDir = export != null ? export : dir.resolve("export-" + s);
-    Set<NemesisRun.Fault> kinds = EnumSet.allOf(NemesisRun.Fault.class);
+    Set<Fault> kinds = EnumSet.allOf(Fault.class);
     if (faults != null && !faults.isEmpty()) {
-      kinds = EnumSet.noneOf(NemesisRun.Fault.class);
+      kinds = EnumSet.noneOf(Fault.class);
       for (String f : faults) {
         try {
-          kinds.add(NemesisRun.Fault.valueOf(f.trim().toUpperCase(java.util.Locale.ROOT)));
+          kinds.add(Fault.valueOf(f.trim().toUpperCase(java.util.Locale.ROOT)));
         } catch (IllegalArgumentException e) {
           err.println("nemesis: --faults: unknown kind " + f + "; known: "
-              + java.util.Arrays.toString(NemesisRun.Fault.values()).toLowerCase(
+              + java.util.Arrays.toString(Fault.values()).toLowerCase(
                   java.util.Locale.ROOT));
           return 2;
         }

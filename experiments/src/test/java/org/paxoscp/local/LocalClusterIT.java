@@ -547,7 +547,7 @@ class LocalClusterIT {
    * @return the log's length
    */
   private static long judge(String group, List<TxnRecord> records) {
-    long upTo = cluster.catchUpAll(group, LocalCluster.provenPosition(records), CATCH_UP);
+    long upTo = cluster.catchUpAll(group, LogCatchUp.provenPosition(records), CATCH_UP);
     Map<String, SortedMap<Long, LogValue>> logs = cluster.logs(group, upTo);
     for (Map.Entry<String, SortedMap<Long, LogValue>> e : logs.entrySet()) {
       assertEquals(upTo, e.getValue().size(),

@@ -24,6 +24,7 @@ import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
+import org.paxoscp.local.ServiceProcess;
 import org.paxoscp.transport.ClusterConfig;
 
 /**
@@ -74,7 +75,7 @@ class MultiHostIT {
       try (var w = Files.newBufferedWriter(file)) {
         p.store(w, "service of " + dc + " in its own network namespace");
       }
-      ServiceProcess s = new ServiceProcess("service-" + dc, dc, file,
+      ServiceProcess s = ServiceProcess.service("service-" + dc, dc, file,
           dir.resolve("service-" + dc + ".log"), hosts.exec(dc));
       services.add(s);
       s.start(Duration.ofSeconds(60));

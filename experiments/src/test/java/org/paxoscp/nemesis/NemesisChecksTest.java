@@ -48,14 +48,14 @@ class NemesisChecksTest {
   void agreeingCompleteLogsPass() {
     SortedMap<Long, LogValue> l = log(LogValue.of(t1), LogValue.of(t2));
     Map<String, SortedMap<Long, LogValue>> logs = Map.of("A", l, "B", l, "C", l);
-    assertEquals(List.of(), NemesisRun.checkGroup("g", DCS, logs, records));
+    assertEquals(List.of(), NemesisVerdict.checkGroup("g", DCS, logs, records));
   }
 
   @Test
   void aDcMissingAPositionIsReported() {
     SortedMap<Long, LogValue> l = log(LogValue.of(t1), LogValue.of(t2));
     SortedMap<Long, LogValue> partial = log(LogValue.of(t1));
-    List<String> v = NemesisRun.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", partial),
+    List<String> v = NemesisVerdict.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", partial),
         records);
     assertTrue(v.stream().anyMatch(s -> s.contains("DC C holds 1 of the 2 positions")),
         v::toString);
@@ -65,7 +65,7 @@ class NemesisChecksTest {
   void disagreeingDcsAreReported() {
     SortedMap<Long, LogValue> l = log(LogValue.of(t1), LogValue.of(t2));
     SortedMap<Long, LogValue> other = log(LogValue.of(t1), LogValue.NOOP);
-    List<String> v = NemesisRun.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", other),
+    List<String> v = NemesisVerdict.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", other),
         records);
     assertTrue(v.stream().anyMatch(s -> s.contains("disagree at position 2")), v::toString);
   }
@@ -73,7 +73,7 @@ class NemesisChecksTest {
   @Test
   void aCommittedTransactionMissingFromTheLogIsReported() {
     SortedMap<Long, LogValue> l = log(LogValue.of(t1), LogValue.NOOP);
-    List<String> v = NemesisRun.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", l), records);
+    List<String> v = NemesisVerdict.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", l), records);
     assertTrue(v.stream().anyMatch(s -> s.contains("COMMITTED txn t2 is not at its position 2")),
         v::toString);
     assertTrue(v.stream().anyMatch(s -> s.contains("checker:")), "the checker sees it too: " + v);
@@ -90,7 +90,7 @@ class NemesisChecksTest {
     recs.add(committed(t1, 1));
     recs.add(new TxnRecord("t3", "client", TxnRecord.Status.COMMITTED, 0,
         Map.of("k", Optional.empty()), new TreeMap<>(w), 2));
-    List<String> v = NemesisRun.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", l), recs);
+    List<String> v = NemesisVerdict.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", l), recs);
     assertTrue(v.stream().anyMatch(s -> s.contains("CONFLICTING_WRITE")), v::toString);
   }
 }

@@ -31,7 +31,7 @@ class NemesisIT {
     Path export = dir.resolve("export");
     NemesisRun.Options o = new NemesisRun.Options(List.of("V1", "V2", "O"),
         Duration.ofSeconds(60), 20261123L, dir.resolve("work"), export, Duration.ofMillis(1000),
-        EnumSet.allOf(NemesisRun.Fault.class), 2, 2, false, false);
+        EnumSet.allOf(Fault.class), 2, 2, false, false);
     NemesisRun.Report r;
     try (NemesisRun run = new NemesisRun(o, out)) {
       r = run.run();
@@ -40,8 +40,8 @@ class NemesisIT {
     }
     // Every kind has its turn however slow the machine; a client crash is counted only when a
     // commit was in flight as the client closed (three tries), so it alone may be missing.
-    for (NemesisRun.Fault f : NemesisRun.Fault.values()) {
-      if (f != NemesisRun.Fault.CLIENT_CRASH) {
+    for (Fault f : Fault.values()) {
+      if (f != Fault.CLIENT_CRASH) {
         assertTrue(r.faults().get(f) > 0, "a fault of kind " + f + ": " + r.faults());
       }
     }

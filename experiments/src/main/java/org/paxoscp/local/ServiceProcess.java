@@ -1,4 +1,4 @@
-package org.paxoscp.nemesis;
+package org.paxoscp.local;
 
 import java.io.File;
 import java.io.IOException;
@@ -14,9 +14,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One Transaction Service as a real operating-system process: {@code paxoscp service --config F}
- * in a JVM of its own (this JVM's Java and classpath), its output appended to a log file. The
- * nemesis kills it with SIGKILL, freezes it with SIGSTOP and thaws it with SIGCONT, and starts it
- * again on the same configuration (same DC, same port, same store).
+ * in a JVM of its own (this JVM's Java and classpath), its output appended to a log file; or any
+ * main class of the classpath the same way. Every process a local cluster runs outside this JVM
+ * ({@code cluster --netns}, the nemesis, {@code bench-groups}) is one of these. The nemesis
+ * kills it with SIGKILL, freezes it with SIGSTOP and thaws it with SIGCONT, and starts it again
+ * on the same configuration (same DC, same port, same store).
  *
  * <p>The nemesis drives each process from one thread; only {@link #stop} may come from another
  * (the shutdown hook), and after it the process never starts again.
@@ -54,20 +56,22 @@ public final class ServiceProcess {
    *
    * @param prefix what to run it under (e.g. {@code ip netns exec NS}); empty for nothing
    */
-  ServiceProcess(String name, String dc, Path config, Path log, List<String> prefix) {
-    this(name, dc, prefix, List.of("org.paxoscp.cli.Main", "service", "--config",
+  public static ServiceProcess service(String name, String dc, Path config, Path log,
+      List<String> prefix) {
+    return program(name, dc, prefix, List.of("org.paxoscp.cli.Main", "service", "--config",
         config.toString()), "serving on udp", log);
   }
 
   /**
-   * Any main class of the classpath as a process.
+   * Any main class of the classpath as a process, with a 256 MB heap.
    *
+   * @param prefix what to run it under (e.g. {@code ip netns exec NS}); empty for nothing
    * @param program the main class and its arguments
    * @param ready the text the process prints once it is ready
    */
-  ServiceProcess(String name, String dc, List<String> prefix, List<String> program,
-      String ready, Path log) {
-    this(name, dc, prefix, program, ready, log, "256m", List.of());
+  public static ServiceProcess program(String name, String dc, List<String> prefix,
+      List<String> program, String ready, Path log) {
+    return new ServiceProcess(name, dc, prefix, program, ready, log, "256m", List.of());
   }
 
   private ServiceProcess(String name, String dc, List<String> prefix, List<String> program,

@@ -1,0 +1,30 @@
+package org.paxoscp.nemesis;
+
+import java.util.Locale;
+
+/** The kinds of fault the nemesis injects. */
+public enum Fault {
+  KILL_RESTART("kill -9 + restart of a service"),
+  PAUSE("SIGSTOP/SIGCONT of a service"),
+  PARTITION("one DC partitioned"),
+  MAJORITY_DOWN("two DCs down at once"),
+  NET_BURST("loss/dup/delay burst"),
+  HBASE_RESTART("HBase restart"),
+  CLIENT_CRASH("client crash mid-commit");
+
+  private final String label;
+
+  Fault(String label) {
+    this.label = label;
+  }
+
+  /** What the fault does, for the summary. */
+  public String label() {
+    return label;
+  }
+
+  /** The name on the command line ({@code --faults}) and in the log: {@code kill_restart}. */
+  public String cliName() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+}

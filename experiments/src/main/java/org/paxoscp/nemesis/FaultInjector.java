@@ -1,0 +1,167 @@
+package org.paxoscp.nemesis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.paxoscp.local.ServiceProcess;
+
+/**
+ * Carries out each fault of the {@link FaultSchedule} on the {@link NemesisCluster} and the
+ * {@link NemesisWorkload}, heals it, and, after an outage of a majority or of HBase, watches
+ * that commits resume (a liveness violation if none within 60 s). Counts what it injected.
+ */
+final class FaultInjector implements FaultSchedule.Injector {
+  private static final Duration RESUME_WITHIN = Duration.ofSeconds(60);
+
+  private final NemesisCluster cluster;
+  private final NemesisWorkload workload;
+  private final RunLog log;
+  private final FaultSchedule.Clock clock;
+  private final Map<Fault, AtomicInteger> injected = new EnumMap<>(Fault.class);
+  private final List<String> liveness = new CopyOnWriteArrayList<>();
+
+  FaultInjector(NemesisCluster cluster, NemesisWorkload workload, RunLog log,
+      FaultSchedule.Clock clock) {
+    this.cluster = cluster;
+    this.workload = workload;
+    this.log = log;
+    this.clock = clock;
+    for (Fault f : Fault.values()) {
+      injected.put(f, new AtomicInteger());
+    }
+  }
+
+  @Override
+  public void inject(Fault f, long holdMs, SplittableRandom random) {
+    List<ServiceProcess> services = cluster.services();
+    List<String> dcs = cluster.dcs();
+    switch (f) {
+      case KILL_RESTART -> {
+        ServiceProcess s = services.get(random.nextInt(services.size()));
+        long pid = s.pid();
+        s.kill();
+        count(f, "kill -9 %s (pid %d); restart in %d ms", s.name(), pid, holdMs);
+        clock.sleep(holdMs);
+        cluster.restart(s);
+      }
+      case PAUSE -> {
+        ServiceProcess s = services.get(random.nextInt(services.size()));
+        s.freeze();
+        count(f, "SIGSTOP %s (pid %d) for %d ms", s.name(), s.pid(), holdMs);
+        clock.sleep(holdMs);
+        s.thaw();
+        log.log("SIGCONT %s", s.name());
+      }
+      case PARTITION -> {
+        String dc = dcs.get(random.nextInt(dcs.size()));
+        cluster.partition(dc);
+        count(f, cluster.namespaces() ? "partition DC %s: its link is down for %d ms"
+            : "partition DC %s from the others for %d ms", dc, holdMs);
+        clock.sleep(holdMs);
+        cluster.healPartitions();
+        log.log("partition healed");
+      }
+      case MAJORITY_DOWN -> {
+        List<String> shuffled = new ArrayList<>(dcs);
+        Collections.shuffle(shuffled, new Random(random.nextLong()));
+        int down = dcs.size() - (dcs.size() / 2 + 1) + 1;
+        List<String> victims = shuffled.subList(0, down);
+        List<ServiceProcess> killed = new ArrayList<>();
+        for (ServiceProcess s : services) {
+          if (victims.contains(s.dc())) {
+            s.kill();
+            killed.add(s);
+          }
+        }
+        count(f, "kill -9 every service of DCs %s (no majority); restart in %d ms", victims,
+            holdMs);
+        long atKill = committed();
+        clock.sleep(holdMs);
+        long duringOutage = committed() - atKill;
+        for (ServiceProcess s : killed) {
+          cluster.restart(s);
+        }
+        awaitAvailability(String.format("every service of DCs %s was killed (%d read-write "
+            + "commits returned while they were down: decided before, or in flight)", victims,
+            duringOutage));
+      }
+      case NET_BURST -> {
+        double loss = 0.05 + random.nextDouble() * 0.25;
+        double dup = 0.05 + random.nextDouble() * 0.25;
+        long delay = 20 + random.nextLong(180);
+        cluster.burst(loss, dup, delay);
+        count(f, "network burst for %d ms: loss %.2f, duplication %.2f, delay 0-%d ms", holdMs,
+            loss, dup, delay);
+        clock.sleep(holdMs);
+        cluster.healNetwork();
+        log.log("network healthy");
+      }
+      case HBASE_RESTART -> {
+        String dc = dcs.get(random.nextInt(dcs.size()));
+        count(f, "HBase restart under DCs %s (clean stop, then start; their stores are down "
+            + "meanwhile)", cluster.dcsSharingHBaseOf(dc));
+        cluster.restartHBase(dc, Math.min(holdMs, 2000));
+        awaitAvailability("HBase " + cluster.hbaseName(dc) + " restarted");
+      }
+      case CLIENT_CRASH -> {
+        // Up to three tries: a commit may return before the client is closed.
+        for (int attempt = 0; attempt < 3; attempt++) {
+          long delay = random.nextLong(10 >> attempt);
+          Optional<String> what = workload.crashClientMidCommit(random, delay,
+              Duration.ofSeconds(15));
+          if (what.isPresent()) {
+            count(f, "client crash: %s", what.get());
+            break;
+          }
+          log.log("client crash: no commit in flight when the client closed; not counted");
+        }
+      }
+      default -> throw new IllegalStateException(f.toString());
+    }
+  }
+
+  private long committed() {
+    return workload.readWriteCommits();
+  }
+
+  /** Waits until a read-write transaction commits again; a liveness violation after 60 s. */
+  private void awaitAvailability(String after) {
+    long before = committed();
+    long t0 = clock.nanoTime();
+    while (committed() == before) {
+      if (clock.nanoTime() - t0 > RESUME_WITHIN.toNanos()) {
+        liveness.add("liveness: no commit within 60 s after " + after + " and the restart");
+        log.log("NO read-write commit within 60 s after the restart");
+        return;
+      }
+      clock.sleep(50);
+    }
+    log.log("availability regained: a read-write commit %.1f s after the restart; %s",
+        (clock.nanoTime() - t0) / 1e9, after);
+  }
+
+  private void count(Fault f, String fmt, Object... args) {
+    injected.get(f).incrementAndGet();
+    log.log("FAULT %-14s " + fmt, RunLog.prepend(f.cliName(), args));
+  }
+
+  /** How many faults of each kind were injected. */
+  Map<Fault, Integer> counts() {
+    Map<Fault, Integer> m = new EnumMap<>(Fault.class);
+    injected.forEach((k, v) -> m.put(k, v.get()));
+    return m;
+  }
+
+  /** The liveness violations seen: commits that did not resume after a fault healed. */
+  List<String> liveness() {
+    return List.copyOf(liveness);
+  }
+}

@@ -1,0 +1,243 @@
+package org.paxoscp.nemesis;
+
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletionException;
+import org.paxoscp.check.CheckResult;
+import org.paxoscp.check.CrossGroupChecker;
+import org.paxoscp.check.SerializabilityChecker;
+import org.paxoscp.check.TxnRecord;
+import org.paxoscp.history.HistoryFiles;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.wal.LogValue;
+
+/**
+ * The verdict on an exported nemesis run: the serializability checker per group and across
+ * groups, agreement and completeness of every DC's log, every COMMITTED transaction in the log,
+ * and the closed economies' totals read through every DC's service; and the run's summary.
+ */
+final class NemesisVerdict {
+  private final NemesisCluster cluster;
+  private final NemesisWorkload workload;
+  private final Duration requestTimeout;
+  private final RunLog log;
+
+  NemesisVerdict(NemesisCluster cluster, NemesisWorkload workload, Duration requestTimeout,
+      RunLog log) {
+    this.cluster = cluster;
+    this.workload = workload;
+    this.requestTimeout = requestTimeout;
+    this.log = log;
+  }
+
+  /**
+   * Checks the exported run: the serializability checker per group, and the cross-group checker
+   * over all of them when their logs hold steps of transactions across groups; every DC holds
+   * the same, complete log; every COMMITTED read-write transaction is in it; every
+   * closed-economy group holds its total at every DC, and the economy across groups its sum.
+   */
+  List<String> check(Path export) {
+    List<String> violations = new ArrayList<>();
+    HistoryFiles.Run run = HistoryFiles.read(export);
+    for (String group : workload.groups()) {
+      Map<String, SortedMap<Long, LogValue>> logs =
+          run.logsByGroup().getOrDefault(group, Map.of());
+      List<TxnRecord> records = run.recordsByGroup().getOrDefault(group, List.of());
+      violations.addAll(checkGroup(group, cluster.dcs(), logs, records));
+    }
+    if (run.hasCrossGroup()) {
+      // One conflict graph over every group, with what the clients saw of transactions across
+      // groups (each group's own check ran above).
+      CrossGroupChecker.Result x = CrossGroupChecker.check(run.logsByGroup(),
+          run.recordsByGroup(), run.crossGroup());
+      log.log("across groups: %d transactions committed, %d aborted, %d undecided, %d client "
+          + "records; %s", x.committed(), x.aborted(), x.undecided(), run.crossGroup().size(),
+          x.crossGroup().ok() ? "serializable" : "VIOLATION");
+      for (var v : x.crossGroup().violations()) {
+        violations.add("across groups: checker: " + v);
+      }
+    }
+    for (String group : workload.bankGroups()) {
+      Map<String, Long> totals = totals(group, run.logsByGroup().getOrDefault(group, Map.of()),
+          violations);
+      totals.forEach((dc, sum) -> {
+        if (sum != NemesisWorkload.total()) {
+          violations.add(String.format("group %s: DC %s holds a total of %d, not %d", group, dc,
+              sum, NemesisWorkload.total()));
+        } else {
+          log.log("group %s: DC %s holds the total %d", group, dc, sum);
+        }
+      });
+    }
+    if (!workload.xgGroups().isEmpty()) {
+      Map<String, Long> sums = new TreeMap<>();
+      for (String group : workload.xgGroups()) {
+        totals(group, run.logsByGroup().getOrDefault(group, Map.of()), violations)
+            .forEach((dc, sum) -> sums.merge(dc, sum, Long::sum));
+      }
+      for (String dc : cluster.dcs()) {
+        Long sum = sums.get(dc);
+        if (sum == null) {
+          continue; // a group it did not answer for is reported already
+        }
+        if (sum != workload.xgTotal()) {
+          violations.add(String.format("groups %s: DC %s holds a sum of %d, not %d",
+              workload.xgGroups(), dc, sum, workload.xgTotal()));
+        } else {
+          log.log("groups %s: DC %s holds the sum %d", workload.xgGroups(), dc, sum);
+        }
+      }
+    }
+    return violations;
+  }
+
+  /**
+   * The checks of one group that need no running process: the checker, agreement and
+   * completeness of every DC's log, and COMMITTED transactions in the log.
+   */
+  static List<String> checkGroup(String group, List<String> dcs,
+      Map<String, SortedMap<Long, LogValue>> logs, List<TxnRecord> records) {
+    List<String> violations = new ArrayList<>();
+    CheckResult r = SerializabilityChecker.check(logs, records);
+    for (var v : r.violations()) {
+      violations.add("group " + group + ": checker: " + v);
+    }
+    long highest = 0;
+    for (SortedMap<Long, LogValue> log : logs.values()) {
+      if (!log.isEmpty()) {
+        highest = Math.max(highest, log.lastKey());
+      }
+    }
+    for (String dc : dcs) {
+      SortedMap<Long, LogValue> log = logs.getOrDefault(dc, new TreeMap<>());
+      if (log.size() != highest) {
+        violations.add(String.format("group %s: DC %s holds %d of the %d positions after "
+            + "catch-up", group, dc, log.size(), highest));
+      }
+    }
+    SortedMap<Long, LogValue> reference = logs.getOrDefault(dcs.get(0), new TreeMap<>());
+    for (String dc : dcs) {
+      SortedMap<Long, LogValue> log = logs.getOrDefault(dc, new TreeMap<>());
+      for (var e : log.entrySet()) {
+        LogValue ref = reference.get(e.getKey());
+        if (ref != null && !ref.equals(e.getValue())) {
+          violations.add(String.format("group %s: DCs %s and %s disagree at position %d",
+              group, dcs.get(0), dc, e.getKey()));
+        }
+      }
+    }
+    for (TxnRecord rec : records) {
+      if (rec.status() != TxnRecord.Status.COMMITTED || rec.writes().isEmpty()) {
+        continue;
+      }
+      boolean found = false;
+      for (SortedMap<Long, LogValue> log : logs.values()) {
+        LogValue v = log.get(rec.commitPosition());
+        if (v != null && v.contains(rec.txnId())) {
+          found = true;
+          break;
+        }
+      }
+      if (!found) {
+        violations.add(String.format("group %s: COMMITTED txn %s is not at its position %d in "
+            + "any DC's log", group, rec.txnId(), rec.commitPosition()));
+      }
+    }
+    return violations;
+  }
+
+  /**
+   * Every DC's total of the group's accounts, read through its service at the log's end; a DC
+   * that does not answer is a violation and has no total.
+   */
+  private Map<String, Long> totals(String group, Map<String, SortedMap<Long, LogValue>> logs,
+      List<String> violations) {
+    Map<String, Long> totals = new TreeMap<>();
+    long upTo = 0;
+    for (SortedMap<Long, LogValue> log : logs.values()) {
+      if (!log.isEmpty()) {
+        upTo = Math.max(upTo, log.lastKey());
+      }
+    }
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < NemesisWorkload.ACCOUNTS; i++) {
+      keys.add(NemesisWorkload.account(i));
+    }
+    try (UdpTransport t = UdpTransport.builder(cluster.config(), cluster.dcs().get(0)).build()) {
+      for (String dc : cluster.dcs()) {
+        Message reply;
+        try {
+          reply = t.request(dc, new Message.ReadRequest(group, upTo, keys),
+              requestTimeout.multipliedBy(4)).join();
+        } catch (CompletionException e) {
+          violations.add("group " + group + ": DC " + dc + " did not answer the final read: "
+              + e.getCause());
+          continue;
+        }
+        if (!(reply instanceof Message.ReadReply rr)) {
+          violations.add("group " + group + ": DC " + dc + " answered the final read with "
+              + reply);
+          continue;
+        }
+        long sum = 0;
+        for (String k : keys) {
+          byte[] v = rr.values().get(k);
+          sum += v == null || v.length == 0 ? 0
+              : Long.parseLong(new String(v, StandardCharsets.UTF_8));
+        }
+        totals.put(dc, sum);
+      }
+    }
+    return totals;
+  }
+
+  static Map<String, Integer> historyOutcomes(Path export) {
+    Map<String, Integer> m = new TreeMap<>();
+    HistoryFiles.read(export).recordsByGroup().values().forEach(l -> l.forEach(r ->
+        m.merge(r.status().name() + (r.writes().isEmpty() ? " (read-only)" : ""), 1,
+            Integer::sum)));
+    return m;
+  }
+
+  /** Prints the run's summary: faults, outcomes, shapes, history records, the verdict. */
+  static void printSummary(NemesisRun.Report r, long seed, PrintWriter out) {
+    out.println();
+    out.println("=== nemesis summary (seed " + seed + ") ===");
+    out.println("faults injected:");
+    int total = 0;
+    for (Fault f : Fault.values()) {
+      int n = r.faults().get(f);
+      total += n;
+      out.printf(Locale.ROOT, "  %-16s %-36s %4d%n", f.cliName(), f.label(), n);
+    }
+    out.printf(Locale.ROOT, "  %-53s %4d%n", "total", total);
+    out.println("transactions by outcome (as the application saw them):");
+    long all = 0;
+    for (var e : r.outcomes().entrySet()) {
+      all += e.getValue();
+      out.printf(Locale.ROOT, "  %-53s %6d%n", e.getKey().name().toLowerCase(Locale.ROOT),
+          e.getValue());
+    }
+    out.printf(Locale.ROOT, "  %-53s %6d%n", "total", all);
+    out.println("by shape:");
+    r.byShape().forEach((k, v) -> out.printf(Locale.ROOT, "  %-53s %6d%n", k, v));
+    out.println("history records by outcome:");
+    r.historyOutcomes().forEach((k, v) -> out.printf(Locale.ROOT, "  %-53s %6d%n", k, v));
+    out.printf(Locale.ROOT, "log positions checked (all groups):  %d%n", r.positions());
+    out.printf(Locale.ROOT, "violations: %d%n", r.violations().size());
+    for (String v : r.violations()) {
+      out.println("  VIOLATION " + v);
+    }
+    out.println(r.ok() ? "RESULT: PASS" : "RESULT: FAIL (seed " + seed + ")");
+    out.flush();
+  }
+}
