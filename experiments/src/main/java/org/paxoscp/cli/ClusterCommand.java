@@ -8,11 +8,15 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import org.paxoscp.local.FreePorts;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.nemesis.NamespaceCluster;
+import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.transport.ClusterConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -68,6 +72,15 @@ public final class ClusterCommand implements Callable<Integer> {
       description = "Worker threads per service (default: ${DEFAULT-VALUE}).")
   int threads;
 
+  @Option(names = "--metrics-port", paramLabel = "PORT", description = "The first DC's "
+      + "/metrics HTTP port, the next DC's PORT+1 and so on (default: free ports; with --netns "
+      + "each DC's own address, port 9100).")
+  Integer metricsPort;
+
+  @Option(names = "--no-metrics-http", description = "Serve no /metrics over HTTP (the "
+      + "services still keep metrics, for `status`).")
+  boolean noMetricsHttp;
+
   @Option(names = "--netns", description = "Each DC's service as a process in a network "
       + "namespace of its own, with its own address on a bridge, as on separate hosts (needs "
       + "root and `ip`; with --store memory: each service process holds its DC's data).")
@@ -121,14 +134,21 @@ public final class ClusterCommand implements Callable<Integer> {
     try {
       Files.createDirectories(dir);
       if (netns) {
-        NamespaceCluster c = NamespaceCluster.start(dcs, wan, dir,
-            timeout, threads, progress);
+        NamespaceCluster c = NamespaceCluster.start(dcs, wan, dir, timeout, threads,
+            noMetricsHttp ? 0 : metricsPort == null ? NamespaceCluster.METRICS_PORT : metricsPort,
+            progress);
         cluster = c;
         clusterConfig = c.config();
         writeConfig(c::writeConfig, c, config);
       } else {
+        Map<String, Map<String, String>> perDc = new LinkedHashMap<>();
+        for (int i = 0; i < dcs.size() && !noMetricsHttp; i++) {
+          int port = metricsPort == null ? FreePorts.tcp() : metricsPort + i;
+          perDc.put(dcs.get(i), Map.of(ServiceConfig.METRICS_PORT.name(), Integer.toString(port),
+              ServiceConfig.METRICS_BIND.name(), "127.0.0.1"));
+        }
         LocalCluster c = LocalCluster.start(new LocalCluster.Options(dcs, store, dir, wan,
-            timeout, threads), progress);
+            timeout, threads), progress, Map.of(), perDc);
         cluster = c;
         clusterConfig = c.config();
         writeConfig(c::writeConfig, c, config);
@@ -138,7 +158,7 @@ public final class ClusterCommand implements Callable<Integer> {
       return 1;
     }
     // Printed before running() turns true, so a caller that waits for it sees the whole text.
-    printConnectionInfo(out, clusterConfig, config);
+    printConnectionInfo(out, clusterConfig, config, metricsUrls(cluster));
     foreground = new Foreground("paxoscp-cluster", () -> {
       out.println("cluster: stopping ...");
       out.flush();
@@ -186,7 +206,22 @@ public final class ClusterCommand implements Callable<Integer> {
     }
   }
 
-  private void printConnectionInfo(PrintWriter out, ClusterConfig config, Path file) {
+  /** Each DC's /metrics URL, of the services that serve one. */
+  private Map<String, String> metricsUrls(AutoCloseable cluster) {
+    Map<String, String> urls = new LinkedHashMap<>();
+    if (cluster instanceof LocalCluster c) {
+      for (String dc : c.dcs()) {
+        c.service(dc).flatMap(r -> r.metrics()).flatMap(m -> m.httpAddress()).ifPresent(a ->
+            urls.put(dc, "http://" + a.getHostString() + ":" + a.getPort() + "/metrics"));
+      }
+    } else if (cluster instanceof NamespaceCluster c) {
+      urls.putAll(c.metricsUrls());
+    }
+    return urls;
+  }
+
+  private void printConnectionInfo(PrintWriter out, ClusterConfig config, Path file,
+      Map<String, String> metrics) {
     out.println();
     out.println(netns ? "Cluster running, each DC on an address of its own (network namespaces "
         + "on a bridge; this host reaches them):" : "Cluster running (loopback only):");
@@ -200,10 +235,14 @@ public final class ClusterCommand implements Callable<Integer> {
       out.printf(Locale.ROOT, "  DC %-" + width + "s  udp %s%n", dc, String.join(", ", eps));
     }
     out.println("  ZooKeeper (discovery): " + config.discoveryZk().orElse("none"));
+    metrics.forEach((dc, url) -> out.printf(Locale.ROOT, "  metrics of DC %-" + width + "s  %s%n",
+        dc, url));
     out.println("  client configuration:  " + file);
     out.println();
     out.println("Connect with:");
     out.println("  ./paxoscp shell --config " + file + " --dc " + dcs.get(0));
+    out.println("Watch it with:");
+    out.println("  ./paxoscp status --config " + file);
     out.println();
     out.println("Ctrl-C stops the cluster.");
     out.flush();

@@ -19,11 +19,11 @@ import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 import org.paxoscp.bench.ClosedLoopThroughput;
 import org.paxoscp.bench.FastPathLatency;
-import org.paxoscp.transport.NearestMajority;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
-import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.service.ServiceConfig;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.NearestMajority;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -122,6 +122,12 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "tables show them side by side (default: ${DEFAULT-VALUE}).")
   List<String> wire;
 
+  @Option(names = "--metrics", defaultValue = "on", split = ",", paramLabel = "on|off|both",
+      description = "The services' metrics (paxoscp.service.metrics) on or off; several, "
+          + "comma-separated, run every part once per setting and wire setting, side by side "
+          + "(both = on,off) (default: ${DEFAULT-VALUE}).")
+  List<String> metrics;
+
   @Mixin
   SharedOptions.Export exportOption = new SharedOptions.Export();
 
@@ -163,6 +169,16 @@ public final class FastPathBenchCommand implements Callable<Integer> {
             new picocli.CommandLine(this), "--wire takes encrypted, clear or both, was " + w);
       }
     }
+    List<Boolean> metricsSettings = new ArrayList<>();
+    for (String m : metrics) {
+      switch (m) {
+        case "on" -> metricsSettings.add(true);
+        case "off" -> metricsSettings.add(false);
+        case "both" -> metricsSettings.addAll(List.of(true, false));
+        default -> throw new picocli.CommandLine.ParameterException(
+            new picocli.CommandLine(this), "--metrics takes on, off or both, was " + m);
+      }
+    }
     for (String h : homes) {
       if (!dcs.contains(h)) {
         throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -186,12 +202,24 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     List<Tput> tput = new ArrayList<>();
     int failures = 0;
     Map<String, Integer> passes = new LinkedHashMap<>();
+    List<boolean[]> runs = new ArrayList<>();
     for (boolean encrypt : encryptions) {
+      for (boolean metered : metricsSettings) {
+        runs.add(new boolean[] {encrypt, metered});
+      }
+    }
+    boolean labelMetrics = metricsSettings.contains(false);
+    for (boolean[] run : runs) {
+      boolean encrypt = run[0];
+      boolean metered = run[1];
+      String name = wireName(encrypt) + (labelMetrics ? (metered ? "+metrics" : "+no-metrics")
+          : "");
       // A setting run again is labelled with its pass: encrypted, then encrypted-2, ...
-      int pass = passes.merge(wireName(encrypt), 1, Integer::sum);
-      String w = wireName(encrypt) + (pass > 1 ? "-" + pass : "");
+      int pass = passes.merge(name, 1, Integer::sum);
+      String w = name + (pass > 1 ? "-" + pass : "");
       Map<String, String> settings = new LinkedHashMap<>();
       settings.put(ClusterConfig.WIRE_ENCRYPT.name(), Boolean.toString(encrypt));
+      settings.put(ServiceConfig.METRICS.name(), Boolean.toString(metered));
       if (holdShare != null) {
         settings.put(ServiceConfig.LEADER_HOLD_SHARE.name(), Double.toString(holdShare));
       }

@@ -1,7 +1,7 @@
 package org.paxoscp.cli;
 
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /** The {@code paxoscp} command line. */
 @Command(
@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
     description = "Geo-replicated entity-group transactions on HBase with the Paxos-CP commit "
         + "protocol.",
     subcommands = {DemoCommand.class, ClusterCommand.class, ShellCommand.class,
+        StatusCommand.class,
         ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
         XgBenchCommand.class, GroupsBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,

@@ -91,12 +91,16 @@ public final class LocalCluster implements AutoCloseable {
   private final ClusterConfig config;
   /** Every DC's service keys, on top of the cluster's. */
   private final Map<String, String> serviceSettings;
+  /** One DC's service keys, on top of {@link #serviceSettings}. */
+  private final Map<String, Map<String, String>> perDcSettings;
   private final Map<String, KvStore> stores = new LinkedHashMap<>();
   private final Map<String, ServiceRunner> services = new LinkedHashMap<>();
   private boolean closed;
 
   private LocalCluster(Options options, EmbeddedHBase hbase, EmbeddedZooKeeper zookeeper,
-      ClusterLayout layout, Map<String, String> serviceSettings) {
+      ClusterLayout layout, Map<String, String> serviceSettings,
+      Map<String, Map<String, String>> perDcSettings) {
+    this.perDcSettings = Map.copyOf(perDcSettings);
     this.options = options;
     this.hbase = hbase;
     this.zookeeper = zookeeper;
@@ -122,6 +126,16 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static LocalCluster start(Options options, java.util.function.Consumer<String> progress,
       Map<String, String> serviceSettings) {
+    return start(options, progress, serviceSettings, Map.of());
+  }
+
+  /**
+   * As {@link #start(Options, java.util.function.Consumer, Map)}, with service keys for one DC's
+   * service only ({@code perDc}: DC name to keys), on top of the others; for example each DC's
+   * {@code paxoscp.service.metrics.port}.
+   */
+  public static LocalCluster start(Options options, java.util.function.Consumer<String> progress,
+      Map<String, String> serviceSettings, Map<String, Map<String, String>> perDc) {
     EmbeddedHBase hbase = null;
     EmbeddedZooKeeper zk = null;
     LocalCluster cluster = null;
@@ -165,7 +179,7 @@ public final class LocalCluster implements AutoCloseable {
       });
       ClusterLayout layout = b.build();
       ClusterConfig config = layout.config();
-      cluster = new LocalCluster(options, hbase, zk, layout, settings);
+      cluster = new LocalCluster(options, hbase, zk, layout, settings, perDc);
       for (String dc : options.dcs()) {
         KvStore store = hbase != null ? hbase.openStore(dc) : new InMemoryKvStore();
         cluster.stores.put(dc, store);
@@ -212,8 +226,9 @@ public final class LocalCluster implements AutoCloseable {
     if (services.containsKey(dc)) {
       throw new IllegalStateException("the service of DC " + dc + " is already running");
     }
-    ServiceConfig sc = ServiceConfig.fromProperties(
-        layout.serviceProperties(dc, null, serviceSettings));
+    Map<String, String> settings = new LinkedHashMap<>(serviceSettings);
+    settings.putAll(perDcSettings.getOrDefault(dc, Map.of()));
+    ServiceConfig sc = ServiceConfig.fromProperties(layout.serviceProperties(dc, null, settings));
     services.put(dc, ServiceRunner.start(sc, ServiceTransportFactory.UDP, stores.get(dc)));
   }
 

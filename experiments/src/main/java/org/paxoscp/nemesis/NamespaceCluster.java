@@ -24,11 +24,14 @@ import org.paxoscp.transport.ClusterConfig;
 public final class NamespaceCluster implements AutoCloseable {
   /** Every DC's service port, on the DC's own address. */
   public static final int PORT = 7101;
+  /** Every DC's /metrics HTTP port, on the DC's own address, unless the caller picks another. */
+  public static final int METRICS_PORT = 9100;
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
 
   private final NetNamespaces hosts;
   private final List<ServiceProcess> services = new ArrayList<>();
   private ClusterLayout layout;
+  private final Map<String, String> metricsUrls = new LinkedHashMap<>();
 
   private NamespaceCluster(List<String> dcs) {
     this.hosts = new NetNamespaces(dcs);
@@ -44,11 +47,13 @@ public final class NamespaceCluster implements AutoCloseable {
    * until all serve.
    *
    * @param dir where the service configurations and logs go
+   * @param metricsPort the port each DC's service serves /metrics on, on its own address; 0
+   *     for none
    * @param progress told what is starting (one line each)
    * @throws IllegalStateException if a service does not start; everything is removed again
    */
   public static NamespaceCluster start(List<String> dcs, ClusterConfig.Wan wan, Path dir,
-      Duration requestTimeout, int serviceThreads, Consumer<String> progress) {
+      Duration requestTimeout, int serviceThreads, int metricsPort, Consumer<String> progress) {
     NamespaceCluster c = new NamespaceCluster(dcs);
     try {
       c.hosts.create();
@@ -69,8 +74,13 @@ public final class NamespaceCluster implements AutoCloseable {
       Path conf = dir.toAbsolutePath().resolve("conf");
       for (String dc : dcs) {
         Path file = conf.resolve("service-" + dc + ".properties");
+        Map<String, String> own = new LinkedHashMap<>(settings);
+        if (metricsPort != 0) {
+          own.put(ServiceConfig.METRICS_PORT.name(), Integer.toString(metricsPort));
+          c.metricsUrls.put(dc, "http://" + c.hosts.address(dc) + ":" + metricsPort + "/metrics");
+        }
         ClusterLayout.writePrivate(file, c.layout.serviceProperties(dc,
-            c.hosts.address(dc) + ":" + PORT, settings),
+            c.hosts.address(dc) + ":" + PORT, own),
             "service of DC " + dc + " in its own network namespace");
         ServiceProcess s = ServiceProcess.service("service-" + dc, dc, file,
             dir.toAbsolutePath().resolve("logs").resolve("service-" + dc + ".log"),
@@ -85,6 +95,11 @@ public final class NamespaceCluster implements AutoCloseable {
       c.close();
       throw e;
     }
+  }
+
+  /** Each DC's /metrics URL (on its own address), when the services serve one. */
+  public Map<String, String> metricsUrls() {
+    return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(metricsUrls));
   }
 
   /** The cluster as its clients see it (the DCs' namespace addresses). */

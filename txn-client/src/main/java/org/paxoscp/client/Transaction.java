@@ -125,7 +125,9 @@ public final class Transaction {
       try {
         read = client.read(group, txnId, readPosition, key);
       } catch (TransactionAbortedException e) {
+        // Its read position was collected (TOO_OLD).
         finish(CommitResult.Status.ABORTED, -1, 0);
+        client.abortedBeforeCommit(ClientMetrics.AbortReason.TOO_OLD);
         throw e;
       }
       cached = read.value();
@@ -267,6 +269,7 @@ public final class Transaction {
   private TransactionAbortedException lockedOut(XgLocks.Lock lock, String what) {
     String resolution = client.meetLock(group, lock);
     finish(CommitResult.Status.ABORTED, -1, 0);
+    client.abortedBeforeCommit(ClientMetrics.AbortReason.LOCK);
     String why = locksCut
         ? what + " cannot be checked against the locks of group " + group + ": it holds more "
             + "unresolved cross-group transactions than a begin reply lists; helped resolve the "

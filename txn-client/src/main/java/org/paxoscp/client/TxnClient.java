@@ -1,6 +1,8 @@
 package org.paxoscp.client;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -82,6 +84,7 @@ public final class TxnClient implements AutoCloseable {
   /** The direct home-DC store path, or null. */
   private final DirectPath direct;
   private final Failover failover;
+  private final ClientMetrics metrics;
   private final CommitDriver commits;
   private final int maxAttempts;
   private final Duration backoffBase;
@@ -118,6 +121,7 @@ public final class TxnClient implements AutoCloseable {
       this.direct = null;
     }
     this.failover = new Failover(cluster, homeDc, transport);
+    this.metrics = new ClientMetrics(b.registry, homeDc, protocol, failover);
     this.sessions = new Sessions(cluster, transport, timers, cluster.clientSessionGroups());
     ProposerConfig pc = cluster.proposer(switch (protocol) {
       case BASIC -> Protocol.BASIC;
@@ -186,10 +190,17 @@ public final class TxnClient implements AutoCloseable {
     java.util.OptionalLong known = sessions.known(group);
     long min = known.isPresent() ? known.getAsLong()
         : sessions.mayHaveDropped() ? sessions.majorityFloor(group) : 0;
-    Message.BeginReply reply = failover.request(group, "", min,
-        new Message.BeginRequest(group, min),
-        m -> m instanceof Message.BeginReply r && r.group().equals(group) && r.position() >= min
-            ? r : null);
+    long started = System.nanoTime();
+    Message.BeginReply reply;
+    try {
+      reply = failover.request(group, "", min, new Message.BeginRequest(group, min),
+          m -> m instanceof Message.BeginReply r && r.group().equals(group)
+              && r.position() >= min ? r : null);
+    } catch (UnavailableException e) {
+      metrics.begun(started, false);
+      throw e;
+    }
+    metrics.begun(started, true);
     noteSession(group, reply.position());
     OptionalInt leader = OptionalInt.empty();
     int idx = cluster.dcNames().indexOf(reply.leaderDc());
@@ -525,16 +536,30 @@ public final class TxnClient implements AutoCloseable {
   /** Runs the commit protocol for {@code entry} and blocks for its outcome. */
   CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
     ensureOpen();
+    long started = System.nanoTime();
     CommitResult r;
     try {
       r = commits.commit(group, entry, proposerId, leader);
     } catch (TransactionAbortedException e) {
+      metrics.aborted(ClientMetrics.AbortReason.CONFLICT, started);
       // A position learned taken: beginning below it would only lose it again.
       noteSession(group, e.decidedPosition());
       throw e;
+    } catch (OutcomeUnknownException e) {
+      metrics.unknown(started);
+      throw e;
+    } catch (UnavailableException e) {
+      metrics.unavailable(started);
+      throw e;
     }
+    metrics.committed(started);
     noteSession(group, r.position());
     return r;
+  }
+
+  /** A transaction of this client aborted before its entry was sent (a lock, TOO_OLD). */
+  void abortedBeforeCommit(ClientMetrics.AbortReason reason) {
+    metrics.aborted(reason, System.nanoTime());
   }
 
   // ---- internals ----------------------------------------------------------------------------
@@ -592,6 +617,7 @@ public final class TxnClient implements AutoCloseable {
     private List<AutoCloseable> owned = List.of();
     private HistoryRecorder history;
     private CrossGroupCommit.Rules crossGroupRules = CrossGroupCommit.Rules.SHIPPED;
+    private MeterRegistry registry = Metrics.globalRegistry;
 
     private Builder(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
       this.cluster = Objects.requireNonNull(cluster, "cluster");
@@ -628,6 +654,16 @@ public final class TxnClient implements AutoCloseable {
      */
     public Builder directStore(KvStore store) {
       this.directStore = Objects.requireNonNull(store);
+      return this;
+    }
+
+    /**
+     * Where the client's meters go (commits by mode, outcome and reason, begins, fail-overs;
+     * docs/client.md, "Metrics"); default Micrometer's global registry, which keeps nothing until
+     * the application adds a registry to it.
+     */
+    public Builder meterRegistry(MeterRegistry registry) {
+      this.registry = Objects.requireNonNull(registry);
       return this;
     }
 

@@ -15,9 +15,9 @@ import java.util.function.BiConsumer;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.store.KvStore;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportTimeoutException;
@@ -106,6 +106,10 @@ public final class GroupCollector implements AutoCloseable {
   private final BiConsumer<Long, LogValue> archive;
   private final Set<String> running = ConcurrentHashMap.newKeySet();
   private final AtomicLong collected = new AtomicLong();
+  private final AtomicLong rounds = new AtomicLong();
+  private final AtomicLong roundsWaiting = new AtomicLong();
+  /** This DC's applied position minus its GC watermark, after the last round (any group). */
+  private final AtomicLong lastLag = new AtomicLong();
   /**
    * Per group: the applied watermark at which this object last started a round. A bounded cache
    * (ARCHITECTURE section 9): a group evicted from it starts again from the last multiple of
@@ -161,6 +165,24 @@ public final class GroupCollector implements AutoCloseable {
   /** Positions whose WAL rows this collector removed so far. */
   public long collectedPositions() {
     return collected.get();
+  }
+
+  /** GC rounds finished, whether or not they moved the watermark. */
+  public long rounds() {
+    return rounds.get();
+  }
+
+  /** Rounds that left the watermark where it was to wait for a silent DC. */
+  public long roundsWaiting() {
+    return roundsWaiting.get();
+  }
+
+  /**
+   * How far the GC watermark stayed below this DC's applied position in the last round (of any
+   * group): about the retention when every DC keeps up, more while GC waits for one.
+   */
+  public long lastLagPositions() {
+    return lastLag.get();
   }
 
   /**
@@ -259,7 +281,11 @@ public final class GroupCollector implements AutoCloseable {
       long seen = collector.lastSeenApplied(group, peer);
       if (settings.maxLagPositions() == 0 || min - seen <= settings.maxLagPositions()) {
         // Wait for it: it may need every position above what it last reported.
-        return new Round(-1, collector.gcWatermark(group), 0);
+        long held = collector.gcWatermark(group);
+        rounds.incrementAndGet();
+        roundsWaiting.incrementAndGet();
+        lastLag.set(own - held);
+        return new Round(-1, held, 0);
       }
       LOG.warn("DC {}: GC of group {} goes on without DC {}, silent and more than {} positions "
           + "behind (last reported {}, the others {}): DC {} must be rebuilt before it serves "
@@ -270,6 +296,8 @@ public final class GroupCollector implements AutoCloseable {
     LogCollector.Collected c = collector.collect(group, settings.maxPositionsPerRound(),
         archive);
     collected.addAndGet(c.positions());
+    rounds.incrementAndGet();
+    lastLag.set(own - watermark);
     return new Round(min, watermark, c.positions());
   }
 

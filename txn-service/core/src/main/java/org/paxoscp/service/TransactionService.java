@@ -12,19 +12,18 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
-import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.PaxosMessage.Accept;
 import org.paxoscp.paxos.PaxosMessage.Apply;
 import org.paxoscp.paxos.PaxosMessage.GrantRequest;
 import org.paxoscp.paxos.PaxosMessage.Learn;
 import org.paxoscp.paxos.PaxosMessage.LearnReply;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreUnavailableException;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
 import org.paxoscp.transport.Message.ErrorCode;
@@ -32,6 +31,7 @@ import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
 import org.paxoscp.transport.Message.SubmitRequest;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
@@ -104,6 +104,7 @@ public final class TransactionService implements RequestHandler {
 
   private final String dc;
   private final List<String> dcs;
+  private final KvStore store;
   private final Acceptor acceptor;
   private final LogApplier applier;
   private final CatchUp catchUp;
@@ -146,6 +147,7 @@ public final class TransactionService implements RequestHandler {
     if (!this.dcs.contains(dc)) {
       throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
     }
+    this.store = Objects.requireNonNull(store);
     this.acceptor = new Acceptor(store);
     this.catchUp = Objects.requireNonNull(catchUp);
     // One applier for the service and its catch-up, so both see one remembered watermark.
@@ -192,6 +194,28 @@ public final class TransactionService implements RequestHandler {
   /** This service's DC. */
   public String dc() {
     return dc;
+  }
+
+  /**
+   * A group at this DC, for an operator: its applied position, its GC watermark and the
+   * fast-path leader for the next position ("" when none).
+   *
+   * @param applied the applied watermark in the store
+   * @param gcWatermark positions at or below it were collected here (section 7)
+   */
+  public record GroupStatus(long applied, long gcWatermark, String leader) {}
+
+  /**
+   * Reads {@code group}'s status from the store (changes nothing).
+   *
+   * @throws IllegalArgumentException for an invalid group name
+   * @throws StoreUnavailableException if the store does not answer
+   */
+  public GroupStatus groupStatus(String group) {
+    WalLayout.validateGroup(group);
+    long applied = applier.appliedWatermark(group);
+    return new GroupStatus(applied, org.paxoscp.paxos.LogCollector.gcWatermark(store, group),
+        leaderAfter(group, applied));
   }
 
   /**

@@ -197,6 +197,45 @@ public sealed interface Message {
     ABORTED
   }
 
+  /**
+   * Asks one service instance how it is (for {@code paxoscp status}): answered by a {@link
+   * StatusReply}. With a non-empty {@code group}, the reply also describes that group at the
+   * instance's DC.
+   */
+  record StatusRequest(String group) implements Message {
+    public StatusRequest {
+      Objects.requireNonNull(group);
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  /**
+   * A service instance's status: named fields, each a decimal number or a short text (uptime,
+   * counters, latency percentiles, and the group's positions when one was asked for). A name it
+   * does not know a reader shows as it is, so a newer service adds fields without a new message.
+   */
+  record StatusReply(String group, Map<String, String> fields) implements Message {
+    /** At most this many fields, so a reply always fits a datagram. */
+    public static final int MAX_FIELDS = 64;
+
+    public StatusReply {
+      Objects.requireNonNull(group);
+      if (fields.size() > MAX_FIELDS) {
+        throw new IllegalArgumentException("a status holds at most " + MAX_FIELDS + " fields");
+      }
+      fields = Collections.unmodifiableMap(new TreeMap<>(fields));
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
   /** A request the service could not serve; see {@link ErrorCode}. Nothing changed. */
   record ErrorReply(String group, long position, ErrorCode code, String detail)
       implements Message {

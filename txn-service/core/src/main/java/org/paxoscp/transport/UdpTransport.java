@@ -210,15 +210,29 @@ public final class UdpTransport implements Transport {
    */
   @Override
   public CompletableFuture<Message> request(String dc, Message request, Duration timeout) {
+    InetSocketAddress to;
+    try {
+      to = pick(dc);
+    } catch (TransportException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return request(dc, to, request, timeout);
+  }
+
+  /**
+   * As {@link #request(String, Message, Duration)}, to one instance of DC {@code dc}: the one at
+   * {@code to} (for {@code paxoscp status}, which asks every instance).
+   */
+  public CompletableFuture<Message> request(String dc, InetSocketAddress to, Message request,
+      Duration timeout) {
     Objects.requireNonNull(request);
+    Objects.requireNonNull(to);
     if (closed.get()) {
       return CompletableFuture.failedFuture(closedException());
     }
-    InetSocketAddress to;
     long id = pending.newId();
     byte[] bytes;
     try {
-      to = pick(dc);
       bytes = codec.encode(new Envelope(id, localDc, false, request));
     } catch (TransportException e) {
       return CompletableFuture.failedFuture(e);

@@ -91,7 +91,8 @@ final class WireCodec {
   enum Type {
     PREPARE(1), ACCEPT(2), APPLY(3), GRANT_REQUEST(4), LEARN(5), PREPARE_REPLY(6),
     ACCEPT_REPLY(7), GRANT_REPLY(8), LEARN_REPLY(9), BEGIN_REQUEST(20), BEGIN_REPLY(21),
-    READ_REQUEST(22), READ_REPLY(23), ERROR_REPLY(24), SUBMIT_REQUEST(25), SUBMIT_REPLY(26);
+    READ_REQUEST(22), READ_REPLY(23), ERROR_REPLY(24), SUBMIT_REQUEST(25), SUBMIT_REPLY(26),
+    STATUS_REQUEST(27), STATUS_REPLY(28);
 
     final int code;
 
@@ -144,6 +145,10 @@ final class WireCodec {
         return SUBMIT_REQUEST;
       } else if (m instanceof Message.SubmitReply) {
         return SUBMIT_REPLY;
+      } else if (m instanceof Message.StatusRequest) {
+        return STATUS_REQUEST;
+      } else if (m instanceof Message.StatusReply) {
+        return STATUS_REPLY;
       }
       throw new IllegalArgumentException("no wire type for " + m.getClass().getName());
     }
@@ -399,7 +404,7 @@ final class WireCodec {
       }
       case APPLY -> writeValue(w, ((PaxosMessage.Apply) pm).value());
       case GRANT_REQUEST -> w.writeString(((PaxosMessage.GrantRequest) pm).requester());
-      case LEARN, BEGIN_REQUEST -> { }
+      case LEARN, BEGIN_REQUEST, STATUS_REQUEST -> { }
       case PREPARE_REPLY -> {
         PaxosMessage.PrepareReply r = (PaxosMessage.PrepareReply) pm;
         writeBallot(w, r.ballot());
@@ -468,6 +473,13 @@ final class WireCodec {
         Message.SubmitReply s = (Message.SubmitReply) m;
         w.writeString(s.txnId()).writeByte(submitStatus(s.status())).writeVarint(s.entries())
             .writeString(s.detail());
+      }
+      case STATUS_REPLY -> {
+        Map<String, String> fields = ((Message.StatusReply) m).fields();
+        w.writeVarint(fields.size());
+        for (var e : fields.entrySet()) {
+          w.writeString(e.getKey()).writeString(e.getValue());
+        }
       }
       default -> throw new IllegalStateException("unhandled wire type " + type);
     }
@@ -586,7 +598,37 @@ final class WireCodec {
         yield new Message.SubmitReply(group, position, txnId, status, (int) entries,
             r.readString("detail"));
       }
+      case STATUS_REQUEST -> {
+        requireNoPosition(position);
+        yield new Message.StatusRequest(group);
+      }
+      case STATUS_REPLY -> {
+        requireNoPosition(position);
+        int n = r.readCount("field count", 2);
+        if (n > Message.StatusReply.MAX_FIELDS) {
+          throw new CorruptDataException(n + " status fields, at most "
+              + Message.StatusReply.MAX_FIELDS);
+        }
+        TreeMap<String, String> fields = new TreeMap<>();
+        String prev = null;
+        for (int i = 0; i < n; i++) {
+          String k = r.readString("field name");
+          if (prev != null && prev.compareTo(k) >= 0) {
+            throw new CorruptDataException("status field names not strictly sorted");
+          }
+          fields.put(k, r.readString("field value"));
+          prev = k;
+        }
+        yield new Message.StatusReply(group, fields);
+      }
     };
+  }
+
+  /** A status message refers to no log position: only 0 is canonical. */
+  private static void requireNoPosition(long position) {
+    if (position != 0) {
+      throw new CorruptDataException("a status message has position 0, not " + position);
+    }
   }
 
   private static Message paxos(PaxosMessage m) {

@@ -90,7 +90,12 @@ class WireCodecTest {
         new Message.SubmitRequest("g", v.entries().get(1).readPosition() + 1, v.entries().get(1),
             0).asForwarded(),
         Message.SubmitReply.committed("g", 9, "t1", 300),
-        Message.SubmitReply.aborted("g", 9, "t1", "read a key written at position 9"));
+        Message.SubmitReply.aborted("g", 9, "t1", "read a key written at position 9"),
+        new Message.StatusRequest(""),
+        new Message.StatusRequest("g"),
+        new Message.StatusReply("", Map.of()),
+        new Message.StatusReply("g", Map.of("dc", "V1", "uptime_s", "12", "group.applied", "7",
+            "begin_p99_ms", "3.5")));
   }
 
   private static Message paxos(PaxosMessage m) {

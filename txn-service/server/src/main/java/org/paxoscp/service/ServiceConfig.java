@@ -94,15 +94,39 @@ public final class ServiceConfig {
           + "(evicted by recency, rebuilt from the store on the next touch; live work is "
           + "never evicted); see docs/operating.md, \"Many groups\"");
 
+  public static final ConfigKey<Boolean> METRICS = ConfigKey.bool(PREFIX + "metrics", true,
+      "collect metrics (requests, store requests, rounds, catch-up, GC, dropped datagrams, "
+          + "the JVM); `paxoscp status` shows some; false: none are kept");
+  public static final ConfigKey<Integer> METRICS_PORT = ConfigKey.integer(
+      PREFIX + "metrics.port", 0, 0, 65_535,
+      "HTTP port that serves GET /metrics in Prometheus' text format; 0: no HTTP server");
+  public static final ConfigKey<String> METRICS_BIND = ConfigKey.optionalString(
+      PREFIX + "metrics.bind", "host the /metrics server listens on (default: the host of "
+          + "paxoscp.service.bind; 0.0.0.0 for every interface)");
+  public static final ConfigKey<Boolean> METRICS_JMX = ConfigKey.bool(PREFIX + "metrics.jmx",
+      true, "also publish the metrics as JMX MBeans (domain paxoscp)");
+
   /** Every service key; docs/configuration.md is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Service (a Transaction Service process)",
       DC, BIND, THREADS, STORE, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
       LEARN_TIMEOUT, LEARNER_TIMEOUT, GC_RETENTION_POSITIONS, GC_EVERY_POSITIONS,
       GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT, LEADER_HOLD_SHARE,
-      CACHE_GROUPS);
+      CACHE_GROUPS, METRICS, METRICS_PORT, METRICS_BIND, METRICS_JMX);
+
+  /**
+   * What the service does with its metrics.
+   *
+   * @param enabled whether it keeps any
+   * @param http where it serves {@code /metrics}; empty: nowhere
+   * @param bindHost the host it would serve {@code /metrics} on
+   * @param jmx whether it publishes them over JMX
+   */
+  public record Metrics(boolean enabled, Optional<InetSocketAddress> http, String bindHost,
+      boolean jmx) {}
 
 
   private final ClusterConfig cluster;
+  private final Metrics metrics;
   private final String dc;
   private final InetSocketAddress bind;
   private final int threads;
@@ -125,7 +149,8 @@ public final class ServiceConfig {
       StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
       int catchUpMaxPositions, Duration catchUpWait, Duration learnTimeout,
       Duration learnerTimeout, int gcRetention, int gcEvery, int gcBatch, int gcMaxLag,
-      Duration gcPeerTimeout, double leaderHoldShare, int cacheGroups) {
+      Duration gcPeerTimeout, double leaderHoldShare, int cacheGroups, Metrics metrics) {
+    this.metrics = metrics;
     this.leaderHoldShare = leaderHoldShare;
     this.cacheGroups = cacheGroups;
     this.learnTimeout = learnTimeout;
@@ -175,7 +200,28 @@ public final class ServiceConfig {
         LEARN_TIMEOUT.from(props), LEARNER_TIMEOUT.from(props),
         GC_RETENTION_POSITIONS.from(props), GC_EVERY_POSITIONS.from(props),
         GC_BATCH_POSITIONS.from(props), GC_MAX_LAG_POSITIONS.from(props),
-        GC_PEER_TIMEOUT.from(props), LEADER_HOLD_SHARE.from(props), CACHE_GROUPS.from(props));
+        GC_PEER_TIMEOUT.from(props), LEADER_HOLD_SHARE.from(props), CACHE_GROUPS.from(props),
+        metrics(props, bind));
+  }
+
+  private static Metrics metrics(Map<String, String> props, InetSocketAddress bind) {
+    boolean enabled = METRICS.from(props);
+    int port = METRICS_PORT.from(props);
+    String host = METRICS_BIND.optional(props).map(String::trim).orElse(bind.getHostString());
+    Optional<InetSocketAddress> http = Optional.empty();
+    if (port != 0) {
+      if (!enabled) {
+        throw new IllegalArgumentException(METRICS_PORT.name() + " is set but " + METRICS.name()
+            + " is false: there would be nothing to serve");
+      }
+      InetSocketAddress a = new InetSocketAddress(host, port);
+      if (a.isUnresolved()) {
+        throw new IllegalArgumentException(METRICS_BIND.name() + ": cannot resolve host '"
+            + host + "'");
+      }
+      http = Optional.of(a);
+    }
+    return new Metrics(enabled, http, host, enabled && METRICS_JMX.from(props));
   }
 
   private static InetSocketAddress bind(Map<String, String> props, ClusterConfig cluster,
@@ -274,6 +320,11 @@ public final class ServiceConfig {
         gcRetention, gcEvery, gcBatch, gcPeerTimeout, gcMaxLag));
   }
 
+  /** {@link #METRICS} and its HTTP and JMX publication. */
+  public Metrics metrics() {
+    return metrics;
+  }
+
   /** {@link #CACHE_GROUPS}: the bound of each per-group cache. */
   public int cacheGroups() {
     return cacheGroups;
@@ -303,6 +354,10 @@ public final class ServiceConfig {
     m.put(GC_PEER_TIMEOUT.name(), Long.toString(gcPeerTimeout.toMillis()));
     m.put(LEADER_HOLD_SHARE.name(), Double.toString(leaderHoldShare));
     m.put(CACHE_GROUPS.name(), Integer.toString(cacheGroups));
+    m.put(METRICS.name(), Boolean.toString(metrics.enabled()));
+    m.put(METRICS_PORT.name(), Integer.toString(metrics.http().map(a -> a.getPort()).orElse(0)));
+    m.put(METRICS_BIND.name(), metrics.bindHost());
+    m.put(METRICS_JMX.name(), Boolean.toString(metrics.jmx()));
     return Collections.unmodifiableMap(m);
   }
 

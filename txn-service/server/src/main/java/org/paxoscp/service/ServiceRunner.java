@@ -11,6 +11,8 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import org.paxoscp.service.metrics.ServiceMetrics;
+import org.paxoscp.service.metrics.StatusHandler;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.hbase.HBaseKvStore;
@@ -42,11 +44,13 @@ public final class ServiceRunner implements AutoCloseable {
   private final TransactionService service;
   private final CatchUp catchUp;
   private final InetSocketAddress boundAddress;
+  private final ServiceMetrics metrics;
   private final Deque<AutoCloseable> resources;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private ServiceRunner(ServiceConfig config, TransactionService service, CatchUp catchUp,
-      InetSocketAddress boundAddress, Deque<AutoCloseable> resources) {
+      InetSocketAddress boundAddress, ServiceMetrics metrics, Deque<AutoCloseable> resources) {
+    this.metrics = metrics;
     this.config = config;
     this.service = service;
     this.catchUp = catchUp;
@@ -93,6 +97,13 @@ public final class ServiceRunner implements AutoCloseable {
       if (ownsStore) {
         opened.push(store);
       }
+      ServiceMetrics metrics = null;
+      if (config.metrics().enabled()) {
+        metrics = new ServiceMetrics(dc, config.metrics().jmx());
+        opened.push(metrics);
+        // Every store request of the service, its catch-up and GC is timed.
+        store = metrics.meter(store);
+      }
 
       Endpoints endpoints = Endpoints.fromConfig(cluster);
       CuratorDiscovery discovery = null;
@@ -130,14 +141,22 @@ public final class ServiceRunner implements AutoCloseable {
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
           config.limits(), scheduler, collector, new LeaderCombiner.Options(
               cluster.leaderCosts(), LeaderCombiner.Rules.SHIPPED, config.leaderHoldShare()));
-      handler.set(service);
+      RequestHandler served = metrics == null ? service : metrics.meter(service);
+      handler.set(new StatusHandler(served, service, bound::boundAddress,
+          metrics == null ? null : metrics.registry()));
+      if (metrics != null) {
+        metrics.bind(service, catchUp, collector, bound.transport());
+        if (config.metrics().http().isPresent()) {
+          metrics.serve(config.metrics().http().get());
+        }
+      }
 
       if (discovery != null) {
         opened.push(discovery.register(dc, advertised(bound.boundAddress())));
       }
       LOG.info("Transaction Service of DC {} serving on {} (store {})", dc, bound.boundAddress(),
           config.store().name().toLowerCase(java.util.Locale.ROOT));
-      return new ServiceRunner(config, service, catchUp, bound.boundAddress(), opened);
+      return new ServiceRunner(config, service, catchUp, bound.boundAddress(), metrics, opened);
     } catch (RuntimeException e) {
       closeAll(opened);
       throw e;
@@ -156,6 +175,11 @@ public final class ServiceRunner implements AutoCloseable {
   /** The running service (for its counters). */
   public TransactionService service() {
     return service;
+  }
+
+  /** The service's metrics, unless {@link ServiceConfig#METRICS} is off. */
+  public java.util.Optional<ServiceMetrics> metrics() {
+    return java.util.Optional.ofNullable(metrics);
   }
 
   /** The service's catch-up (for its counters). */

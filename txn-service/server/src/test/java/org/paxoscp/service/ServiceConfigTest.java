@@ -131,6 +131,39 @@ class ServiceConfigTest {
     assertRejected(q, "paxoscp.wire.encrypt");
   }
 
+  @Test
+  void metricsAreOnWithoutHttpUntilAPortIsGiven() {
+    ServiceConfig.Metrics m = ServiceConfig.fromProperties(base()).metrics();
+    assertTrue(m.enabled());
+    assertTrue(m.jmx());
+    assertTrue(m.http().isEmpty(), "no HTTP server by default");
+    assertEquals("127.0.0.1", m.bindHost(), "the service's own host by default");
+
+    Map<String, String> p = base();
+    p.put(ServiceConfig.METRICS_PORT.name(), "9100");
+    p.put(ServiceConfig.METRICS_BIND.name(), "0.0.0.0");
+    ServiceConfig c = ServiceConfig.fromProperties(p);
+    assertEquals(9100, c.metrics().http().orElseThrow().getPort());
+    assertEquals("0.0.0.0", c.metrics().http().orElseThrow().getHostString());
+    assertEquals("9100", c.effectiveValues().get(ServiceConfig.METRICS_PORT.name()));
+
+    Map<String, String> off = base();
+    off.put(ServiceConfig.METRICS.name(), "false");
+    assertFalse(ServiceConfig.fromProperties(off).metrics().enabled());
+    assertFalse(ServiceConfig.fromProperties(off).metrics().jmx(), "nothing to publish");
+    off.put(ServiceConfig.METRICS_PORT.name(), "9100");
+    assertRejected(off, ServiceConfig.METRICS_PORT.name());
+
+    for (String bad : List.of("-1", "65536", "http")) {
+      Map<String, String> q = base();
+      q.put(ServiceConfig.METRICS_PORT.name(), bad);
+      assertRejected(q, ServiceConfig.METRICS_PORT.name());
+    }
+    Map<String, String> q = base();
+    q.put(ServiceConfig.METRICS.name(), "yes please");
+    assertRejected(q, ServiceConfig.METRICS.name());
+  }
+
   private static void assertRejected(Map<String, String> p, String key) {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> ServiceConfig.fromProperties(p));

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -26,9 +25,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
-import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.store.KvStore;
 import org.paxoscp.testing.Poll;
 
 /**
@@ -44,19 +42,16 @@ class HBaseSchemaIT {
   private static AsyncAdmin admin;
 
   @BeforeAll
-  static void startHBase(@TempDir Path dir) {
-    hbase = EmbeddedHBase.start(dir);
+  static void connect() {
+    hbase = SharedHBase.get();
     connection = HBaseKvStore.connect(hbase.storeConfig("admin").build());
     admin = connection.getAdmin();
   }
 
   @AfterAll
-  static void stopHBase() {
+  static void disconnect() {
     if (connection != null) {
       HBaseKvStore.closeQuietly(connection, "test admin connection");
-    }
-    if (hbase != null) {
-      hbase.close();
     }
   }
 

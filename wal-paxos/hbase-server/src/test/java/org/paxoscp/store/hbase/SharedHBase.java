@@ -12,6 +12,9 @@ import java.util.stream.Stream;
  * (each opens its DCs under names no other test uses). Started on first use, stopped and its
  * files deleted when the JVM exits. Tests that stop, restart or inspect the server itself start
  * their own.
+ *
+ * <p>{@code -Dpaxoscp.it.hbase.shared=false} gives every test class that asks an HBase of its
+ * own instead (the previous one stopped), to measure what sharing saves.
  */
 public final class SharedHBase {
   private static EmbeddedHBase hbase;
@@ -20,6 +23,11 @@ public final class SharedHBase {
 
   /** The JVM's shared HBase, started on the first call. */
   public static synchronized EmbeddedHBase get() {
+    boolean shared = Boolean.parseBoolean(System.getProperty("paxoscp.it.hbase.shared", "true"));
+    if (hbase != null && !shared) {
+      hbase.close(); // test classes run one after another: the previous one is done with it
+      hbase = null;
+    }
     if (hbase == null) {
       Path dir;
       try {

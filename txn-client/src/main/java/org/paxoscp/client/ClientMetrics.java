@@ -1,0 +1,87 @@
+package org.paxoscp.client;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A client's meters, in the registry the application gives ({@link TxnClient.Builder#meterRegistry};
+ * by default Micrometer's global registry, which keeps nothing until the application adds a
+ * registry to it). Tagged with the client's home DC and commit mode:
+ * {@code paxoscp_client_commit_seconds{outcome, reason}} (count and latency of every commit that
+ * sent its entry, by outcome: committed, aborted, unknown, unavailable; an abort by reason:
+ * conflict, lock, too_old), {@code paxoscp_client_begin_seconds{result}} and
+ * {@code paxoscp_client_failovers_total} (requests that moved on from a DC that failed them).
+ * Thread-safe.
+ */
+final class ClientMetrics {
+  /** Why a transaction aborted, as the {@code reason} tag names it. */
+  enum AbortReason {
+    /** A conflicting transaction took the positions it could commit at. */
+    CONFLICT,
+    /** A cross-group transaction held keys it needed. */
+    LOCK,
+    /** Its read position was collected (TOO_OLD). */
+    TOO_OLD;
+
+    String tag() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  private final MeterRegistry registry;
+  private final Tags tags;
+  private final Map<String, Timer> commits = new ConcurrentHashMap<>();
+  private final Timer beginOk;
+  private final Timer beginUnavailable;
+
+  ClientMetrics(MeterRegistry registry, String homeDc, CommitProtocol protocol, Failover failover) {
+    this.registry = registry;
+    this.tags = Tags.of("dc", homeDc, "mode", protocol.name().toLowerCase(Locale.ROOT));
+    this.beginOk = begin("ok");
+    this.beginUnavailable = begin("unavailable");
+    FunctionCounter.builder("paxoscp.client.failovers", failover, f -> f.failovers())
+        .description("requests a DC failed or did not answer, so that the client asked the next")
+        .tags(tags).register(registry);
+  }
+
+  private Timer begin(String result) {
+    return Timer.builder("paxoscp.client.begin").description("begins, by result")
+        .tags(tags).tag("result", result).publishPercentiles(0.5, 0.99)
+        .publishPercentileHistogram().register(registry);
+  }
+
+  void begun(long startNanos, boolean ok) {
+    (ok ? beginOk : beginUnavailable).record(System.nanoTime() - startNanos,
+        TimeUnit.NANOSECONDS);
+  }
+
+  void committed(long startNanos) {
+    commit("committed", "none", startNanos);
+  }
+
+  void aborted(AbortReason reason, long startNanos) {
+    commit("aborted", reason.tag(), startNanos);
+  }
+
+  void unknown(long startNanos) {
+    commit("unknown", "none", startNanos);
+  }
+
+  void unavailable(long startNanos) {
+    commit("unavailable", "none", startNanos);
+  }
+
+  private void commit(String outcome, String reason, long startNanos) {
+    commits.computeIfAbsent(outcome + "/" + reason, k -> Timer.builder("paxoscp.client.commit")
+            .description("commits that sent their entry (and aborts before it), by outcome")
+            .tags(tags).tag("outcome", outcome).tag("reason", reason)
+            .publishPercentiles(0.5, 0.99).publishPercentileHistogram().register(registry))
+        .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+  }
+}
