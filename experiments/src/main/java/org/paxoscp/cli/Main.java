@@ -24,6 +24,28 @@ public final class Main implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
 
+  /** The levels slf4j-simple knows. */
+  private static final java.util.Set<String> LEVELS =
+      java.util.Set.of("trace", "debug", "info", "warn", "error", "off");
+
+  /**
+   * {@code --log-level}, on every command: sets slf4j-simple's levels before the command makes
+   * its first logger (they are read once, then).
+   */
+  @CommandLine.Option(names = "--log-level", paramLabel = "LEVEL",
+      scope = CommandLine.ScopeType.INHERIT,
+      description = "Log lines at this level and above: trace, debug (every commit with its "
+          + "group, position and transaction id), info, warn, error or off (default: warn).")
+  void logLevel(String level) {
+    String l = level.toLowerCase(java.util.Locale.ROOT);
+    if (!LEVELS.contains(l)) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--log-level must be one of trace, debug, info, warn, error, off; was " + level);
+    }
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", l);
+    System.setProperty("org.slf4j.simpleLogger.log.org.paxoscp", l);
+  }
+
   @Override
   public void run() {
     spec.commandLine().usage(System.out);

@@ -105,9 +105,10 @@ public final class ShellCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    if (!verbose) {
+    if (!verbose && System.getProperty("org.slf4j.simpleLogger.log.org.paxoscp") == null) {
       // slf4j-simple reads its levels once, when the first logger is made: here, before the
-      // client exists. A system property overrides simplelogger.properties.
+      // client exists. A system property overrides simplelogger.properties; --log-level
+      // sets one first.
       System.setProperty("org.slf4j.simpleLogger.log.org.paxoscp", "warn");
     }
     ClusterConfig cluster;

@@ -38,8 +38,10 @@ class ClusterCommandIT {
       assertTrue(run.out().contains("Connect with:\n  " + connect + "\n"), run.out());
       assertTrue(run.out().matches("(?s).*  DC V3  udp 127\\.0\\.0\\.1:\\d+\n.*"), run.out());
       assertTrue(run.out().contains("ZooKeeper (discovery): 127.0.0.1:"), run.out());
+      assertTrue(run.out().contains("./paxoscp status --config " + config), run.out());
 
       assertAShellCommitsAndReadsBack(config, "V3");
+      assertMetricsServed(run.out(), "V3", "127\\.0\\.0\\.1");
     } finally {
       command.stop();
     }
@@ -63,10 +65,28 @@ class ClusterCommandIT {
       assertTrue(run.out().matches("(?s).*  DC O   udp 10\\.\\d+\\.\\d+\\.12:7101\n.*"),
           run.out());
       assertAShellCommitsAndReadsBack(dir.resolve("cluster.properties"), "O");
+      assertMetricsServed(run.out(), "O", "10\\.\\d+\\.\\d+\\.12");
     } finally {
       command.stop();
     }
     assertEquals(0, run.exit().get(30, TimeUnit.SECONDS), run.err());
+  }
+
+  /**
+   * The cluster printed DC {@code dc}'s /metrics URL on {@code host}, and a GET there from this
+   * host returns its meters, with the shell's commit among the entries it applied.
+   */
+  private static void assertMetricsServed(String out, String dc, String host) throws Exception {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("metrics of DC " + dc
+        + " +(http://" + host + ":\\d+/metrics)\n").matcher(out);
+    assertTrue(m.find(), out);
+    var response = java.net.http.HttpClient.newHttpClient().send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(m.group(1)))
+            .timeout(Duration.ofSeconds(5)).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, response.statusCode());
+    assertTrue(response.body().matches("(?s).*\npaxoscp_service_applied_entries_sum\\{dc=\""
+        + dc + "\"} [1-9].*"), response.body());
   }
 
   /** The shell, homed at {@code dc}, commits a first write to a fresh group and reads it back. */

@@ -542,17 +542,26 @@ public final class TxnClient implements AutoCloseable {
       r = commits.commit(group, entry, proposerId, leader);
     } catch (TransactionAbortedException e) {
       metrics.aborted(ClientMetrics.AbortReason.CONFLICT, started);
+      LOG.debug("txn {} group {}: ABORTED at position {}: {}", entry.txnId(), group,
+          e.result().position(), e.result().reason());
       // A position learned taken: beginning below it would only lose it again.
       noteSession(group, e.decidedPosition());
       throw e;
     } catch (OutcomeUnknownException e) {
       metrics.unknown(started);
+      LOG.info("txn {} group {}: outcome UNKNOWN, in the log at one of positions {}..{} or "
+          + "nowhere: {}", entry.txnId(), group, e.result().firstPosition(),
+          e.result().position(), e.result().reason());
       throw e;
     } catch (UnavailableException e) {
       metrics.unavailable(started);
+      LOG.debug("txn {} group {}: UNAVAILABLE, not in the log: {}", entry.txnId(), group,
+          e.getMessage());
       throw e;
     }
     metrics.committed(started);
+    LOG.debug("txn {} group {}: COMMITTED at position {} ({} promotions{})", entry.txnId(),
+        group, r.position(), r.promotions(), r.combined() ? ", combined" : "");
     noteSession(group, r.position());
     return r;
   }

@@ -550,12 +550,27 @@ public final class TransactionService implements RequestHandler {
         && (p.message() instanceof Apply || p.message() instanceof LearnReply);
   }
 
+  /** {@code Apply(group, position, txns [t1, t2])}: what a log line about a request names. */
   private static String describe(Message m) {
-    if (m instanceof Message.Paxos p) {
-      return p.message().getClass().getSimpleName() + "(" + p.group() + ", " + p.position() + ")";
+    if (m == null) {
+      return "null";
     }
-    return m == null ? "null" : m.getClass().getSimpleName() + "(" + m.group() + ", "
-        + m.position() + ")";
+    Object what = m instanceof Message.Paxos p ? p.message() : m;
+    LogValue value = null;
+    if (what instanceof Apply a) {
+      value = a.value();
+    } else if (what instanceof Accept a) {
+      value = a.value();
+    }
+    String txns = "";
+    if (value != null && !value.isNoop()) {
+      List<String> ids = value.entries().stream().limit(4).map(LogEntry::txnId).toList();
+      txns = ", txns " + ids + (value.entries().size() > ids.size()
+          ? " and " + (value.entries().size() - ids.size()) + " more" : "");
+    } else if (m instanceof SubmitRequest s) {
+      txns = ", txn " + s.entry().txnId();
+    }
+    return what.getClass().getSimpleName() + "(" + m.group() + ", " + m.position() + txns + ")";
   }
 
   /** Invalid input: answered with BAD_REQUEST before any store access. */
