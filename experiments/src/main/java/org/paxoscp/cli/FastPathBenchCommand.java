@@ -306,7 +306,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
   private void printLatency(List<Row> rows, Map<String, Long> nm) {
     o.println("Uncontended commit latency (ms); ratio = commit p50 / nearest-majority RTT; "
         + "ratio-local = (commit p50 - local commit p50) / RTT");
-    o.printf(Locale.ROOT, "%-5s %-8s %-4s %-11s %7s %9s %9s %9s %9s %9s %9s %9s %7s %11s%n",
+    o.printf(Locale.ROOT, "%-5s %-8s %-4s %-20s %7s %9s %9s %9s %9s %9s %9s %9s %7s %11s%n",
         "home", "access", "wan", "wire", "RTT", "fast", "begin50", "commit50", "commit90",
         "commit99", "mean", "local50", "ratio", "ratio-local");
     for (Row row : rows) {
@@ -315,7 +315,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       double local = localP50(rows, row);
       double rttMs = row.rttMicros() / 1000.0;
       o.printf(Locale.ROOT,
-          "%-5s %-8s %-4s %-11s %7.1f %9s %9.2f %9.2f %9.2f %9.2f %9.2f %9s %7s %11s%n",
+          "%-5s %-8s %-4s %-20s %7.1f %9s %9.2f %9.2f %9.2f %9.2f %9.2f %9s %7s %11s%n",
           r.home(), r.direct() ? "direct" : "service", row.wan() ? "on" : "off", row.wire(),
           row.wan() ? rttMs : 0.0, r.fastPath() + "/" + r.measured(), p50(r.beginMicros()),
           p50(c), pct(c, 90), pct(c, 99), c.getMean() / 1000.0,
@@ -332,7 +332,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       List<String> parts = new ArrayList<>();
       row.r().replyMicros().forEach((k, h) -> parts.add(String.format(Locale.ROOT, "%s %.2f",
           k, h.getValueAtPercentile(50) / 1000.0)));
-      o.printf(Locale.ROOT, "  %s %-7s %-11s %s%n", row.r().home(),
+      o.printf(Locale.ROOT, "  %s %-7s %-20s %s%n", row.r().home(),
           row.r().direct() ? "direct" : "service", row.wire(), String.join(", ", parts));
     }
   }
@@ -346,13 +346,13 @@ public final class FastPathBenchCommand implements Callable<Integer> {
             .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue,
                 (a, b) -> a, LinkedHashMap::new))));
     o.printf(Locale.ROOT,
-        "%-6s %-11s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %9s %7s %s%n",
+        "%-6s %-20s %8s %9s %7s %7s %7s %6s %9s %9s %8s %9s %9s %6s %9s %7s %s%n",
         "proto", "wire", "txn/s", "commits", "abort", "unknwn", "unavl", "promo", "combined", "pos/s",
         "ent/pos", "commit50", "commit99", "noops", "clients", "top1", "checker");
     for (Tput row : tput) {
       ClosedLoopThroughput.Result t = row.t();
       o.printf(Locale.ROOT,
-          "%-6s %-11s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %9s %7d %s%n",
+          "%-6s %-20s %8.1f %9d %7d %7d %7d %6d %9d %9.1f %8.2f %9.1f %9.1f %6d %9s %7d %s%n",
           t.protocol().name().toLowerCase(Locale.ROOT), row.wire(), t.txnPerSecond(), t.committed(),
           t.aborted(), t.unknown(), t.unavailable(), t.promotions(), t.combinedCommits(),
           t.positionsPerSecond(), t.entriesPerPosition(), p50(t.commitMicros()),
@@ -375,7 +375,7 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     List<String> parts = new ArrayList<>();
     byHome.forEach((home, h) -> parts.add(String.format(Locale.ROOT,
         "%s %.1f / %.1f (%d)", home, p50(h), pct(h, 99), h.getTotalCount())));
-    o.printf(Locale.ROOT, "  %-6s %-11s %s%n",
+    o.printf(Locale.ROOT, "  %-6s %-20s %s%n",
         row.t().protocol().name().toLowerCase(Locale.ROOT), row.wire(), String.join(", ", parts));
   }
 

@@ -29,16 +29,17 @@ import picocli.CommandLine.Spec;
  * {@code paxoscp status --config FILE}: one screen for the whole cluster. Asks every service
  * instance of every DC (from discovery when the cluster has ZooKeeper, else the static endpoints)
  * for its status over the cluster's own authenticated datagrams, twice {@code --interval} apart,
- * and prints each instance's state, uptime, applied entries per second, begin latency and error
- * counts; with {@code --group}, the group's applied position, GC watermark and fast-path leader
+ * and prints each instance's state, uptime, committed entries recorded per second, begin latency
+ * and error counts; with {@code --group}, the group's applied position, GC watermark and fast-path leader
  * at every DC. An instance that does not answer within the request timeout is shown DOWN.
  *
  * <p>Exit codes: 0 every DC answered; 1 a DC had no instance that answered; 2 usage or a bad
  * configuration.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
-    footer = {"%nColumns: entries/s is the entries this instance applied per second (every DC "
-        + "applies every commit, so it is the cluster's commit rate as this DC sees it); begin "
+    footer = {"%nColumns: entries/s is the committed entries this instance recorded per second "
+        + "(every DC records every commit, once; commits of clients on the direct store path "
+        + "are recorded by the client itself at its home DC); begin "
         + "p50/p99 is this instance's begin latency (a sliding window of about two minutes); "
         + "errors are requests the instance failed (store unavailable, catch-up failed, ...); "
         + "too_old are requests for collected positions.",
@@ -239,7 +240,7 @@ public final class StatusCommand implements Callable<Integer> {
         anyUp = true;
         Map<String, String> f = s.fields();
         out.printf(Locale.ROOT, "%-6s %-22s %-6s %9s %10s %17s %10s %8s %8s%n", dc, inst, "up",
-            uptime(f.get("uptime_s")), rate(before, s, "applied_entries"),
+            uptime(f.get("uptime_s")), rate(before, s, "recorded_entries"),
             f.getOrDefault("begin_p50_ms", "-") + " / " + f.getOrDefault("begin_p99_ms", "-"),
             f.getOrDefault("requests", "-"), f.getOrDefault("errors", "-"),
             f.getOrDefault("too_old", "-"));

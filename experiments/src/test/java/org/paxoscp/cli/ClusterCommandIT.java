@@ -85,7 +85,7 @@ class ClusterCommandIT {
             .timeout(Duration.ofSeconds(5)).build(),
         java.net.http.HttpResponse.BodyHandlers.ofString());
     assertEquals(200, response.statusCode());
-    assertTrue(response.body().matches("(?s).*\npaxoscp_service_applied_entries_sum\\{dc=\""
+    assertTrue(response.body().matches("(?s).*\npaxoscp_service_recorded_entries_total\\{dc=\""
         + dc + "\"} [1-9].*"), response.body());
   }
 

@@ -90,14 +90,14 @@ class MetricsIT {
         Poll.until("first commits", Duration.ofSeconds(30), () -> commits.get() >= 5);
         Map<String, Double> before = new LinkedHashMap<>();
         for (String dc : DCS) {
-          before.put(dc, sample(scrape(urls.get(dc)), "paxoscp_service_applied_entries_sum"));
+          before.put(dc, sample(scrape(urls.get(dc)), "paxoscp_service_recorded_entries_total"));
         }
         long target = commits.get() + 20;
         Poll.until("20 more commits", Duration.ofSeconds(30), () -> commits.get() >= target);
         for (String dc : DCS) {
           String text = scrape(urls.get(dc));
-          double after = sample(text, "paxoscp_service_applied_entries_sum");
-          assertTrue(after > before.get(dc), dc + ": applied entries did not rise: "
+          double after = sample(text, "paxoscp_service_recorded_entries_total");
+          assertTrue(after > before.get(dc), dc + ": recorded entries did not rise: "
               + before.get(dc) + " -> " + after);
           assertTrue(text.contains("dc=\"" + dc + "\""), dc + "'s meters carry its DC");
         }
@@ -120,6 +120,18 @@ class MetricsIT {
       Set<String> missing = new TreeSet<>(queried);
       missing.removeAll(exported);
       assertEquals(Set.of(), missing, "the dashboard queries metrics nobody exports");
+      // ... and every label it selects on is one those metrics carry.
+      Map<String, Set<String>> labels = new LinkedHashMap<>();
+      for (String dc : DCS) {
+        labelsOf(scrape(urls.get(dc)), labels);
+      }
+      labelsOf(clientText, labels);
+      dashboardSelectors().forEach((metric, selected) -> {
+        Set<String> unknown = new TreeSet<>(selected);
+        unknown.removeAll(labels.getOrDefault(metric, Set.of()));
+        assertEquals(Set.of(), unknown, "the dashboard selects " + metric + " on labels it does "
+            + "not have; it has " + labels.get(metric));
+      });
 
       assertTrue(!ManagementFactory.getPlatformMBeanServer()
           .queryNames(new ObjectName("paxoscp:*"), null).isEmpty(), "no paxoscp MBeans");
@@ -182,6 +194,43 @@ class MetricsIT {
       }
     }
     return names;
+  }
+
+  /** Adds each exported metric's label names to {@code labels}. */
+  private static void labelsOf(String text, Map<String, Set<String>> labels) {
+    Pattern label = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"");
+    for (String line : text.split("\n")) {
+      int brace = line.indexOf('{');
+      if (line.startsWith("#") || brace < 0) {
+        continue;
+      }
+      Set<String> names = labels.computeIfAbsent(line.substring(0, brace), k -> new TreeSet<>());
+      Matcher m = label.matcher(line.substring(brace, line.lastIndexOf('}')));
+      while (m.find()) {
+        names.add(m.group(1));
+      }
+    }
+  }
+
+  /** The label names the dashboard's queries select each metric on ({@code m{k="v"}}). */
+  private static Map<String, Set<String>> dashboardSelectors() throws Exception {
+    JsonNode d = new ObjectMapper().readTree(Path.of("..", "docs", "grafana",
+        "paxoscp-dashboard.json").toFile());
+    Pattern selector = Pattern.compile("\\b((?:paxoscp|jvm)_[a-z0-9_]+)\\{([^}]*)\\}");
+    Pattern name = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(?:=~|!~|!=|=)");
+    Map<String, Set<String>> m = new LinkedHashMap<>();
+    for (JsonNode panel : d.path("panels")) {
+      for (JsonNode target : panel.path("targets")) {
+        Matcher s = selector.matcher(target.path("expr").asText());
+        while (s.find()) {
+          Matcher n = name.matcher(s.group(2));
+          while (n.find()) {
+            m.computeIfAbsent(s.group(1), k -> new TreeSet<>()).add(n.group(1));
+          }
+        }
+      }
+    }
+    return m;
   }
 
   private static Set<String> dashboardMetrics() throws Exception {

@@ -99,6 +99,8 @@ class ReleaseArchiveIT {
         "deploying.md")) {
       assertTrue(Files.exists(home.resolve("docs").resolve(page)), page);
     }
+    assertTrue(Files.exists(home.resolve("docs/grafana/paxoscp-dashboard.json")),
+        "the Grafana dashboard operating.md names");
 
     List<String> dcs = List.of("V1", "V2", "O");
     StringBuilder cluster = new StringBuilder("paxoscp.dcs=V1,V2,O\n"

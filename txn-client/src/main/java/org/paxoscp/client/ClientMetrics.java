@@ -1,6 +1,6 @@
 package org.paxoscp.client;
 
-import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -8,14 +8,17 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.paxoscp.wal.LogEntry;
 
 /**
  * A client's meters, in the registry the application gives ({@link TxnClient.Builder#meterRegistry};
  * by default Micrometer's global registry, which keeps nothing until the application adds a
  * registry to it). Tagged with the client's home DC and commit mode:
- * {@code paxoscp_client_commit_seconds{outcome, reason}} (count and latency of every commit that
- * sent its entry, by outcome: committed, aborted, unknown, unavailable; an abort by reason:
- * conflict, lock, too_old), {@code paxoscp_client_begin_seconds{result}} and
+ * {@code paxoscp_client_commit_seconds{kind, outcome, reason}} (count and latency of every commit
+ * that sent its entry, by kind: {@code txn} for a transaction's own entry, {@code xg_prepare},
+ * {@code xg_decide}, ... for a step of a transaction across groups; by outcome: committed,
+ * aborted, unknown, unavailable; an abort by reason: conflict, lock, too_old),
+ * {@code paxoscp_client_begin_seconds{result}} and
  * {@code paxoscp_client_failovers_total} (requests that moved on from a DC that failed them).
  * Thread-safe.
  */
@@ -39,15 +42,23 @@ final class ClientMetrics {
   private final Map<String, Timer> commits = new ConcurrentHashMap<>();
   private final Timer beginOk;
   private final Timer beginUnavailable;
+  private final Counter failovers;
 
-  ClientMetrics(MeterRegistry registry, String homeDc, CommitProtocol protocol, Failover failover) {
+  ClientMetrics(MeterRegistry registry, String homeDc, CommitProtocol protocol) {
     this.registry = registry;
     this.tags = Tags.of("dc", homeDc, "mode", protocol.name().toLowerCase(Locale.ROOT));
     this.beginOk = begin("ok");
     this.beginUnavailable = begin("unavailable");
-    FunctionCounter.builder("paxoscp.client.failovers", failover, f -> f.failovers())
-        .description("requests a DC failed or did not answer, so that the client asked the next")
+    // A plain counter: clients of one home DC and mode share it and their counts add up.
+    this.failovers = Counter.builder("paxoscp.client.failovers")
+        .description("begin and read requests a DC failed or did not answer (the client then "
+            + "asks the next DC, if any)")
         .tags(tags).register(registry);
+  }
+
+  /** The counter {@link Failover} adds to. */
+  Counter failovers() {
+    return failovers;
   }
 
   private Timer begin(String result) {
@@ -61,27 +72,34 @@ final class ClientMetrics {
         TimeUnit.NANOSECONDS);
   }
 
-  void committed(long startNanos) {
-    commit("committed", "none", startNanos);
+  /** The {@code kind} tag of a commit of {@code entry}. */
+  static String kind(LogEntry entry) {
+    return entry.xg() == null ? "txn" : "xg_" + entry.xg().kind().name().toLowerCase(Locale.ROOT);
   }
 
-  void aborted(AbortReason reason, long startNanos) {
-    commit("aborted", reason.tag(), startNanos);
+  void committed(String kind, long startNanos) {
+    commit(kind, "committed", "none", startNanos);
   }
 
-  void unknown(long startNanos) {
-    commit("unknown", "none", startNanos);
+  void aborted(String kind, AbortReason reason, long startNanos) {
+    commit(kind, "aborted", reason.tag(), startNanos);
   }
 
-  void unavailable(long startNanos) {
-    commit("unavailable", "none", startNanos);
+  void unknown(String kind, long startNanos) {
+    commit(kind, "unknown", "none", startNanos);
   }
 
-  private void commit(String outcome, String reason, long startNanos) {
-    commits.computeIfAbsent(outcome + "/" + reason, k -> Timer.builder("paxoscp.client.commit")
-            .description("commits that sent their entry (and aborts before it), by outcome")
-            .tags(tags).tag("outcome", outcome).tag("reason", reason)
-            .publishPercentiles(0.5, 0.99).publishPercentileHistogram().register(registry))
+  void unavailable(String kind, long startNanos) {
+    commit(kind, "unavailable", "none", startNanos);
+  }
+
+  private void commit(String kind, String outcome, String reason, long startNanos) {
+    commits.computeIfAbsent(kind + "/" + outcome + "/" + reason, k ->
+            Timer.builder("paxoscp.client.commit")
+                .description("commits that sent their entry (and aborts before it), by kind "
+                    + "and outcome")
+                .tags(tags).tag("kind", kind).tag("outcome", outcome).tag("reason", reason)
+                .publishPercentiles(0.5, 0.99).publishPercentileHistogram().register(registry))
         .record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
   }
 }

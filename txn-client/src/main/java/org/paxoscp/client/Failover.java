@@ -1,9 +1,9 @@
 package org.paxoscp.client;
 
+import io.micrometer.core.instrument.Counter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Message;
@@ -23,9 +23,11 @@ final class Failover {
   private final String homeDc;
   private final Transport transport;
   private final List<String> order;
-  private final AtomicLong failovers = new AtomicLong();
+  /** Requests a DC failed or did not answer (the client then asks the next DC, if any). */
+  private final Counter failovers;
 
-  Failover(ClusterConfig cluster, String homeDc, Transport transport) {
+  Failover(ClusterConfig cluster, String homeDc, Transport transport, Counter failovers) {
+    this.failovers = failovers;
     this.cluster = cluster;
     this.homeDc = homeDc;
     this.transport = transport;
@@ -48,11 +50,6 @@ final class Failover {
    * @throws TransactionAbortedException when the position was collected (TOO_OLD)
    * @throws InvalidArgumentException when a DC refused the request as invalid or too large
    */
-  /** Requests a DC failed or did not answer, so that the next DC was asked (or none was left). */
-  long failovers() {
-    return failovers.get();
-  }
-
   <R> R request(String group, String txnId, long position, Message request,
       Function<Message, R> accept) {
     List<Throwable> failures = new ArrayList<>();
@@ -74,14 +71,14 @@ final class Failover {
               + cause.getMessage());
         }
         failures.add(cause);
-        failovers.incrementAndGet();
+        failovers.increment();
         continue;
       }
       if (reply instanceof Message.ErrorReply err) {
         switch (err.code()) {
           case STORE_UNAVAILABLE, CATCH_UP_FAILED -> {
             failures.add(new IllegalStateException(dc + ": " + err.code() + " " + err.detail()));
-            failovers.incrementAndGet();
+            failovers.increment();
             continue;
           }
           case TOO_OLD -> throw new TransactionAbortedException(new CommitResult(
@@ -98,7 +95,7 @@ final class Failover {
         return r;
       }
       failures.add(new IllegalStateException(dc + ": unexpected reply " + reply));
-      failovers.incrementAndGet();
+      failovers.increment();
     }
     StringBuilder why = new StringBuilder();
     for (Throwable f : failures) {

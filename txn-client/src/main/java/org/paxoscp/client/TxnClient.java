@@ -120,8 +120,8 @@ public final class TxnClient implements AutoCloseable {
       this.storeExecutor = null;
       this.direct = null;
     }
-    this.failover = new Failover(cluster, homeDc, transport);
-    this.metrics = new ClientMetrics(b.registry, homeDc, protocol, failover);
+    this.metrics = new ClientMetrics(b.registry, homeDc, protocol);
+    this.failover = new Failover(cluster, homeDc, transport, metrics.failovers());
     this.sessions = new Sessions(cluster, transport, timers, cluster.clientSessionGroups());
     ProposerConfig pc = cluster.proposer(switch (protocol) {
       case BASIC -> Protocol.BASIC;
@@ -537,29 +537,30 @@ public final class TxnClient implements AutoCloseable {
   CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
     ensureOpen();
     long started = System.nanoTime();
+    String kind = ClientMetrics.kind(entry);
     CommitResult r;
     try {
       r = commits.commit(group, entry, proposerId, leader);
     } catch (TransactionAbortedException e) {
-      metrics.aborted(ClientMetrics.AbortReason.CONFLICT, started);
+      metrics.aborted(kind, ClientMetrics.AbortReason.CONFLICT, started);
       LOG.debug("txn {} group {}: ABORTED at position {}: {}", entry.txnId(), group,
           e.result().position(), e.result().reason());
       // A position learned taken: beginning below it would only lose it again.
       noteSession(group, e.decidedPosition());
       throw e;
     } catch (OutcomeUnknownException e) {
-      metrics.unknown(started);
+      metrics.unknown(kind, started);
       LOG.info("txn {} group {}: outcome UNKNOWN, in the log at one of positions {}..{} or "
           + "nowhere: {}", entry.txnId(), group, e.result().firstPosition(),
           e.result().position(), e.result().reason());
       throw e;
     } catch (UnavailableException e) {
-      metrics.unavailable(started);
+      metrics.unavailable(kind, started);
       LOG.debug("txn {} group {}: UNAVAILABLE, not in the log: {}", entry.txnId(), group,
           e.getMessage());
       throw e;
     }
-    metrics.committed(started);
+    metrics.committed(kind, started);
     LOG.debug("txn {} group {}: COMMITTED at position {} ({} promotions{})", entry.txnId(),
         group, r.position(), r.promotions(), r.combined() ? ", combined" : "");
     noteSession(group, r.position());
@@ -568,7 +569,7 @@ public final class TxnClient implements AutoCloseable {
 
   /** A transaction of this client aborted before its entry was sent (a lock, TOO_OLD). */
   void abortedBeforeCommit(ClientMetrics.AbortReason reason) {
-    metrics.aborted(reason, System.nanoTime());
+    metrics.aborted("txn", reason, System.nanoTime());
   }
 
   // ---- internals ----------------------------------------------------------------------------

@@ -113,6 +113,9 @@ public final class TransactionService implements RequestHandler {
   /** Log and version GC (section 7), or null when this service does not collect. */
   private final GroupCollector collector;
   private final LeaderCombiner combiner;
+  /** One-way messages (APPLY, a pushed learn reply) that failed, by what their reply would say. */
+  private final Map<ErrorCode, java.util.concurrent.atomic.LongAdder> oneWayFailures =
+      new java.util.EnumMap<>(ErrorCode.class);
 
   /**
    * @param dc this DC's name
@@ -142,6 +145,9 @@ public final class TransactionService implements RequestHandler {
       Limits limits, Scheduler scheduler, GroupCollector collector,
       LeaderCombiner.Options leaderOptions) {
     this.collector = collector;
+    for (ErrorCode c : ErrorCode.values()) {
+      oneWayFailures.put(c, new java.util.concurrent.atomic.LongAdder());
+    }
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
     if (!this.dcs.contains(dc)) {
@@ -184,6 +190,15 @@ public final class TransactionService implements RequestHandler {
     m.put("leader", combiner.cachedGroups());
     m.put("catchup", (long) catchUp.activeRuns());
     return m;
+  }
+
+  /**
+   * One-way messages (APPLY, a pushed learn reply) that failed and so got no reply, by the code
+   * a reply would have carried ({@code TOO_OLD}, or {@code STORE_UNAVAILABLE} for a store that
+   * failed or any other error); for metrics.
+   */
+  public long oneWayFailures(ErrorCode code) {
+    return oneWayFailures.get(code).sum();
   }
 
   /** Leader combination at this service (rounds and entries, for reports). */
@@ -269,6 +284,9 @@ public final class TransactionService implements RequestHandler {
       return new ErrorReply(group, position, ErrorCode.BAD_REQUEST, t.getMessage());
     }
     if (oneWay(request)) {
+      ErrorCode code = t instanceof TooOldException ? ErrorCode.TOO_OLD
+          : ErrorCode.STORE_UNAVAILABLE;
+      oneWayFailures.get(code).increment();
       if (!(t instanceof TooOldException)) {
         LOG.warn("DC {} failed one-way {}: {}", dc, describe(request), t.toString());
       }

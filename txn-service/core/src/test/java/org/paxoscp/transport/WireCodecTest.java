@@ -304,6 +304,34 @@ class WireCodecTest {
   }
 
   @Test
+  void statusMessagesAreReadInTheirOneEncodingOnly() {
+    // type 28 STATUS_REPLY, request id, reply flag, group, position, then the fields.
+    java.util.function.BiFunction<Long, List<String>, byte[]> reply = (position, kv) -> {
+      org.paxoscp.wal.BinaryWriter w = new org.paxoscp.wal.BinaryWriter();
+      w.writeByte(28).writeLong(1).writeByte(1).writeString("g").writeLong(position)
+          .writeVarint(kv.size() / 2);
+      kv.forEach(w::writeString);
+      return w.toByteArray();
+    };
+    Envelope ok = WireCodec.decodeMessage("V1", reply.apply(0L, List.of("a", "1", "b", "2")));
+    assertEquals(new Message.StatusReply("g", Map.of("a", "1", "b", "2")), ok.message());
+    List<String> many = new ArrayList<>();
+    for (int i = 0; i < Message.StatusReply.MAX_FIELDS + 1; i++) {
+      many.add(String.format("f%03d", i));
+      many.add("v");
+    }
+    for (byte[] bad : List.of(
+        reply.apply(5L, List.of("a", "1")),                 // a status has position 0
+        reply.apply(0L, List.of("b", "2", "a", "1")),       // field names out of order
+        reply.apply(0L, List.of("a", "1", "a", "2")),       // a field twice
+        reply.apply(0L, many))) {                           // too many fields
+      MalformedDatagramException e = assertThrows(MalformedDatagramException.class,
+          () -> WireCodec.decodeMessage("V1", bad));
+      assertEquals(Reason.MALFORMED, e.reason(), e.getMessage());
+    }
+  }
+
+  @Test
   void anAuthenticUnknownTypeIsRejectedAsSuch() {
     byte[] message = WireCodec.encodeMessage(
         new Envelope(1, "V1", false, new Message.BeginRequest("g", 1)));

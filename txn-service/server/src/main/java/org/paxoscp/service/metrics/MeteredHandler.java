@@ -1,6 +1,5 @@
 package org.paxoscp.service.metrics;
 
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
@@ -14,8 +13,7 @@ import org.paxoscp.transport.RequestHandler;
 
 /**
  * A {@link RequestHandler} decorator that times every request the service handles by type and
- * result ({@code paxoscp_service_request_seconds{type, result}}), and records the entries of
- * every applied position ({@code paxoscp_service_applied_entries}). The result is what the reply
+ * result ({@code paxoscp_service_request_seconds{type, result}}). The result is what the reply
  * says: {@code ok}; an error code ({@code too_old}, {@code store_unavailable}, ...); a vote
  * ({@code promised}/{@code rejected}, {@code accepted}/{@code rejected},
  * {@code granted}/{@code refused}); a leader-combination outcome ({@code committed},
@@ -23,29 +21,21 @@ import org.paxoscp.transport.RequestHandler;
  */
 final class MeteredHandler implements RequestHandler {
   static final String REQUEST = "paxoscp.service.request";
-  static final String APPLIED_ENTRIES = "paxoscp.service.applied.entries";
 
   private final RequestHandler inner;
   private final MeterRegistry registry;
   /** Timers by type, then result: a few dozen at most. */
   private final Map<String, Map<String, Timer>> timers = new ConcurrentHashMap<>();
-  private final DistributionSummary appliedEntries;
 
   MeteredHandler(RequestHandler inner, MeterRegistry registry) {
     this.inner = inner;
     this.registry = registry;
-    this.appliedEntries = DistributionSummary.builder(APPLIED_ENTRIES)
-        .description("entries in each position this DC applied (more than one: combined)")
-        .register(registry);
   }
 
   @Override
   public CompletableFuture<Message> handle(String fromDc, Message request) {
     long start = System.nanoTime();
     String type = type(request);
-    if (request instanceof Message.Paxos p && p.message() instanceof PaxosMessage.Apply a) {
-      appliedEntries.record(a.value().entries().size());
-    }
     return inner.handle(fromDc, request).whenComplete((reply, t) ->
         timer(type, t != null ? "error" : result(reply))
             .record(System.nanoTime() - start, TimeUnit.NANOSECONDS));

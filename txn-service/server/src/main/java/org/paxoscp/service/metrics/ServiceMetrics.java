@@ -49,6 +49,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class ServiceMetrics implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ServiceMetrics.class);
+  static final String RECORDED_POSITIONS = "paxoscp.service.recorded.positions";
+  static final String RECORDED_ENTRIES = "paxoscp.service.recorded.entries";
+  static final String ONE_WAY_FAILURES = "paxoscp.service.oneway.failures";
 
   private final CompositeMeterRegistry registry = new CompositeMeterRegistry();
   private final PrometheusMeterRegistry prometheus =
@@ -56,6 +59,7 @@ public final class ServiceMetrics implements AutoCloseable {
   private final JmxMeterRegistry jmx;
   private final JvmGcMetrics gc = new JvmGcMetrics();
   private HttpServer http;
+  private java.util.concurrent.ExecutorService httpExecutor;
 
   /**
    * A registry whose every meter carries {@code dc=<dc>}, with the JVM's meters bound.
@@ -120,6 +124,16 @@ public final class ServiceMetrics implements AutoCloseable {
         combiner, c -> c.holds());
     Gauge.builder("paxoscp.service.leader.rounds.in.flight", combiner, c -> c.roundsInFlight())
         .description("leader rounds running now").register(registry);
+    counter(RECORDED_POSITIONS, "positions whose chosen value this instance recorded first "
+        + "(from an APPLY or by catch-up)", catchUp, c -> c.recordedPositions());
+    counter(RECORDED_ENTRIES, "entries (committed transactions) of the positions recorded",
+        catchUp, c -> c.recordedEntries());
+    for (var code : java.util.List.of(org.paxoscp.transport.Message.ErrorCode.TOO_OLD,
+        org.paxoscp.transport.Message.ErrorCode.STORE_UNAVAILABLE)) {
+      counter(ONE_WAY_FAILURES, "one-way messages (APPLY, pushed learn replies) that failed, "
+          + "by the result a reply would have carried", service, s -> s.oneWayFailures(code),
+          "result", code.name().toLowerCase(Locale.ROOT));
+    }
     counter("paxoscp.service.catchup.learned", "positions learned by catch-up, by how",
         catchUp, c -> c.learnedFromPeers(), "from", "peers");
     counter("paxoscp.service.catchup.learned", "positions learned by catch-up, by how",
@@ -179,25 +193,30 @@ public final class ServiceMetrics implements AutoCloseable {
     }
     http.createContext("/metrics", exchange -> {
       try (exchange) {
-        if (!exchange.getRequestMethod().equals("GET")
-            && !exchange.getRequestMethod().equals("HEAD")) {
+        String method = exchange.getRequestMethod();
+        if (!method.equals("GET") && !method.equals("HEAD")) {
           exchange.sendResponseHeaders(405, -1);
           return;
         }
-        byte[] body = prometheus.scrape().getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type",
             "text/plain; version=0.0.4; charset=utf-8");
+        if (method.equals("HEAD")) {
+          exchange.sendResponseHeaders(200, -1);
+          return;
+        }
+        byte[] body = prometheus.scrape().getBytes(StandardCharsets.UTF_8);
         exchange.sendResponseHeaders(200, body.length);
         try (OutputStream out = exchange.getResponseBody()) {
           out.write(body);
         }
       }
     });
-    http.setExecutor(Executors.newSingleThreadExecutor(r -> {
+    httpExecutor = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "metrics-http");
       t.setDaemon(true);
       return t;
-    }));
+    });
+    http.setExecutor(httpExecutor);
     http.start();
     InetSocketAddress bound = http.getAddress();
     LOG.info("metrics at http://{}:{}/metrics", bound.getHostString(), bound.getPort());
@@ -220,6 +239,7 @@ public final class ServiceMetrics implements AutoCloseable {
     if (http != null) {
       http.stop(0);
       http = null;
+      httpExecutor.shutdownNow(); // HttpServer.stop leaves the executor it was given running
     }
     gc.close();
     registry.close();

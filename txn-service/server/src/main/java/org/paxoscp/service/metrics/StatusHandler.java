@@ -3,7 +3,6 @@ package org.paxoscp.service.metrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.ValueAtPercentile;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.Locale;
 import java.util.Map;
@@ -19,7 +18,7 @@ import org.paxoscp.transport.RequestHandler;
 /**
  * Answers {@link Message.StatusRequest}s (for {@code paxoscp status}) and passes every other
  * request on. The reply names the instance, its uptime, and, when metrics are collected, its
- * request, error and applied-entry counts and its begin latency; with a group, that group's
+ * request, error and recorded-entry counts and its begin latency; with a group, that group's
  * applied position, GC watermark and fast-path leader at this DC (read from the store: a store
  * that does not answer gives {@code group.error}).
  */
@@ -32,6 +31,7 @@ public final class StatusHandler implements RequestHandler {
   private final TransactionService service;
   private final Supplier<InetSocketAddress> address;
   private final MeterRegistry registry;
+  private final long startNanos = System.nanoTime();
 
   /**
    * @param inner every other request goes here
@@ -59,13 +59,12 @@ public final class StatusHandler implements RequestHandler {
     f.put("dc", service.dc());
     InetSocketAddress a = address.get();
     f.put("instance", a == null ? "?" : a.getHostString() + ":" + a.getPort());
-    f.put("uptime_s", Long.toString(ManagementFactory.getRuntimeMXBean().getUptime() / 1000));
+    f.put("uptime_s", Long.toString((System.nanoTime() - startNanos) / 1_000_000_000L));
     f.put("metrics", registry == null ? "off" : "on");
     if (registry != null) {
       long requests = 0;
       long errors = 0;
       long tooOld = 0;
-      long applied = 0;
       for (Timer t : registry.find(MeteredHandler.REQUEST).timers()) {
         String result = t.getId().getTag("result");
         requests += t.count();
@@ -75,15 +74,19 @@ public final class StatusHandler implements RequestHandler {
           tooOld += t.count();
         }
       }
-      var entries = registry.find(MeteredHandler.APPLIED_ENTRIES).summary();
-      if (entries != null) {
-        applied = (long) entries.totalAmount();
-        f.put("applied_positions", Long.toString(entries.count()));
+      // A one-way message that failed got no reply: the service counts it apart.
+      for (var c : registry.find(ServiceMetrics.ONE_WAY_FAILURES).functionCounters()) {
+        if ("too_old".equals(c.getId().getTag("result"))) {
+          tooOld += (long) c.count();
+        } else {
+          errors += (long) c.count();
+        }
       }
       f.put("requests", Long.toString(requests));
       f.put("errors", Long.toString(errors));
       f.put("too_old", Long.toString(tooOld));
-      f.put("applied_entries", Long.toString(applied));
+      f.put("recorded_entries", Long.toString(sum(ServiceMetrics.RECORDED_ENTRIES)));
+      f.put("recorded_positions", Long.toString(sum(ServiceMetrics.RECORDED_POSITIONS)));
       Timer begin = registry.find(MeteredHandler.REQUEST).tag("type", "begin_request")
           .tag("result", "ok").timer();
       if (begin != null) {
@@ -105,5 +108,10 @@ public final class StatusHandler implements RequestHandler {
       }
     }
     return new Message.StatusReply(group, f);
+  }
+
+  private long sum(String functionCounter) {
+    return (long) registry.find(functionCounter).functionCounters().stream()
+        .mapToDouble(c -> c.count()).sum();
   }
 }
