@@ -22,6 +22,32 @@ import picocli.CommandLine.Option;
 public final class SharedOptions {
   private SharedOptions() {}
 
+  /** {@code --config FILE}: the cluster a client-side command talks to. */
+  public static final class ClusterFile {
+    @Option(names = "--config", required = true, paramLabel = "FILE",
+        description = "The cluster's client configuration (as `cluster` writes it) or a "
+            + "service's properties file.")
+    Path file;
+
+    public Path path() {
+      return file;
+    }
+
+    /**
+     * The cluster the file describes (a service's own keys are allowed and ignored).
+     *
+     * @throws IllegalArgumentException naming the file or the key, if it is missing or wrong
+     * @throws java.io.UncheckedIOException if it cannot be read
+     */
+    public ClusterConfig load() {
+      if (!java.nio.file.Files.isRegularFile(file)) {
+        throw new IllegalArgumentException("no such file " + file);
+      }
+      return ClusterConfig.fromProperties(LocalCluster.readProperties(file),
+          org.paxoscp.service.ServiceConfig.KEYS);
+    }
+  }
+
   /** {@code --dcs A,B,C}: the cluster's DCs, in order. */
   public static final class Dcs {
     @Option(names = "--dcs", paramLabel = "DC,DC,...",

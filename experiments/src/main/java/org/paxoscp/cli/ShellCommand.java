@@ -7,8 +7,6 @@ import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,10 +25,9 @@ import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TransactionTooLargeException;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
-import org.paxoscp.local.LocalCluster;
-import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.transport.ClusterConfig;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -69,10 +66,8 @@ public final class ShellCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--config", required = true, paramLabel = "FILE",
-      description = "The cluster's client configuration (as `cluster` writes it) or a service's "
-          + "properties file.")
-  Path configFile;
+  @Mixin
+  SharedOptions.ClusterFile config = new SharedOptions.ClusterFile();
 
   @Option(names = "--dc", paramLabel = "DC",
       description = "The client's home DC (default: the first DC of the cluster).")
@@ -122,11 +117,7 @@ public final class ShellCommand implements Callable<Integer> {
         default -> throw new IllegalArgumentException("--protocol must be cp, basic or leader, "
             + "was " + protocolName);
       };
-      if (!Files.isRegularFile(configFile)) {
-        throw new IllegalArgumentException("no such file " + configFile);
-      }
-      cluster = ClusterConfig.fromProperties(LocalCluster.readProperties(configFile),
-          ServiceConfig.KEYS);
+      cluster = config.load();
       home = dc == null ? cluster.dcNames().get(0) : dc;
       if (!cluster.dcNames().contains(home)) {
         throw new IllegalArgumentException("--dc " + home + " is not a DC of the cluster "

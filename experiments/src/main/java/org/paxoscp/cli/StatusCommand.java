@@ -3,8 +3,6 @@ package org.paxoscp.cli;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,14 +11,13 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import org.paxoscp.local.LocalCluster;
 import org.paxoscp.service.CuratorDiscovery;
-import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.UdpTransport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -50,10 +47,8 @@ public final class StatusCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @Option(names = "--config", required = true, paramLabel = "FILE",
-      description = "The cluster's client configuration (as `cluster` writes it) or a service's "
-          + "properties file.")
-  Path configFile;
+  @Mixin
+  SharedOptions.ClusterFile config = new SharedOptions.ClusterFile();
 
   @Option(names = "--group", paramLabel = "G",
       description = "Also show this group's applied position, GC watermark and fast-path "
@@ -82,11 +77,7 @@ public final class StatusCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     ClusterConfig cluster;
     try {
-      if (!Files.isRegularFile(configFile)) {
-        throw new IllegalArgumentException("no such file " + configFile);
-      }
-      cluster = ClusterConfig.fromProperties(LocalCluster.readProperties(configFile),
-          ServiceConfig.KEYS);
+      cluster = config.load();
       if (asDc != null && !cluster.dcNames().contains(asDc)) {
         throw new IllegalArgumentException("--as-dc " + asDc + " is not a DC of the cluster "
             + cluster.dcNames());

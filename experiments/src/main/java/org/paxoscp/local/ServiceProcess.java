@@ -25,16 +25,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ServiceProcess {
   /** The same flags as the {@code paxoscp} launcher (HBase's client on JDK 17). */
-  static final List<String> JVM_FLAGS = List.of(
-      "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
-      "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-      "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-      "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-      "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
-      "--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED",
-      "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-      "--add-exports", "java.base/sun.net.dns=ALL-UNNAMED",
-      "--add-exports", "java.base/sun.net.util=ALL-UNNAMED");
+  static final List<String> JVM_FLAGS = org.paxoscp.store.hbase.StandaloneHBase.jvmFlags();
 
   private final String name;
   private final String dc;

@@ -57,6 +57,14 @@ public final class StandaloneHBase {
 
   private StandaloneHBase() {}
 
+  /**
+   * The JVM flags HBase's client and server need on JDK 17 (the {@code paxoscp} launcher passes
+   * the same), for a process that runs either.
+   */
+  public static java.util.List<String> jvmFlags() {
+    return HBaseServerSettings.JVM_FLAGS;
+  }
+
   /** Whether the server of a directory runs and answers. */
   public enum State {
     /** The process runs and HBase answers on its ZooKeeper port. */
