@@ -39,8 +39,9 @@ import org.paxoscp.transport.ClusterConfig;
 /**
  * Metrics of a running cluster (three DCs, in-memory stores, UDP, each service serving
  * {@code /metrics}): scraped over HTTP while clients commit, the commit counters rise at every
- * DC; every metric the Grafana dashboard in docs/grafana queries is exported by the services or
- * the clients; the meters are published over JMX; {@code status} shows every DC, and with one
+ * DC, and a datagram no service can open is counted as dropped; every metric the Grafana
+ * dashboard in docs/grafana queries is exported by the services or the clients, with the labels
+ * it selects on; the meters are published over JMX; {@code status} shows every DC, and with one
  * DC's service stopped says which, within the request timeout.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -105,6 +106,23 @@ class MetricsIT {
         stop.set(true);
         load.join(30_000);
       }
+      // A datagram no service could open is dropped before any handler, and counted.
+      double droppedBefore = sample(scrape(urls.get("V1")), "paxoscp_transport_dropped_total");
+      try (java.net.DatagramSocket s = new java.net.DatagramSocket()) {
+        byte[] junk = {3, 1, 4, 1, 5};
+        var to = cluster.config().dc("V1").endpoints().get(0); // unresolved, as configured
+        s.send(new java.net.DatagramPacket(junk, junk.length,
+            new java.net.InetSocketAddress(to.getHostString(), to.getPort())));
+      }
+      Poll.until("V1 to count the dropped datagram", Duration.ofSeconds(10), () -> {
+        try {
+          return sample(scrape(urls.get("V1")), "paxoscp_transport_dropped_total")
+              > droppedBefore;
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+
       String clientText = clientRegistry.scrape();
       assertTrue(sample(clientText, "paxoscp_client_commit_seconds_count") >= commits.get(),
           clientText);

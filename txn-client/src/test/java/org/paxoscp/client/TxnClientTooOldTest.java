@@ -69,13 +69,17 @@ class TxnClientTooOldTest {
 
   @Test
   void aReadAtACollectedPositionIsARetryableAbort() {
+    var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
     TxnClient c = cluster.closeLater(cluster.client("A", CommitProtocol.CP)
-        .transport(new TooOldReads(cluster.network.transport("A"), 1)).build());
+        .transport(new TooOldReads(cluster.network.transport("A"), 1)).meterRegistry(registry)
+        .build());
     Transaction t = c.begin("g");
     TransactionAbortedException e = assertThrows(TransactionAbortedException.class,
         () -> t.get("k"));
     assertEquals(CommitResult.Status.ABORTED, e.result().status());
     assertTrue(e.result().reason().contains("GC watermark"), e.result().reason());
+    assertEquals(1, registry.find("paxoscp.client.commit").tag("outcome", "aborted")
+        .tag("reason", "too_old").timer().count(), "counted as an abort for TOO_OLD");
   }
 
   @Test

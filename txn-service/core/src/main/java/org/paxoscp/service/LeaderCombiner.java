@@ -29,12 +29,12 @@ import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.store.StoreUnavailableException;
 import org.paxoscp.transport.LeaderSubmit;
-import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.SubmitReply;
 import org.paxoscp.transport.Message.SubmitRequest;
 import org.paxoscp.transport.Message.SubmitStatus;
+import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
@@ -188,6 +188,8 @@ public final class LeaderCombiner {
   private final int maxWaiting;
   /** Groups with live work here (see the class comment); never evicted. */
   private final ConcurrentHashMap<String, GroupState> live = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.LongAdder idleEvictions =
+      new java.util.concurrent.atomic.LongAdder();
   /** Idle groups' memos, bounded by entries, evicted by recency. */
   private final Cache<String, Memo> idle;
   private final AtomicLong rounds = new AtomicLong();
@@ -215,7 +217,8 @@ public final class LeaderCombiner {
   LeaderCombiner(String dc, List<String> dcs, Acceptor acceptor, LogApplier applier,
       CatchUp catchUp, Scheduler scheduler, Options options, int maxListBytes, int maxWaiting,
       int maxIdleGroups) {
-    this.idle = Caffeine.newBuilder().maximumSize(maxIdleGroups).build();
+    this.idle = Caffeine.newBuilder().maximumSize(maxIdleGroups)
+        .evictionListener((g, memo, cause) -> idleEvictions.increment()).build();
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
     this.dcIndex = this.dcs.indexOf(dc);
@@ -306,6 +309,11 @@ public final class LeaderCombiner {
    */
   public long cachedGroups() {
     return live.size() + idle.estimatedSize();
+  }
+
+  /** Idle groups' memos dropped to stay within the bound, since this combiner was made. */
+  public long evictions() {
+    return idleEvictions.sum();
   }
 
   /** Groups with live work here now (never evicted; see the class comment). */

@@ -201,6 +201,17 @@ public final class TransactionService implements RequestHandler {
     return oneWayFailures.get(code).sum();
   }
 
+  /**
+   * Groups each per-group cache dropped to stay within its bound ({@code cache.groups}), by the
+   * names {@link #cachedGroups} uses; a group dropped is rebuilt from the store on its next use.
+   */
+  public Map<String, Long> cacheEvictions() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("applier", applier.evictions());
+    m.put("leader", combiner.evictions());
+    return m;
+  }
+
   /** Leader combination at this service (rounds and entries, for reports). */
   public LeaderCombiner combiner() {
     return combiner;

@@ -3,18 +3,17 @@ package org.paxoscp.paxos;
 import static org.paxoscp.paxos.WalLayout.APPLIED;
 import static org.paxoscp.paxos.WalLayout.DATA_VALUE;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ConcurrentSkipListMap;
-import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.store.KvStore;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
 import org.paxoscp.wal.XgLocks;
@@ -72,6 +71,8 @@ public final class LogApplier {
    */
   private final ConcurrentMap<String, ConcurrentSkipListMap<Long, LogValue>> announced;
   private final List<Cache<String, ?>> caches;
+  private final java.util.concurrent.atomic.LongAdder evictions =
+      new java.util.concurrent.atomic.LongAdder();
   private final int maxGroups;
 
   /**
@@ -101,11 +102,15 @@ public final class LogApplier {
     this.store = store;
     this.acceptor = new Acceptor(store);
     this.maxGroups = maxGroups;
-    Cache<String, Applied> k = Caffeine.newBuilder().maximumSize(maxGroups).build();
-    Cache<String, ConcurrentSkipListMap<Long, LogValue>> r =
-        Caffeine.newBuilder().maximumSize(maxGroups).build();
-    Cache<String, ConcurrentSkipListMap<Long, LogValue>> a =
-        Caffeine.newBuilder().maximumSize(maxGroups).build();
+    // Evictions are counted for the operator (a listener, called only when one happens).
+    Cache<String, Applied> k = Caffeine.newBuilder().maximumSize(maxGroups)
+        .<String, Applied>evictionListener((g, v, cause) -> evictions.increment()).build();
+    Cache<String, ConcurrentSkipListMap<Long, LogValue>> r = Caffeine.newBuilder()
+        .maximumSize(maxGroups).<String, ConcurrentSkipListMap<Long, LogValue>>evictionListener(
+            (g, v, cause) -> evictions.increment()).build();
+    Cache<String, ConcurrentSkipListMap<Long, LogValue>> a = Caffeine.newBuilder()
+        .maximumSize(maxGroups).<String, ConcurrentSkipListMap<Long, LogValue>>evictionListener(
+            (g, v, cause) -> evictions.increment()).build();
     this.known = k.asMap();
     this.recorded = r.asMap();
     this.announced = a.asMap();
@@ -123,6 +128,14 @@ public final class LogApplier {
   /** The bound on the groups each of its caches holds. */
   public int maxGroups() {
     return maxGroups;
+  }
+
+  /**
+   * Groups its caches dropped to stay within {@link #maxGroups} (each of its caches counts), since
+   * it was made; {@link #forgetAll} is not counted.
+   */
+  public long evictions() {
+    return evictions.sum();
   }
 
   /** Groups with cached state now (an estimate, as Caffeine gives it), per cache. */

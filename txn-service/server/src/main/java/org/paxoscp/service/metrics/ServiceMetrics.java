@@ -149,6 +149,11 @@ public final class ServiceMetrics implements AutoCloseable {
           .description("groups whose state a per-group cache holds now, by cache")
           .tag("cache", cache).register(registry);
     }
+    for (String cache : service.cacheEvictions().keySet()) {
+      counter("paxoscp.service.cache.evictions", "groups a per-group cache dropped to stay "
+          + "within paxoscp.service.cache.groups (rebuilt from the store on next use), by cache",
+          service, s -> s.cacheEvictions().getOrDefault(cache, 0L), "cache", cache);
+    }
     if (collector != null) {
       counter("paxoscp.service.gc.rounds", "GC rounds finished", collector, c -> c.rounds());
       counter("paxoscp.service.gc.rounds.waiting", "GC rounds that waited for a silent DC",
