@@ -943,7 +943,8 @@ public final class LeaderCombiner {
     List<Runnable> answers = new ArrayList<>();
     ErrorCode code = e instanceof StoreUnavailableException ? ErrorCode.STORE_UNAVAILABLE
         : e instanceof TooOldException ? ErrorCode.TOO_OLD : ErrorCode.CATCH_UP_FAILED;
-    if (e instanceof CatchUpFailedException) {
+    if (e instanceof CatchUpFailedException || e instanceof TooOldException) {
+      // Expected: the DC is behind, or the position was collected (the client is told TOO_OLD).
       LOG.debug("DC {}: no leader round for group {}: {}", dc, g.name, e.getMessage());
     } else if (!(e instanceof StoreUnavailableException)) {
       LOG.error("DC {}: leader round of group {} failed", dc, g.name, e);
