@@ -653,15 +653,22 @@ public final class LeaderCombiner {
    */
   private void buildList(GroupState g, long q, List<Pending> list, List<Runnable> answers) {
     List<Pending> eligible = new ArrayList<>();
-    for (var it = g.queue.iterator(); it.hasNext(); ) {
-      Pending p = it.next();
+    List<Pending> judged = new ArrayList<>();
+    List<Message> replies = new ArrayList<>();
+    for (Pending p : g.queue) {
       Message decided = judge(g, p, q);
       if (decided != null) {
-        it.remove();
-        answers.add(answer(g, p, decided));
+        judged.add(p);
+        replies.add(decided);
       } else if (p.request.position() <= q) {
         eligible.add(p);
       }
+    }
+    // Only once every entry is judged: a judgement that throws (the store failed) leaves them
+    // all queued, and the round's failure answers each of them.
+    for (int i = 0; i < judged.size(); i++) {
+      g.queue.remove(judged.get(i));
+      answers.add(answer(g, judged.get(i), replies.get(i)));
     }
     List<Pending> ordered = new ArrayList<>();
     // Stream.min keeps the earliest of equal entries: arrival order among equally cheap DCs.
