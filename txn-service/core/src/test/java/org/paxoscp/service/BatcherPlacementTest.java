@@ -1,0 +1,173 @@
+package org.paxoscp.service;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.random.RandomGenerator;
+import org.junit.jupiter.api.Test;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.Message.ErrorCode;
+import org.paxoscp.transport.Message.ErrorReply;
+import org.paxoscp.transport.Message.SubmitReply;
+import org.paxoscp.transport.Message.SubmitRequest;
+import org.paxoscp.transport.Scheduler;
+import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.TransportTimeoutException;
+import org.paxoscp.wal.LogEntry;
+
+/**
+ * Where leader combination batches, alone: the batcher by leader costs (and around a DC marked
+ * down after an unanswered pass-on), the next position's leader without costs, and whose entry
+ * leads a list.
+ */
+class BatcherPlacementTest {
+  private static final List<String> DCS = List.of("V", "O", "C");
+  private static final Map<String, Long> COSTS = Map.of("V", 90L, "O", 20L, "C", 20L);
+  private static final long DOWN_MICROS = 1_000_000;
+
+  /** A clock the test moves; nothing runs on its own. */
+  private static final class Clock implements Scheduler {
+    long now;
+
+    @Override
+    public long nowMicros() {
+      return now;
+    }
+
+    @Override
+    public Cancellable schedule(long delayMicros, Runnable task) {
+      return () -> { };
+    }
+
+    @Override
+    public void execute(Runnable task) {
+      task.run();
+    }
+
+    @Override
+    public RandomGenerator random() {
+      return new SplittableRandom(1);
+    }
+  }
+
+  /** Answers each request with what the test queued for that DC, recording where it went. */
+  private static final class Replies implements Transport {
+    final List<String> sentTo = new ArrayList<>();
+    final List<Message> sent = new ArrayList<>();
+    final Map<String, CompletableFuture<Message>> answers = new TreeMap<>();
+
+    @Override
+    public String localDc() {
+      return "V";
+    }
+
+    @Override
+    public CompletableFuture<Message> request(String dc, Message request, Duration timeout) {
+      sentTo.add(dc);
+      sent.add(request);
+      return answers.getOrDefault(dc, CompletableFuture.failedFuture(
+          new TransportTimeoutException("no answer from " + dc)));
+    }
+
+    @Override
+    public void send(String dc, Message message) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  private final Clock clock = new Clock();
+  private final Replies transport = new Replies();
+
+  private BatcherPlacement placement(String dc, Map<String, Long> costs) {
+    return new BatcherPlacement(dc, DCS, costs, transport, clock, Duration.ofMillis(500),
+        DOWN_MICROS);
+  }
+
+  private static SubmitRequest submit(String txn, String origin) {
+    LogEntry e = new LogEntry(txn, origin, 0, new TreeSet<>(), new TreeMap<>());
+    return new SubmitRequest("g", 1, e, 4, false);
+  }
+
+  private static OptionalInt neverAsked() {
+    throw new AssertionError("with leader costs the next position's leader is not asked");
+  }
+
+  @Test
+  void withCostsTheCheapestDcBatchesAndATieGoesToTheFirstListed() {
+    BatcherPlacement atV = placement("V", COSTS);
+    assertEquals(Optional.of("O"), atV.passOnTo(BatcherPlacementTest::neverAsked));
+    assertEquals(Optional.empty(), placement("O", COSTS).passOnTo(
+        BatcherPlacementTest::neverAsked));
+    assertEquals(Optional.of("O"), placement("C", COSTS).passOnTo(
+        BatcherPlacementTest::neverAsked));
+    // With costs, a round never passes its entries on: the batcher asks the leader's grant.
+    assertEquals(Optional.empty(), atV.roundPassesOnTo(OptionalInt.of(1)));
+  }
+
+  @Test
+  void aBatcherThatDidNotAnswerIsPassedOverUntilItsDownTimeEnds() throws Exception {
+    BatcherPlacement atV = placement("V", COSTS);
+    Message m = atV.forward(submit("t1", "V"), "O").get();
+    ErrorReply e = assertInstanceOf(ErrorReply.class, m);
+    assertEquals(ErrorCode.LEADER_UNREACHABLE, e.code());
+    assertTrue(e.detail().contains("DC V passed the entry on to DC O"), e.detail());
+    assertEquals(Optional.of("C"), atV.passOnTo(BatcherPlacementTest::neverAsked));
+    clock.now += DOWN_MICROS;
+    assertEquals(Optional.of("O"), atV.passOnTo(BatcherPlacementTest::neverAsked));
+    assertEquals(1, atV.forwarded());
+  }
+
+  @Test
+  void aPassOnIsSentMarkedForwardedAndItsAnswerRelayed() throws Exception {
+    BatcherPlacement atV = placement("V", COSTS);
+    SubmitReply committed = SubmitReply.committed("g", 1, "t1", 1);
+    transport.answers.put("O", CompletableFuture.completedFuture(committed));
+    assertEquals(committed, atV.forward(submit("t1", "V"), "O").get());
+    assertEquals(List.of("O"), transport.sentTo);
+    SubmitRequest sent = assertInstanceOf(SubmitRequest.class, transport.sent.get(0));
+    assertTrue(sent.forwarded(), "marked as passed on, so the batcher does not pass it again");
+    // Answered: O is not marked down.
+    assertEquals(Optional.of("O"), atV.passOnTo(BatcherPlacementTest::neverAsked));
+  }
+
+  @Test
+  void withoutCostsEntriesGoToTheNextPositionsLeader() {
+    BatcherPlacement atV = placement("V", Map.of());
+    assertEquals(Optional.of("C"), atV.passOnTo(() -> OptionalInt.of(2)));
+    assertEquals(Optional.empty(), atV.passOnTo(() -> OptionalInt.of(0)));
+    assertEquals(Optional.empty(), atV.passOnTo(OptionalInt::empty));
+    assertEquals(Optional.of("O"), atV.roundPassesOnTo(OptionalInt.of(1)));
+    assertEquals(Optional.empty(), atV.roundPassesOnTo(OptionalInt.of(0)));
+    assertEquals(Optional.empty(), atV.roundPassesOnTo(OptionalInt.empty()));
+  }
+
+  @Test
+  void theCheapestOriginLeadsAListAndThisDcWinsATie() {
+    Comparator<LogEntry> atO = placement("O", COSTS).firstEntryOrder();
+    LogEntry v = submit("v", "V").entry();
+    LogEntry o = submit("o", "O").entry();
+    LogEntry c = submit("c", "C").entry();
+    assertEquals(o, java.util.stream.Stream.of(v, c, o).min(atO).orElseThrow());
+    assertEquals(c, java.util.stream.Stream.of(v, c).min(atO).orElseThrow());
+    Comparator<LogEntry> atC = placement("C", COSTS).firstEntryOrder();
+    assertEquals(c, java.util.stream.Stream.of(o, c).min(atC).orElseThrow());
+    // Without costs every DC costs the same: this DC's entry first.
+    Comparator<LogEntry> flat = placement("V", Map.of()).firstEntryOrder();
+    assertEquals(v, java.util.stream.Stream.of(c, o, v).min(flat).orElseThrow());
+  }
+}
