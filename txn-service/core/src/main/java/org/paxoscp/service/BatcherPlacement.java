@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.paxoscp.transport.Latency;
 import org.paxoscp.transport.LeaderSubmit;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.ErrorCode;
@@ -21,6 +22,8 @@ import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportException;
 import org.paxoscp.wal.LogEntry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where a group's entries are batched, for one service instance of leader combination
@@ -32,19 +35,45 @@ import org.paxoscp.wal.LogEntry;
  * the grant check-and-write and the acceptors arbitrate between batchers, and every batcher
  * judges an entry against the decided positions before placing it ({@link LeaderRounds}).
  *
- * <p>Two rules, by whether the cluster knows what leading costs at each DC:
+ * <p>Three rules, by what the cluster knows of its round trips:
  * <ul>
- *   <li><b>With leader costs</b> (each DC's nearest-majority RTT): a group's batcher is the
- *       cheapest DC not marked down ({@link LeaderSubmit#batcher}); a list's first entry comes
- *       from the cheapest DC among its origins, this DC winning ties.
- *   <li><b>Without</b>: an entry goes to the DC that leads the group's next position as this DC
- *       knows it (which may be stale: the grant decides), and a round whose position another DC
- *       leads passes its clients' entries on there.
+ *   <li><b>With the RTTs between DCs</b> (and so each DC's leader cost, its nearest-majority
+ *       RTT): the batcher is the DC, not marked down, where a commit costs least on average over
+ *       where the entries come from: {@code cost(b) = lead(b) + sum over DCs d of share(d) *
+ *       rtt(d, b)}, with {@code share(d)} the share of recent committed entries whose client is
+ *       homed at {@code d} ({@link OriginShares}; a client submits to its own DC's service, which
+ *       passes the entry on to the batcher, so a client at {@code d} pays {@code rtt(d, b)} to
+ *       reach it, and 0 when {@code d} batches) — but only when it beats the cheapest DC to lead
+ *       (the next rule) by at least {@value #MIN_GAIN_MICROS} µs and {@value #MIN_GAIN_PERCENT}%;
+ *       having moved, it stays while it costs no more than that DC (hysteresis). Re-chosen at
+ *       most every {@value #EVAL_MICROS} µs, and not for {@value #DWELL_MICROS} µs after a move;
+ *       at once when the batcher is marked down. Used once
+ *       {@value #MIN_ENTRIES} entries were recorded here; the next rule before.
+ *   <li><b>With leader costs only</b>: the cheapest DC to lead not marked down
+ *       ({@link LeaderSubmit#batcher}, the rule clients use when their own DC is down).
+ *   <li><b>Without either</b>: an entry goes to the DC that leads the group's next position as
+ *       this DC knows it (which may be stale: the grant decides), and a round whose position
+ *       another DC leads passes its clients' entries on there.
  * </ul>
+ * With leader costs, a list's first entry (whose DC leads the next position) comes from the
+ * cheapest DC to lead among its origins, this DC winning ties.
  *
  * <p>Thread-safe.
  */
 final class BatcherPlacement {
+  private static final Logger LOG = LoggerFactory.getLogger(BatcherPlacement.class);
+  /** Pass-ons in a row a DC does not answer before it is marked down. */
+  static final int DOWN_AFTER_MISSES = 3;
+  /** Entries recorded here before the weighted rule applies (the cheapest DC to lead before). */
+  static final int MIN_ENTRIES = OriginShares.HORIZON / 2;
+  /** After a move, the weighted rule keeps the batcher this long (µs) unless it is down. */
+  static final long DWELL_MICROS = 5_000_000;
+  /** The weighted rule re-chooses at most this often (µs). */
+  static final long EVAL_MICROS = 500_000;
+  /** The weighted rule moves only for a gain of at least this (µs) ... */
+  static final long MIN_GAIN_MICROS = 5_000;
+  /** ... and at least this share of the current batcher's cost (%). */
+  static final int MIN_GAIN_PERCENT = 10;
   private final String dc;
   private final List<String> dcs;
   private final int dcIndex;
@@ -56,16 +85,28 @@ final class BatcherPlacement {
   private final long downMicros;
   /** Per DC, until when it counts as down. */
   private final Map<String, Long> down = new ConcurrentHashMap<>();
+  /** Per DC, pass-ons in a row it did not answer. */
+  private final Map<String, Integer> misses = new ConcurrentHashMap<>();
   private final AtomicLong forwarded = new AtomicLong();
+  /** RTTs between DCs for the weighted rule, or null. */
+  private final Latency latency;
+  private final OriginShares shares;
+  /** The weighted rule's batcher (null until chosen), when it may be re-chosen, and moves. */
+  private String current;
+  private long nextChoiceMicros;
+  private final AtomicLong moves = new AtomicLong();
 
   /**
    * @param leaderCosts what leading costs at each DC (missing: 0); empty when the cluster does
    *     not know
    * @param forwardTimeout how long a pass-on waits for the other DC's answer
    * @param downMicros how long a DC that did not answer a pass-on is passed over
+   * @param latency the RTTs between DCs (with leader costs), or null: no weighted rule
+   * @param shares where this DC's recorded entries come from (for the weighted rule)
    */
   BatcherPlacement(String dc, List<String> dcs, Map<String, Long> leaderCosts,
-      Transport transport, Scheduler scheduler, Duration forwardTimeout, long downMicros) {
+      Transport transport, Scheduler scheduler, Duration forwardTimeout, long downMicros,
+      Latency latency, OriginShares shares) {
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
     this.dcIndex = this.dcs.indexOf(dc);
@@ -74,6 +115,8 @@ final class BatcherPlacement {
     this.scheduler = Objects.requireNonNull(scheduler);
     this.forwardTimeout = Objects.requireNonNull(forwardTimeout);
     this.downMicros = downMicros;
+    this.latency = leaderCosts.isEmpty() ? null : latency;
+    this.shares = Objects.requireNonNull(shares);
   }
 
   /** Whether leader costs are known (the first rule of the class comment). */
@@ -88,7 +131,7 @@ final class BatcherPlacement {
    */
   Optional<String> passOnTo(Supplier<OptionalInt> leaderOfNext) {
     if (hasCosts()) {
-      String b = LeaderSubmit.batcher(leaderCosts, dcs, down, scheduler.nowMicros());
+      String b = batcher();
       return b.equals(dc) ? Optional.empty() : Optional.of(b);
     }
     OptionalInt leader = leaderOfNext.get();
@@ -118,10 +161,85 @@ final class BatcherPlacement {
     return leaderCosts.getOrDefault(origin, 0L);
   }
 
+  /** The batcher by the first rule that applies (see the class comment); with leader costs. */
+  String batcher() {
+    long now = scheduler.nowMicros();
+    String cheapest = LeaderSubmit.batcher(leaderCosts, dcs, down, now);
+    if (latency == null || shares.entries() < MIN_ENTRIES) {
+      return cheapest;
+    }
+    synchronized (this) {
+      boolean currentUp = current != null && down.getOrDefault(current, 0L) <= now;
+      if (currentUp && now < nextChoiceMicros) {
+        return current;
+      }
+      nextChoiceMicros = now + EVAL_MICROS;
+      double[] w = shares.shares();
+      String best = cheapest;
+      double bestCost = weightedCost(cheapest, w);
+      for (String b : dcs) {
+        double c = weightedCost(b, w);
+        if (down.getOrDefault(b, 0L) <= now && c < bestCost) {
+          best = b;
+          bestCost = c;
+        }
+      }
+      double cheapestCost = weightedCost(cheapest, w);
+      double margin = Math.max(MIN_GAIN_MICROS, cheapestCost * MIN_GAIN_PERCENT / 100.0);
+      // Away from the cheapest DC to lead only for a clear gain; back only when all of it is
+      // gone (hysteresis). Decided from the shares alone, which every DC sees alike, so the DCs
+      // agree on the batcher without asking each other.
+      boolean stay = currentUp && !current.equals(cheapest)
+          && weightedCost(current, w) <= cheapestCost;
+      String chosen = stay ? current : bestCost + margin <= cheapestCost ? best : cheapest;
+      if (!chosen.equals(current)) {
+        if (current != null) {
+          moves.incrementAndGet();
+        }
+        LOG.info("DC {}: leader combination batches at DC {} (was {}): mean commit cost {} ms "
+            + "there, {} ms at the cheapest DC to lead ({}); recent entries from {}", dc, chosen,
+            current == null ? "none" : current, ms(weightedCost(chosen, w)), ms(cheapestCost),
+            cheapest, describe(w));
+        current = chosen;
+        nextChoiceMicros = now + DWELL_MICROS;
+      }
+      return current;
+    }
+  }
+
+  /** What a commit costs on average when {@code b} batches, for entries from DCs as {@code w}. */
+  private double weightedCost(String b, double[] w) {
+    double c = cost(b);
+    for (int d = 0; d < w.length; d++) {
+      if (w[d] > 0 && !dcs.get(d).equals(b)) {
+        c += w[d] * latency.rttMicros(dcs.get(d), b);
+      }
+    }
+    return c;
+  }
+
+  private static String ms(double micros) {
+    return String.format(java.util.Locale.ROOT, "%.1f", micros / 1000);
+  }
+
+  private String describe(double[] w) {
+    StringBuilder b = new StringBuilder();
+    for (int d = 0; d < w.length; d++) {
+      b.append(d == 0 ? "" : " ").append(dcs.get(d)).append(' ')
+          .append(Math.round(w[d] * 100)).append('%');
+    }
+    return b.toString();
+  }
+
+  /** Times the weighted rule moved the batcher from one DC to another. */
+  long moves() {
+    return moves.get();
+  }
+
   /**
-   * Passes {@code s} on to {@code to}'s service and relays its answer; a DC that does not answer
-   * in time is marked down and the answer is LEADER_UNREACHABLE (the client then settles the
-   * outcome).
+   * Passes {@code s} on to {@code to}'s service and relays its answer; when {@code to} does not
+   * answer in time the answer is LEADER_UNREACHABLE (the client sends its next copy, or settles
+   * the outcome), and after {@value #DOWN_AFTER_MISSES} such in a row {@code to} is marked down.
    */
   CompletableFuture<Message> forward(SubmitRequest s, String to) {
     forwarded.incrementAndGet();
@@ -133,9 +251,14 @@ final class BatcherPlacement {
     }
     return reply.handle((m, t) -> {
       if (m instanceof SubmitReply || m instanceof ErrorReply) {
+        misses.remove(to);
         return m;
       }
-      down.put(to, scheduler.nowMicros() + downMicros);
+      // One lost datagram is not a DC down: only DOWN_AFTER_MISSES unanswered in a row are.
+      if (misses.merge(to, 1, Integer::sum) >= DOWN_AFTER_MISSES) {
+        misses.remove(to);
+        down.put(to, scheduler.nowMicros() + downMicros);
+      }
       return new ErrorReply(s.group(), s.position(), ErrorCode.LEADER_UNREACHABLE, "DC " + dc
           + " passed the entry on to DC " + to + ", which did not answer in "
           + forwardTimeout.toMillis() + " ms" + (t == null ? "" : ": " + t));

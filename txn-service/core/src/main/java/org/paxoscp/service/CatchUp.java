@@ -112,6 +112,8 @@ public final class CatchUp implements AutoCloseable {
   private final java.util.concurrent.atomic.LongAdder recordedEntries =
       new java.util.concurrent.atomic.LongAdder();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Set in the constructor: where the entries this DC records come from. */
+  private final OriginShares originShares;
 
   /**
    * @param localDc this DC's name; must be in {@code dcs}
@@ -136,6 +138,7 @@ public final class CatchUp implements AutoCloseable {
     if (!this.dcs.contains(localDc)) {
       throw new IllegalArgumentException("DC " + localDc + " is not in " + dcs);
     }
+    this.originShares = new OriginShares(this.dcs);
     this.acceptor = new Acceptor(store);
     this.applier = new LogApplier(store, maxGroups);
     this.transport = Objects.requireNonNull(transport);
@@ -220,6 +223,9 @@ public final class CatchUp implements AutoCloseable {
     if (r == Acceptor.ApplyResult.APPLIED) {
       recordedPositions.increment();
       recordedEntries.add(value.entries().size());
+      for (var e : value.entries()) {
+        originShares.record(e.originDc());
+      }
     }
     if (r == Acceptor.ApplyResult.CONFLICT) {
       conflicts.incrementAndGet();
@@ -269,6 +275,11 @@ public final class CatchUp implements AutoCloseable {
    * sends one) is not counted again. Over a DC's instances, it sums to the positions the DC
    * recorded.
    */
+  /** Where the entries this DC recorded came from, recent ones most (batcher placement). */
+  OriginShares originShares() {
+    return originShares;
+  }
+
   public long recordedPositions() {
     return recordedPositions.sum();
   }

@@ -19,6 +19,7 @@ import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.SubmitReply;
 import org.paxoscp.transport.Message.SubmitRequest;
+import org.paxoscp.transport.Latency;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
@@ -101,8 +102,12 @@ public final class LeaderCombiner {
    * @param holdShare how long, at most, the round after a decision waits for this DC's clients
    *     answered at it, as a share of the round just decided (0: never; default
    *     {@link #DEFAULT_HOLD_SHARE})
+   * @param latency the RTTs between DCs the leader costs come from, or null: with them, a
+   *     group's batcher follows where the committed entries come from ({@link BatcherPlacement});
+   *     without, it is the cheapest DC to lead
    */
-  public record Options(Map<String, Long> leaderCosts, Rules rules, double holdShare) {
+  public record Options(Map<String, Long> leaderCosts, Rules rules, double holdShare,
+      Latency latency) {
     /** A hold lasts at most a quarter of the round before it. */
     public static final double DEFAULT_HOLD_SHARE = 0.25;
     /** Every DC costs the same (own-DC entries first); the shipped rules. */
@@ -114,6 +119,11 @@ public final class LeaderCombiner {
       if (!(holdShare >= 0)) {
         throw new IllegalArgumentException("holdShare must be >= 0, got " + holdShare);
       }
+    }
+
+    /** Without RTTs: the batcher is the cheapest DC to lead. */
+    public Options(Map<String, Long> leaderCosts, Rules rules, double holdShare) {
+      this(leaderCosts, rules, holdShare, null);
     }
 
     public Options(Map<String, Long> leaderCosts, Rules rules) {
@@ -150,7 +160,7 @@ public final class LeaderCombiner {
     ProposerConfig proposerConfig = catchUp.proposerConfig();
     this.placement = new BatcherPlacement(dc, dcs, options.leaderCosts(), catchUp.transport(),
         scheduler, Duration.ofNanos(proposerConfig.phaseTimeoutMicros() * 2000),
-        proposerConfig.phaseTimeoutMicros() * 10);
+        proposerConfig.phaseTimeoutMicros() * 10, options.latency(), catchUp.originShares());
     this.rounds = new LeaderRounds(dc, dcs, acceptor, applier, catchUp, scheduler,
         options.rules(), options.holdShare(), maxListBytes, placement, this::retireIfIdle);
   }
@@ -174,6 +184,11 @@ public final class LeaderCombiner {
   /** Submits passed on to another DC's service (the group's batcher or the next leader). */
   public long forwarded() {
     return placement.forwarded();
+  }
+
+  /** Times the batcher moved from one DC to another by where entries come from. */
+  public long batcherMoves() {
+    return placement.moves();
   }
 
   /** Holds begun: decisions after which the next round waited for this DC's clients. */

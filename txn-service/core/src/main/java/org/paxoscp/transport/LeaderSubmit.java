@@ -67,9 +67,10 @@ public final class LeaderSubmit {
 
   /**
    * As above; with {@code leaderCosts} (what leading costs per DC, e.g.
-   * {@code ClusterConfig.leaderCosts()}) non-empty, submits go to the group's batcher by the
-   * services' own rule ({@link #batcher}) instead of the leader the client was
-   * given; a batcher that does not answer counts as down for ten submit timeouts.
+   * {@code ClusterConfig.leaderCosts()}) non-empty, submits go to the client's own DC, which
+   * passes them on to the group's batcher, instead of to the leader the client was given; while
+   * its own DC does not answer, to the cheapest DC to lead ({@link #batcher}). A DC that does not
+   * answer counts as down for ten submit timeouts.
    */
   public LeaderSubmit(Transport transport, List<String> dcs, ProposerDriver driver,
       ProposerConfig config, Scheduler scheduler, Duration submitTimeout,
@@ -108,9 +109,21 @@ public final class LeaderSubmit {
       int bound) {
     CompletableFuture<Outcome> result = new CompletableFuture<>();
     SubmitRequest request = new SubmitRequest(group, entry.readPosition() + 1, entry, bound);
-    attempt(request, leaderCosts.isEmpty() ? leaderDc
-        : batcher(leaderCosts, dcs, down, scheduler.nowMicros()), result);
+    attempt(request, leaderCosts.isEmpty() ? leaderDc : targetWithCosts(entry.originDc()),
+        result);
     return result;
+  }
+
+  /**
+   * Where a submit goes when the services know leader costs: the client's own DC, whose service
+   * passes it on to the group's batcher (which it chooses by where entries come from: see
+   * {@code BatcherPlacement}), so a client never needs to know where that is; or, while its own
+   * DC is marked down, the batcher by {@link #batcher}.
+   */
+  private String targetWithCosts(String home) {
+    long now = scheduler.nowMicros();
+    return dcs.contains(home) && down.getOrDefault(home, 0L) <= now ? home
+        : batcher(leaderCosts, dcs, down, now);
   }
 
   private void attempt(SubmitRequest s, String target, CompletableFuture<Outcome> result) {

@@ -140,7 +140,8 @@ public final class ServiceRunner implements AutoCloseable {
       }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
           config.limits(), scheduler, collector, new LeaderCombiner.Options(
-              cluster.leaderCosts(), LeaderCombiner.Rules.SHIPPED, config.leaderHoldShare()));
+              cluster.leaderCosts(), LeaderCombiner.Rules.SHIPPED, config.leaderHoldShare(),
+              cluster.wan().enabled() ? cluster.wan().latency() : null));
       RequestHandler served = metrics == null ? service : metrics.meter(service);
       handler.set(new StatusHandler(served, service, bound::boundAddress,
           metrics == null ? null : metrics.registry()));

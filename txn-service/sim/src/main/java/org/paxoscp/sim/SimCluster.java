@@ -113,7 +113,8 @@ final class SimCluster {
       this.collector = gcSettings == null ? null : new GroupCollector(dc.name, cfg.dcs(),
           dc.store, transport, gcSettings, scheduler, dc.collected::put);
       this.service = new TransactionService(dc.name, cfg.dcs(), dc.serviceStore, catchUp, limits,
-          scheduler, collector, new LeaderCombiner.Options(leaderCosts, leaderRules));
+          scheduler, collector, new LeaderCombiner.Options(leaderCosts, leaderRules,
+              LeaderCombiner.Options.DEFAULT_HOLD_SHARE, cfg.latency()));
     }
   }
 
