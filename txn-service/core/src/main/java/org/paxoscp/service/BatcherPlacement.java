@@ -72,7 +72,7 @@ final class BatcherPlacement {
   static final long EVAL_MICROS = 500_000;
   /** The weighted rule moves only for a gain of at least this (µs) ... */
   static final long MIN_GAIN_MICROS = 5_000;
-  /** ... and at least this share of the current batcher's cost (%). */
+  /** ... and at least this share of the cost at the cheapest DC to lead (%). */
   static final int MIN_GAIN_PERCENT = 10;
   private final String dc;
   private final List<String> dcs;
@@ -119,7 +119,7 @@ final class BatcherPlacement {
     this.shares = Objects.requireNonNull(shares);
   }
 
-  /** Whether leader costs are known (the first rule of the class comment). */
+  /** Whether leader costs are known (the first two rules of the class comment). */
   boolean hasCosts() {
     return !leaderCosts.isEmpty();
   }

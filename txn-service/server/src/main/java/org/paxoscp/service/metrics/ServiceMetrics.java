@@ -122,6 +122,8 @@ public final class ServiceMetrics implements AutoCloseable {
         combiner, c -> c.forwarded());
     counter("paxoscp.service.leader.holds", "leader rounds that waited for this DC's clients",
         combiner, c -> c.holds());
+    counter("paxoscp.service.leader.batcher.moves", "times this DC moved the batcher to another "
+        + "DC by where committed entries come from", combiner, c -> c.batcherMoves());
     Gauge.builder("paxoscp.service.leader.rounds.in.flight", combiner, c -> c.roundsInFlight())
         .description("leader rounds running now").register(registry);
     counter(RECORDED_POSITIONS, "positions whose chosen value this instance recorded first "
