@@ -38,6 +38,12 @@ import org.paxoscp.wal.LogValue;
  * ever reaches a proposer, and no fresh Paxos instance runs on a forgotten position. A chosen
  * value, where it is still present, is answered at any position: it never changes.
  *
+ * <p><b>A DC that lost its store (section 12).</b> The same reads, through {@link RebuildGuard},
+ * refuse promises, votes and grants in a group the DC has not rebuilt since it lost its store,
+ * and at positions at or below a rebuilt group's fence, where what the DC promised or voted
+ * before the loss may have counted ({@link RebuildingException}). Learning and recording chosen
+ * values is never refused for that: a chosen value is a fact, whoever knew it before.
+ *
  * <p>Thread-safe (it holds no state of its own). Store failures propagate as
  * {@link org.paxoscp.store.StoreUnavailableException}; a request that fails that way may or may
  * not have changed the row, which Paxos tolerates (it is as if the reply were lost).
@@ -48,9 +54,16 @@ public final class Acceptor {
   public enum ApplyResult { APPLIED, ALREADY_APPLIED, CONFLICT }
 
   private final KvStore store;
+  private final RebuildGuard guard;
 
   public Acceptor(KvStore store) {
     this.store = store;
+    this.guard = new RebuildGuard(store);
+  }
+
+  /** The guard this acceptor votes by (the service checks requests with it too). */
+  public RebuildGuard guard() {
+    return guard;
   }
 
   /** Algorithm 1, lines 3-15: promise {@code ballot} if it is higher than any promise so far. */
@@ -63,7 +76,7 @@ public final class Acceptor {
     while (true) {
       State s = State.read(store, row);
       if (s.chosen == null && m.ballot().equals(s.promise)) {
-        refuseIfCollected(m.group(), m.position());
+        refuseVote(m.group(), m.position());
         // A duplicate of the PREPARE we already promised: promise again, change nothing.
         return new PrepareReply(m.group(), m.position(), m.ballot(), true, s.promise, s.vote(),
             null);
@@ -75,7 +88,7 @@ public final class Acceptor {
         return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise, null,
             s.chosen);
       }
-      refuseIfCollected(m.group(), m.position());
+      refuseVote(m.group(), m.position());
       if (!higher) {
         return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise,
             s.vote(), null);
@@ -84,7 +97,7 @@ public final class Acceptor {
       boolean ok = store.checkAndWrite(Table.WAL, row, PROMISE, s.promiseBytes, KvStore.UNVERSIONED,
           Map.of(PROMISE, m.ballot().encode()));
       if (ok) {
-        refuseIfCollectedAfterWrite(m.group(), m.position(), row);
+        refuseVoteAfterWrite(m.group(), m.position(), row);
         return new PrepareReply(m.group(), m.position(), m.ballot(), true, m.ballot(), s.vote(),
             null);
       }
@@ -104,6 +117,9 @@ public final class Acceptor {
         VOTE_BALLOT, m.ballot().encode(), VOTE_VALUE, LogCodec.encode(m.value()));
     // The GC watermark is read after the row either way: after the write when the vote is
     // taken, before the refusal otherwise.
+    if (m.ballot().isFast()) {
+      refuseIfMayBeFenced(m.group(), m.position());
+    }
     if (m.ballot().isFast()
         && store.checkAndWrite(Table.WAL, row, PROMISE, null, KvStore.UNVERSIONED, vote)) {
       // The fast ballot is the lowest: a row without a promise may take it, and the
@@ -113,7 +129,7 @@ public final class Acceptor {
       // ballot is the grant holder's only fast value (section 5.3), so this vote repeats it; a
       // value chosen at a higher ballot was accepted by a majority that all hold promises and
       // refuse the fast ballot, so no majority can form for it.
-      refuseIfCollectedAfterWrite(m.group(), m.position(), row);
+      refuseVoteAfterWrite(m.group(), m.position(), row);
       return new AcceptReply(m.group(), m.position(), m.ballot(), true, m.ballot(), null);
     }
     State s = State.read(store, row);
@@ -133,10 +149,10 @@ public final class Acceptor {
       ok = false;
     }
     if (ok) {
-      refuseIfCollectedAfterWrite(m.group(), m.position(), row);
+      refuseVoteAfterWrite(m.group(), m.position(), row);
       return new AcceptReply(m.group(), m.position(), m.ballot(), true, m.ballot(), null);
     }
-    refuseIfCollected(m.group(), m.position());
+    refuseVote(m.group(), m.position());
     return new AcceptReply(m.group(), m.position(), m.ballot(), false,
         State.read(store, row).promise, null);
   }
@@ -166,6 +182,7 @@ public final class Acceptor {
     WalLayout.validateGroup(m.group());
     byte[] row = WalLayout.walRow(m.group(), m.position());
     byte[] who = m.requester().getBytes(StandardCharsets.UTF_8);
+    refuseIfMayBeFenced(m.group(), m.position());
     // As in apply: the watermark read after the write is the one the answer needs.
     boolean granted = store.checkAndWrite(Table.WAL, row, GRANT, null, KvStore.UNVERSIONED,
         Map.of(GRANT, who));
@@ -173,7 +190,7 @@ public final class Acceptor {
       granted = store.read(Table.WAL, row, GRANT, KvStore.LATEST)
           .map(c -> java.util.Arrays.equals(c.value(), who)).orElse(false);
     }
-    refuseIfCollectedAfterWrite(m.group(), m.position(), row);
+    refuseVoteAfterWrite(m.group(), m.position(), row);
     return new GrantReply(m.group(), m.position(), m.requester(), granted);
   }
 
@@ -201,6 +218,56 @@ public final class Acceptor {
   public Optional<LogValue> chosenIfRecorded(String group, long position) {
     return store.read(Table.WAL, WalLayout.walRow(group, position), CHOSEN, KvStore.LATEST)
         .map(c -> LogCodec.decode(c.value()));
+  }
+
+  /**
+   * Before a promise, vote or grant is answered: {@link TooOldException} at or below the GC
+   * watermark, {@link RebuildingException} at or below the rebuild fence or for a group this DC
+   * does not serve (ARCHITECTURE section 12).
+   */
+  private void refuseVote(String group, long position) {
+    RebuildGuard.Bounds b = guard.bounds(group);
+    if (position <= b.gcWatermark()) {
+      throw new TooOldException(group, position, b.gcWatermark());
+    }
+    if (position <= b.fence()) {
+      throw fenced(group, position, b.fence());
+    }
+  }
+
+  /**
+   * After a promise, vote or grant was written: as {@link #refuseVote}. A write that recreated a
+   * collected row is removed again. A write refused for the rebuild is left where it is: it lies
+   * at a position this DC never votes at again (at or below the fence the rebuild sets, see
+   * docs/operating.md, "Rebuilding a DC"), so no reply ever reports it, and removing it would
+   * leave an HBase delete marker that hides the chosen value the DC learns there later.
+   */
+  private void refuseVoteAfterWrite(String group, long position, byte[] row) {
+    RebuildGuard.Bounds b = guard.bounds(group);
+    if (position <= b.gcWatermark()) {
+      store.deleteRow(Table.WAL, row);
+      throw new TooOldException(group, position, b.gcWatermark());
+    }
+    if (position <= b.fence()) {
+      throw fenced(group, position, b.fence());
+    }
+  }
+
+  /**
+   * Before a write that reads nothing first (the fast-path ACCEPT, a grant): refuses at a fenced
+   * position without writing, in a store that may have fences at all (one meta read; none in a
+   * store that never lost its contents).
+   */
+  private void refuseIfMayBeFenced(String group, long position) {
+    if (guard.mayFence()) {
+      refuseVote(group, position);
+    }
+  }
+
+  private static RebuildingException fenced(String group, long position, long fence) {
+    return new RebuildingException(group, "position " + position + " is at or below the "
+        + "group's rebuild fence " + fence + " here: this DC lost what it promised and voted "
+        + "there, so it does not vote there");
   }
 
   /** Throws {@link TooOldException} if {@code position} is at or below the GC watermark. */

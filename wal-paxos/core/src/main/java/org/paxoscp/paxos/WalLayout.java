@@ -38,6 +38,12 @@ public final class WalLayout {
   public static final String GC_WATERMARK = "w";
   /** Meta cell: WAL rows and superseded data versions up to it have been removed here. */
   public static final String COLLECTED = "x";
+  /**
+   * Meta cell of a group rebuilt at this DC (ARCHITECTURE section 12): this
+   * DC never promises, votes or grants at positions at or below it ({@link RebuildGuard}).
+   */
+  public static final String FENCE = "f";
+
 
   public static final int MAX_GROUP_BYTES = 256;
   public static final int MAX_KEY_BYTES = 1024;
@@ -108,6 +114,60 @@ public final class WalLayout {
     byte[] k = key.getBytes(StandardCharsets.UTF_8);
     return ByteBuffer.allocate(BUCKET_BYTES + g.length + 1 + k.length)
         .putShort((short) bucket(g)).put(g).put((byte) 0).put(k).array();
+  }
+
+  /**
+   * The first row key of {@code group}'s rows in the WAL or data table ({@code bucket | group |
+   * 0x00}); {@link #groupRowsEnd} is the first key past them.
+   */
+  public static byte[] groupRowsStart(String group) {
+    byte[] g = group.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(BUCKET_BYTES + g.length + 1).putShort((short) bucket(g)).put(g)
+        .put((byte) 0).array();
+  }
+
+  /** The first row key after every WAL or data row of {@code group}. */
+  public static byte[] groupRowsEnd(String group) {
+    byte[] start = groupRowsStart(group);
+    start[start.length - 1] = 1;
+    return start;
+  }
+
+  /** The position of a WAL row of {@code group} (the row's last 8 bytes). */
+  public static long positionOf(String group, byte[] walRow) {
+    int prefix = groupRowsStart(group).length;
+    if (walRow.length != prefix + 8) {
+      throw new org.paxoscp.wal.CorruptDataException("WAL row of " + walRow.length
+          + " bytes for group " + group + ", expected " + (prefix + 8));
+    }
+    return ByteBuffer.wrap(walRow, prefix, 8).getLong();
+  }
+
+  /** The item key of a data row of {@code group}. */
+  public static String keyOf(String group, byte[] dataRow) {
+    int prefix = groupRowsStart(group).length;
+    if (dataRow.length <= prefix) {
+      throw new org.paxoscp.wal.CorruptDataException("data row of " + dataRow.length
+          + " bytes for group " + group);
+    }
+    return new String(dataRow, prefix, dataRow.length - prefix, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * The group of a WAL, data or meta row ({@code bucket | group [| 0x00 | ...]}); empty for the
+   * store row and anything else that is no group's.
+   */
+  public static java.util.Optional<String> groupOf(byte[] row) {
+    if (row.length <= BUCKET_BYTES || row[BUCKET_BYTES] == 0) {
+      return java.util.Optional.empty();
+    }
+    int end = BUCKET_BYTES;
+    while (end < row.length && row[end] != 0) {
+      end++;
+    }
+    String g = new String(row, BUCKET_BYTES, end - BUCKET_BYTES, StandardCharsets.UTF_8);
+    return bucket(g) == (((row[0] & 0xFF) << 8) | (row[1] & 0xFF))
+        ? java.util.Optional.of(g) : java.util.Optional.empty();
   }
 
   public static byte[] metaRow(String group) {

@@ -48,6 +48,12 @@ public abstract class ForwardingKvStore implements KvStore {
   }
 
   @Override
+  public java.util.List<ScannedRow> scan(Table table, byte[] from, byte[] to, long maxTimestamp,
+      int limit, boolean reversed) {
+    return delegate.scan(table, from, to, maxTimestamp, limit, reversed);
+  }
+
+  @Override
   public TableCensus census(Table table) {
     return delegate.census(table);
   }

@@ -7,7 +7,11 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+
 
 /**
  * Multi-version in-memory {@link KvStore}: every version is kept, every operation is atomic per row
@@ -16,6 +20,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>{@link #setAvailable(boolean)} lets tests turn the store "off": every call then throws
  * {@link StoreUnavailableException} without touching state.
+ *
+ * <p>A new in-memory store is a new DC's store, which has never held anything, so it starts with
+ * the serving {@link StoreMarker}; {@link #wipe} loses everything, the marker included, as a DC
+ * that loses its store does (ARCHITECTURE section 12).
  */
 public final class InMemoryKvStore implements KvStore {
 
@@ -23,13 +31,30 @@ public final class InMemoryKvStore implements KvStore {
     final Map<String, NavigableMap<Long, byte[]>> columns = new HashMap<>();
   }
 
-  private final Map<Table, ConcurrentHashMap<RowKey, Row>> tables = new EnumMap<>(Table.class);
+  private final Map<Table, ConcurrentNavigableMap<RowKey, Row>> tables =
+      new EnumMap<>(Table.class);
   private volatile boolean available = true;
   private volatile boolean closed;
 
   public InMemoryKvStore() {
     for (Table t : Table.values()) {
-      tables.put(t, new ConcurrentHashMap<>());
+      tables.put(t, new ConcurrentSkipListMap<>());
+    }
+    StoreMarker.initialize(this);
+  }
+
+  /**
+   * Loses every row of every table, the store marker included: what a DC whose disks are lost
+   * comes back to. Its services must be stopped first (ARCHITECTURE section 12).
+   */
+  public void wipe() {
+    for (var t : tables.values()) {
+      for (Row r : t.values()) {
+        synchronized (r) {
+          r.columns.clear();
+        }
+      }
+      t.clear();
     }
   }
 
@@ -69,7 +94,7 @@ public final class InMemoryKvStore implements KvStore {
   }
 
   private Row row(Table table, byte[] row, boolean create) {
-    ConcurrentHashMap<RowKey, Row> t = tables.get(table);
+    ConcurrentNavigableMap<RowKey, Row> t = tables.get(table);
     RowKey key = new RowKey(row);
     return create ? t.computeIfAbsent(key, k -> new Row()) : t.get(key);
   }
@@ -175,6 +200,38 @@ public final class InMemoryKvStore implements KvStore {
   }
 
   @Override
+  public List<ScannedRow> scan(Table table, byte[] from, byte[] to, long maxTimestamp, int limit,
+      boolean reversed) {
+    if (from == null || limit < 1) {
+      throw new IllegalArgumentException("scan needs a start row and a limit >= 1");
+    }
+    check();
+    ConcurrentNavigableMap<RowKey, Row> t = tables.get(table);
+    ConcurrentNavigableMap<RowKey, Row> range = to == null ? t.tailMap(new RowKey(from), true)
+        : t.subMap(new RowKey(from), true, new RowKey(to), false);
+    List<ScannedRow> out = new ArrayList<>();
+    for (var e : (reversed ? range.descendingMap() : range).entrySet()) {
+      Map<String, Cell> cells = new HashMap<>();
+      Row r = e.getValue();
+      synchronized (r) {
+        for (var c : r.columns.entrySet()) {
+          Map.Entry<Long, byte[]> v = c.getValue().floorEntry(maxTimestamp);
+          if (v != null) {
+            cells.put(c.getKey(), new Cell(v.getKey(), v.getValue().clone()));
+          }
+        }
+      }
+      if (!cells.isEmpty()) {
+        out.add(new ScannedRow(e.getKey().bytes.clone(), cells));
+        if (out.size() == limit) {
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  @Override
   public TableCensus census(Table table) {
     check();
     long rows = 0;
@@ -203,10 +260,15 @@ public final class InMemoryKvStore implements KvStore {
     closed = true;
   }
 
-  /** Byte-array row key with value equality. */
-  private record RowKey(byte[] bytes) {
+  /** Byte-array row key with value equality, ordered as HBase orders rows (unsigned bytes). */
+  private record RowKey(byte[] bytes) implements Comparable<RowKey> {
     RowKey {
       bytes = bytes.clone();
+    }
+
+    @Override
+    public int compareTo(RowKey o) {
+      return Arrays.compareUnsigned(bytes, o.bytes);
     }
 
     @Override

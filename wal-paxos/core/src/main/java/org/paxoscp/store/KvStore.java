@@ -92,6 +92,23 @@ public interface KvStore extends AutoCloseable {
   void deleteVersionsBefore(Table table, byte[] row, String column, long timestamp);
 
   /**
+   * A row found by {@link #scan}: its key and, of each of its columns, the newest version at or
+   * below the scan's bound.
+   */
+  record ScannedRow(byte[] row, Map<String, Cell> cells) {}
+
+  /**
+   * The rows with keys in [{@code from}, {@code to}) in key order (unsigned bytes), or from the
+   * last when {@code reversed}; at most {@code limit} of them, each with the newest version at or
+   * below {@code maxTimestamp} of each column. A row without such a version is left out (and not
+   * counted). {@code from} may be empty (the table's start); {@code to} null is the table's end.
+   * Each row is read atomically, the rows not together. For rebuilding a DC (listing groups,
+   * copying a group's data, finding a group's last WAL row), not for a transaction's requests.
+   */
+  List<ScannedRow> scan(Table table, byte[] from, byte[] to, long maxTimestamp, int limit,
+      boolean reversed);
+
+  /**
    * Size of a table: its rows and its stored versions (all columns, all versions). Scans the whole
    * table; for tests and benchmarks, not for request paths.
    */

@@ -350,4 +350,50 @@ public abstract class KvStoreContract {
     store.deleteVersionsBefore(Table.DATA, b("absent"), "d", 3);
     assertEquals(new KvStore.TableCensus(1, 4), store.census(Table.DATA));
   }
+
+  // ---- scans (rebuilding a DC, ARCHITECTURE section 12) -------------------------------------
+
+  private List<String> scanned(Table t, String from, String to, long maxTs, int limit,
+      boolean reversed) {
+    List<String> out = new ArrayList<>();
+    for (KvStore.ScannedRow r : store.scan(t, b(from), to == null ? null : b(to), maxTs, limit,
+        reversed)) {
+      StringBuilder sb = new StringBuilder(s(r.row()));
+      new java.util.TreeMap<>(r.cells()).forEach((col, c) -> sb.append(' ').append(col)
+          .append('@').append(c.timestamp()).append('=').append(s(c.value())));
+      out.add(sb.toString());
+    }
+    return out;
+  }
+
+  @Test
+  void scanReturnsRowsInKeyOrderWithTheNewestVersionAtOrBelowTheBound() {
+    store.write(Table.DATA, b("g/a"), 3, Map.of("d", b("a3")));
+    store.write(Table.DATA, b("g/a"), 7, Map.of("d", b("a7")));
+    store.write(Table.DATA, b("g/b"), 9, Map.of("d", b("b9")));
+    store.write(Table.DATA, b("g/c"), 1, Map.of("d", b("c1"), "e", b("e1")));
+    store.write(Table.DATA, b("h/a"), 1, Map.of("d", b("other group")));
+    store.write(Table.DATA, b("g/" + (char) 0xE9), 1, Map.of("d", b("high byte")));
+    store.write(Table.WAL, b("x"), KvStore.UNVERSIONED, Map.of("n", b("1")));
+    store.deleteRow(Table.WAL, b("x"));
+
+    assertEquals(List.of("g/a d@7=a7", "g/b d@9=b9", "g/c d@1=c1 e@1=e1",
+        "g/\u00e9 d@1=high byte"), scanned(Table.DATA, "g/", "g0", KvStore.LATEST, 10, false),
+        "every row of the range, the newest version of each column, unsigned byte order");
+    assertEquals(List.of("g/a d@3=a3", "g/c d@1=c1 e@1=e1", "g/\u00e9 d@1=high byte"),
+        scanned(Table.DATA, "g/", "g0", 5, 10, false),
+        "versions above the bound are not seen; a row without one is left out");
+    assertEquals(List.of("g/a d@7=a7", "g/b d@9=b9"),
+        scanned(Table.DATA, "g/", "g0", KvStore.LATEST, 2, false), "at most the limit");
+    assertEquals(List.of("g/b d@9=b9", "g/c d@1=c1 e@1=e1"),
+        scanned(Table.DATA, "g/b", "g/d", KvStore.LATEST, 10, false), "from inclusive, to not");
+    assertEquals(List.of("g/\u00e9 d@1=high byte", "g/c d@1=c1 e@1=e1"),
+        scanned(Table.DATA, "g/", "g0", KvStore.LATEST, 2, true), "reversed: from the last");
+    assertEquals(List.of("h/a d@1=other group"),
+        scanned(Table.DATA, "h", null, KvStore.LATEST, 10, false), "to null: the table's end");
+    assertEquals(List.of(), scanned(Table.WAL, "", null, KvStore.LATEST, 10, false),
+        "a deleted row is not returned");
+    assertThrows(IllegalArgumentException.class,
+        () -> store.scan(Table.DATA, b("g"), null, KvStore.LATEST, 0, false));
+  }
 }

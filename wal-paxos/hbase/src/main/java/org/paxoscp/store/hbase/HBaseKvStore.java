@@ -99,12 +99,19 @@ public final class HBaseKvStore implements KvStore {
       AsyncAdmin admin = c.getAdminBuilder()
           .setOperationTimeout(config.adminDeadline().toMillis(), TimeUnit.MILLISECONDS)
           .build();
+      boolean created = false;
       if (config.createSchema()) {
-        HBaseSchema.ensure(admin, config.dc(), config.adminDeadline(), config.regions());
+        created = HBaseSchema.ensure(admin, config.dc(), config.adminDeadline(), config.regions());
       } else {
         HBaseSchema.verify(admin, config.dc(), config.adminDeadline());
       }
-      return new HBaseKvStore(config, c);
+      HBaseKvStore store = new HBaseKvStore(config, c);
+      if (created) {
+        // A store created empty now is a new DC's (ARCHITECTURE section 12); one whose tables
+        // were there keeps its marker, or has none because it lost its rows.
+        org.paxoscp.store.StoreMarker.initialize(store);
+      }
+      return store;
     } catch (RuntimeException | Error e) {
       closeQuietly(c, "connection of DC " + config.dc());
       throw e;
@@ -244,6 +251,48 @@ public final class HBaseKvStore implements KvStore {
     }
     Delete d = new Delete(row).addColumns(FAMILY, qualifier(column), timestamp - 1);
     call(table, "deleteVersionsBefore", row, () -> tables.get(table).delete(d));
+  }
+
+  @Override
+  public List<ScannedRow> scan(Table table, byte[] from, byte[] to, long maxTimestamp, int limit,
+      boolean reversed) {
+    if (from == null || limit < 1) {
+      throw new IllegalArgumentException("scan needs a start row and a limit >= 1");
+    }
+    long upper = maxTimestamp == LATEST ? LATEST : maxTimestamp + 1;
+    Scan scan = new Scan().addFamily(FAMILY).readVersions(1).setLimit(limit);
+    try {
+      scan.setTimeRange(0, upper);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("bad time range [0, " + upper + ")", e);
+    }
+    if (reversed) {
+      // A reversed scan starts at its start row, the high end: [from, to) read from the last.
+      scan.setReversed(true).withStartRow(to == null ? new byte[0] : to, false)
+          .withStopRow(from, true);
+    } else {
+      scan.withStartRow(from, true);
+      if (to != null) {
+        scan.withStopRow(to, false);
+      }
+    }
+    byte[] at = from.length == 0 ? new byte[] {0} : from;
+    List<Result> results = call(table, "scan", at, () -> tables.get(table).scanAll(scan));
+    List<ScannedRow> out = new ArrayList<>(results.size());
+    for (Result r : results) {
+      Map<String, Cell> cells = new HashMap<>();
+      org.apache.hadoop.hbase.Cell[] raw = r.rawCells();
+      if (raw != null) {
+        for (org.apache.hadoop.hbase.Cell c : raw) {
+          cells.put(new String(CellUtil.cloneQualifier(c), StandardCharsets.UTF_8),
+              new Cell(c.getTimestamp(), CellUtil.cloneValue(c)));
+        }
+      }
+      if (!cells.isEmpty()) {
+        out.add(new ScannedRow(r.getRow(), cells));
+      }
+    }
+    return out;
   }
 
   /** A full scan reading every version; for tests and benchmarks only. */

@@ -108,8 +108,17 @@ public final class HBaseSchema {
     }
   }
 
-  static void ensure(AsyncAdmin admin, String dc, Duration deadline, int regions) {
+  /**
+   * Creates what is missing of the DC's namespace and tables, then verifies them.
+   *
+   * @return whether the meta table was created now (the store is new: its marker is written then,
+   *     see {@link org.paxoscp.store.StoreMarker})
+   */
+  static boolean ensure(AsyncAdmin admin, String dc, Duration deadline, int regions) {
     String ns = namespace(dc);
+    TableName meta = tableName(dc, Table.META);
+    boolean metaExisted = Await.get(admin.tableExists(meta), deadline,
+        () -> "look up table " + meta);
     // Refuse before creating anything if what already exists is not ours.
     List<String> problems = new ArrayList<>();
     for (Table t : Table.values()) {
@@ -149,6 +158,7 @@ public final class HBaseSchema {
       }
     }
     verify(admin, dc, deadline);
+    return !metaExisted;
   }
 
   static void verify(AsyncAdmin admin, String dc, Duration deadline) {

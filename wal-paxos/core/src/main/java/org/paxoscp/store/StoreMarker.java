@@ -1,0 +1,109 @@
+package org.paxoscp.store;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.paxoscp.store.KvStore.Cell;
+import org.paxoscp.store.KvStore.Table;
+
+/**
+ * What a DC's store says about itself, in one row of its meta table (ARCHITECTURE section 12):
+ * whether it serves, or lost its contents and is being rebuilt. A store is marked serving when it
+ * is created empty for a new DC ({@link #initialize}); a store that lost its rows lost this one
+ * too, so an absent marker means "lost", never "new", and the DC's acceptor then votes for no
+ * group it has not rebuilt (a wiped acceptor that voted as if empty could make a second value
+ * chosen where its lost promise or vote counted).
+ *
+ * @param state serving, or being rebuilt
+ * @param id a random identity written with the marker (a rebuilt store gets a new one)
+ * @param unknownGroupFence after a rebuild: the positions at or below which the DC does not vote
+ *     in a group it rebuilt no state for (0 for a store that never lost anything)
+ */
+public record StoreMarker(State state, String id, long unknownGroupFence) {
+
+  /** A store's state. */
+  public enum State {
+    /** Every group without a meta row here is new here. */
+    SERVING,
+    /** The store lost its contents: only groups already rebuilt (with a meta row) are served. */
+    REBUILDING
+  }
+
+  /**
+   * The store row: bucket 0 and a NUL where a group name would start, so it is no group's meta
+   * row (a group name is never empty and has no NUL).
+   */
+  public static final byte[] ROW = {0, 0, 0, 's', 't', 'o', 'r', 'e'};
+  static final String STATE = "s";
+  static final String ID = "i";
+  static final String FENCE = "f";
+
+  /** The store's marker; empty when it has none (a store that lost its contents). */
+  public static Optional<StoreMarker> read(KvStore store) {
+    Map<String, Cell> cells = store.readRow(Table.META, ROW);
+    Cell state = cells.get(STATE);
+    if (state == null) {
+      return Optional.empty();
+    }
+    String s = new String(state.value(), StandardCharsets.UTF_8);
+    State st = switch (s) {
+      case "serving" -> State.SERVING;
+      case "rebuilding" -> State.REBUILDING;
+      default -> throw new org.paxoscp.wal.CorruptDataException("store marker state '" + s + "'");
+    };
+    Cell id = cells.get(ID);
+    Cell fence = cells.get(FENCE);
+    return Optional.of(new StoreMarker(st,
+        id == null ? "" : new String(id.value(), StandardCharsets.UTF_8),
+        fence == null ? 0 : ByteBuffer.wrap(fence.value()).getLong()));
+  }
+
+  /**
+   * Marks a new, empty store as serving; does nothing to a store that has a marker. Call it only
+   * for a store created empty for a new DC (creating its tables, or a new in-memory store): on a
+   * store that lost its contents it would let the DC vote as if it had never voted.
+   *
+   * @return whether the marker was written now
+   */
+  public static boolean initialize(KvStore store) {
+    return store.checkAndWrite(Table.META, ROW, STATE, null, KvStore.UNVERSIONED,
+        Map.of(STATE, bytes("serving"), ID, bytes(UUID.randomUUID().toString())));
+  }
+
+  /**
+   * Starts a rebuild of a store that has no marker (it lost its contents): marks it rebuilding.
+   * A store already being rebuilt stays so (a rebuild resumed).
+   *
+   * @return the marker now
+   * @throws IllegalStateException if the store is serving (it lost nothing; its groups that fell
+   *     behind are rebuilt without a mark)
+   */
+  public static StoreMarker markRebuilding(KvStore store) {
+    store.checkAndWrite(Table.META, ROW, STATE, null, KvStore.UNVERSIONED,
+        Map.of(STATE, bytes("rebuilding"), ID, bytes(UUID.randomUUID().toString())));
+    StoreMarker m = read(store).orElseThrow(() -> new StoreUnavailableException(
+        "the store marker just written is not there"));
+    if (m.state() == State.SERVING) {
+      throw new IllegalStateException("the store is serving; it lost nothing");
+    }
+    return m;
+  }
+
+  /**
+   * Ends a rebuild: every group that had state at the peers is rebuilt here, so a group without a
+   * meta row is new here except for positions at or below {@code unknownGroupFence}.
+   */
+  public static void markRebuilt(KvStore store, long unknownGroupFence) {
+    if (!store.checkAndWrite(Table.META, ROW, STATE, bytes("rebuilding"), KvStore.UNVERSIONED,
+        Map.of(STATE, bytes("serving"),
+            FENCE, ByteBuffer.allocate(8).putLong(unknownGroupFence).array()))) {
+      throw new IllegalStateException("the store is not being rebuilt: " + read(store));
+    }
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

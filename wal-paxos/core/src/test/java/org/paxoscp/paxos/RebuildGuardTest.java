@@ -1,0 +1,131 @@
+package org.paxoscp.paxos;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.paxoscp.paxos.PaxosMessage.Accept;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.paxos.PaxosMessage.GrantRequest;
+import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.store.StoreMarker;
+import org.paxoscp.wal.LogValue;
+
+/**
+ * A DC that lost its store votes nowhere its lost promises and votes may have counted
+ * (ARCHITECTURE section 12): not at all in a group it has not rebuilt, and not at or below a
+ * rebuilt group's fence; everywhere else as before.
+ */
+class RebuildGuardTest {
+  private static final String G = "accounts";
+  private final InMemoryKvStore store = new InMemoryKvStore();
+  private final Acceptor acceptor = new Acceptor(store);
+
+  private static LogValue value(String txn) {
+    return AcceptorContract.value(txn);
+  }
+
+  private boolean promised(long position) {
+    return acceptor.prepare(new Prepare(G, position, Ballot.of(1, 1))).promised();
+  }
+
+  private void fence(String group, long fence) {
+    store.write(Table.META, WalLayout.metaRow(group), KvStore.UNVERSIONED,
+        Map.of(WalLayout.FENCE, WalLayout.encodeLong(fence)));
+  }
+
+  @Test
+  void aNewStoreServesEveryGroup() {
+    assertEquals(StoreMarker.State.SERVING, StoreMarker.read(store).orElseThrow().state());
+    assertTrue(promised(1));
+    assertTrue(acceptor.grant(new GrantRequest(G, 2, "V1")).granted());
+    assertTrue(acceptor.accept(new Accept(G, 3, Ballot.FAST, value("t"))).accepted());
+    assertEquals(false, acceptor.guard().mayFence(), "a store that lost nothing has no fences");
+  }
+
+  @Test
+  void aWipedStoreVotesNowhereButStillRecordsChosenValues() {
+    assertTrue(promised(1));
+    store.wipe();
+    Acceptor fresh = new Acceptor(store);
+    assertTrue(StoreMarker.read(store).isEmpty(), "the marker went with the rows");
+    assertThrows(RebuildingException.class,
+        () -> fresh.prepare(new Prepare(G, 1, Ballot.of(1, 2))));
+    assertThrows(RebuildingException.class,
+        () -> fresh.accept(new Accept(G, 5, Ballot.FAST, value("t"))));
+    assertEquals(Optional.empty(), fresh.lastVote(G, 5), "refused before writing");
+    assertThrows(RebuildingException.class,
+        () -> fresh.grant(new GrantRequest(G, 5, "V1")));
+    assertThrows(RebuildingException.class, () -> fresh.guard().checkServed(G));
+    assertEquals(Acceptor.ApplyResult.APPLIED, fresh.apply(new Apply(G, 1, value("c"))));
+  }
+
+  @Test
+  void theRunningAcceptorNoticesTheWipeToo() {
+    assertTrue(promised(1));
+    assertTrue(acceptor.accept(new Accept(G, 1, Ballot.of(1, 1), value("t"))).accepted());
+    store.wipe();
+    assertThrows(RebuildingException.class, () -> promised(2));
+    assertThrows(RebuildingException.class,
+        () -> acceptor.accept(new Accept(G, 2, Ballot.FAST, value("t"))));
+  }
+
+  @Test
+  void aRebuiltGroupVotesOnlyAboveItsFence() {
+    store.wipe();
+    StoreMarker.markRebuilding(store);
+    fence(G, 10);
+    Acceptor a = new Acceptor(store);
+    a.guard().checkServed(G);
+    assertThrows(RebuildingException.class, () -> a.prepare(new Prepare(G, 10, Ballot.of(1, 1))));
+    assertThrows(RebuildingException.class,
+        () -> a.accept(new Accept(G, 9, Ballot.FAST, value("t"))));
+    assertEquals(Optional.empty(), a.lastVote(G, 9), "the fast vote was refused before writing");
+    assertThrows(RebuildingException.class, () -> a.grant(new GrantRequest(G, 10, "V1")));
+    assertTrue(a.prepare(new Prepare(G, 11, Ballot.of(1, 1))).promised());
+    assertTrue(a.accept(new Accept(G, 12, Ballot.FAST, value("t"))).accepted());
+    assertThrows(RebuildingException.class, () -> a.guard().checkServed("other"),
+        "a group not rebuilt yet is not served while the store is being rebuilt");
+    assertEquals(Acceptor.ApplyResult.APPLIED, a.apply(new Apply(G, 5, value("c"))),
+        "a chosen value is recorded at a fenced position");
+    assertEquals(Optional.of(value("c")), a.chosen(G, 5));
+  }
+
+  @Test
+  void afterTheRebuildAGroupWithoutStateIsFencedAtTheStoreFence() {
+    store.wipe();
+    StoreMarker.markRebuilding(store);
+    StoreMarker.markRebuilt(store, 4);
+    Acceptor a = new Acceptor(store);
+    a.guard().checkServed("new-group");
+    assertThrows(RebuildingException.class,
+        () -> a.prepare(new Prepare("new-group", 4, Ballot.of(1, 1))));
+    assertTrue(a.prepare(new Prepare("new-group", 5, Ballot.of(1, 1))).promised());
+    // Once the group has a meta row (its first position applied), the store's fence still holds.
+    store.write(Table.META, WalLayout.metaRow("new-group"), KvStore.UNVERSIONED,
+        Map.of(WalLayout.APPLIED, WalLayout.encodeLong(1)));
+    assertThrows(RebuildingException.class,
+        () -> a.grant(new GrantRequest("new-group", 3, "V1")));
+    assertTrue(a.guard().mayFence());
+  }
+
+  @Test
+  void markersChangeOnlyAlongTheirPath() {
+    assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilding(store),
+        "a serving store lost nothing");
+    assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilt(store, 4));
+    store.wipe();
+    String id = StoreMarker.markRebuilding(store).id();
+    assertEquals(id, StoreMarker.markRebuilding(store).id(), "a resumed rebuild keeps its mark");
+    assertEquals(false, StoreMarker.initialize(store), "initialize never overwrites a marker");
+    StoreMarker.markRebuilt(store, 4);
+    assertEquals(new StoreMarker(StoreMarker.State.SERVING, id, 4),
+        StoreMarker.read(store).orElseThrow());
+  }
+}
