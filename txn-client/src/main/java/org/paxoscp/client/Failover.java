@@ -76,7 +76,7 @@ final class Failover {
       }
       if (reply instanceof Message.ErrorReply err) {
         switch (err.code()) {
-          case STORE_UNAVAILABLE, CATCH_UP_FAILED -> {
+          case STORE_UNAVAILABLE, CATCH_UP_FAILED, REBUILDING -> {
             failures.add(new IllegalStateException(dc + ": " + err.code() + " " + err.detail()));
             failovers.increment();
             continue;

@@ -498,9 +498,13 @@ final class LeaderRounds {
   private void failAll(LeaderGroup g, RuntimeException e) {
     List<Runnable> answers = new ArrayList<>();
     ErrorCode code = e instanceof StoreUnavailableException ? ErrorCode.STORE_UNAVAILABLE
-        : e instanceof TooOldException ? ErrorCode.TOO_OLD : ErrorCode.CATCH_UP_FAILED;
-    if (e instanceof CatchUpFailedException || e instanceof TooOldException) {
-      // Expected: the DC is behind, or the position was collected (the client is told TOO_OLD).
+        : e instanceof TooOldException ? ErrorCode.TOO_OLD
+        : e instanceof org.paxoscp.paxos.RebuildingException ? ErrorCode.REBUILDING
+        : ErrorCode.CATCH_UP_FAILED;
+    if (e instanceof CatchUpFailedException || e instanceof TooOldException
+        || e instanceof org.paxoscp.paxos.RebuildingException) {
+      // Expected: the DC is behind, the position was collected (the client is told TOO_OLD),
+      // or the DC is being rebuilt (section 12).
       LOG.debug("DC {}: no leader round for group {}: {}", dc, g.name, e.getMessage());
     } else if (!(e instanceof StoreUnavailableException)) {
       LOG.error("DC {}: leader round of group {} failed", dc, g.name, e);

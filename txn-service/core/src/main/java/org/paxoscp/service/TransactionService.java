@@ -19,7 +19,9 @@ import org.paxoscp.paxos.PaxosMessage.Learn;
 import org.paxoscp.paxos.PaxosMessage.LearnReply;
 import org.paxoscp.paxos.PaxosMessage.Prepare;
 import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.RebuildingException;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
@@ -28,6 +30,13 @@ import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
 import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
+import org.paxoscp.transport.Message.ExtentReply;
+import org.paxoscp.transport.Message.ExtentRequest;
+import org.paxoscp.transport.Message.GroupsReply;
+import org.paxoscp.transport.Message.GroupsRequest;
+import org.paxoscp.transport.Message.SnapshotItem;
+import org.paxoscp.transport.Message.SnapshotReply;
+import org.paxoscp.transport.Message.SnapshotRequest;
 import org.paxoscp.transport.Message.ReadReply;
 import org.paxoscp.transport.Message.ReadRequest;
 import org.paxoscp.transport.Message.SubmitRequest;
@@ -59,7 +68,9 @@ import org.slf4j.LoggerFactory;
  * {@link ErrorCode#CATCH_UP_FAILED}; a request for a position at or below the group's GC
  * watermark (a PREPARE, ACCEPT, grant or learn of a collected position, a read at a collected read
  * position) gives {@link ErrorCode#TOO_OLD} (section 7); a read reply too big for one datagram gives
- * {@link ErrorCode#TOO_LARGE}. One-way messages (APPLY, a pushed {@code LearnReply}) get no reply
+ * {@link ErrorCode#TOO_LARGE}; a request of a group this DC does not serve because it lost its
+ * store and has not rebuilt the group, or a vote at or below a rebuilt group's fence, gives
+ * {@link ErrorCode#REBUILDING} (section 12). One-way messages (APPLY, a pushed {@code LearnReply}) get no reply
  * even when they fail; they are logged.
  *
  * <p>Thread-safe. {@link #handle} does store work on the calling thread and never waits for a
@@ -77,6 +88,10 @@ public final class TransactionService implements RequestHandler {
   private static final int LIST_MARGIN = 512;
   /** Submitted entries one group may hold waiting at one service instance. */
   private static final int MAX_WAITING_SUBMITS = 4096;
+  /** Data rows one snapshot page reads from the store at most. */
+  private static final int SNAPSHOT_PAGE_ROWS = 512;
+  /** Groups one {@link GroupsReply} names at most. */
+  private static final int GROUPS_PAGE = 128;
 
   /**
    * Request limits.
@@ -273,8 +288,29 @@ public final class TransactionService implements RequestHandler {
     if (request == null) {
       throw new Rejected("no request");
     }
+    if (request instanceof Message.RebuildRequest q) {
+      // Not behind the guard: it is what makes a group served again.
+      if (!q.complete()) {
+        validateGroup(q.group());
+      }
+      return rebuild(q);
+    }
+    if (request instanceof GroupsRequest g) {
+      // Its group is where the listing goes on from: "" for the first page.
+      if (!g.group().isEmpty()) {
+        validateGroup(g.group());
+      }
+      return CompletableFuture.completedFuture(groups(g));
+    }
     validateGroup(request.group() == null ? "" : request.group());
-    if (request instanceof Message.Paxos p) {
+    // Section 12: a group this DC lost and has not rebuilt is not served at all (free once the
+    // store is seen serving).
+    acceptor.guard().checkServed(request.group());
+    if (request instanceof ExtentRequest e) {
+      return CompletableFuture.completedFuture(extent(e));
+    } else if (request instanceof SnapshotRequest q) {
+      return CompletableFuture.completedFuture(snapshot(q));
+    } else if (request instanceof Message.Paxos p) {
       return CompletableFuture.completedFuture(handlePaxos(p.message()));
     } else if (request instanceof BeginRequest b) {
       return begin(b);
@@ -296,9 +332,10 @@ public final class TransactionService implements RequestHandler {
     }
     if (oneWay(request)) {
       ErrorCode code = t instanceof TooOldException ? ErrorCode.TOO_OLD
+          : t instanceof RebuildingException ? ErrorCode.REBUILDING
           : ErrorCode.STORE_UNAVAILABLE;
       oneWayFailures.get(code).increment();
-      if (!(t instanceof TooOldException)) {
+      if (!(t instanceof TooOldException) && !(t instanceof RebuildingException)) {
         LOG.warn("DC {} failed one-way {}: {}", dc, describe(request), t.toString());
       }
       return null;
@@ -306,6 +343,10 @@ public final class TransactionService implements RequestHandler {
     if (t instanceof TooOldException) {
       // Section 7: the position was collected here; never a fresh instance or a stale read.
       return new ErrorReply(group, position, ErrorCode.TOO_OLD, "DC " + dc + ": " + t.getMessage());
+    } else if (t instanceof RebuildingException) {
+      // Section 12: the DC lost its store; another DC serves the request.
+      return new ErrorReply(group, position, ErrorCode.REBUILDING, "DC " + dc + ": "
+          + t.getMessage());
     } else if (t instanceof Failed f) {
       return new ErrorReply(group, position, f.code, f.getMessage());
     } else if (t instanceof StoreUnavailableException) {
@@ -562,6 +603,174 @@ public final class TransactionService implements RequestHandler {
       return combiner.submit(s);
     }
     return ensureApplied(s.group(), s.position() - 1).thenCompose(w -> combiner.submit(s));
+  }
+
+  // ---- rebuilding a DC (section 12) ----------------------------------------------------------
+
+  /**
+   * Rebuilds a group here from the peers ({@link DcRebuild}), then starts catching it up to
+   * what the peers applied; or declares the store rebuilt. Answered once the group is installed
+   * (catch-up goes on).
+   */
+  private CompletableFuture<Message> rebuild(Message.RebuildRequest q) {
+    DcRebuild r = rebuilder();
+    if (q.complete()) {
+      r.finish();
+      LOG.info("DC {}: store declared rebuilt ({}); groups without state here are new here",
+          dc, r.mode());
+      return CompletableFuture.completedFuture(
+          new Message.RebuildReply("", "COMPLETE", 0, 0, 0, ""));
+    }
+    return r.rebuild(q.group(), q.from()).thenApply(res -> {
+      if (res.outcome() == DcRebuild.Outcome.REBUILT) {
+        LOG.info("DC {}: group {} rebuilt from DC {} at position {} ({} versions, fence {})",
+            dc, res.group(), res.source(), res.position(), res.items(), res.fence());
+      }
+      if (res.peersApplied() > 0) {
+        catchUp.catchUpTo(res.group(), res.peersApplied()).whenComplete((w, t) -> {
+          if (t != null) {
+            LOG.info("DC {}: catch-up of rebuilt group {} to {} not done yet: {}", dc,
+                res.group(), res.peersApplied(), t.toString());
+          }
+        });
+      }
+      return new Message.RebuildReply(res.group(), res.outcome().name(), res.position(),
+          res.fence(), res.items(), res.source());
+    });
+  }
+
+  private volatile DcRebuild rebuilder;
+
+  private synchronized DcRebuild rebuilder() {
+    if (rebuilder == null) {
+      rebuilder = new DcRebuild(dc, dcs, store, catchUp.transport(), limits.catchUpWait());
+    }
+    return rebuilder;
+  }
+
+  /** How far a group reaches here, for a DC being rebuilt (its fence and where to copy from). */
+  private Message extent(ExtentRequest e) {
+    String g = e.group();
+    long applied = applier.appliedWatermark(g);
+    long gc = LogCollector.gcWatermark(store, g);
+    List<KvStore.ScannedRow> last = store.scan(KvStore.Table.WAL, WalLayout.groupRowsStart(g),
+        WalLayout.groupRowsEnd(g), KvStore.LATEST, 1, true);
+    long lastWal = last.isEmpty() ? 0 : WalLayout.positionOf(g, last.get(0).row());
+    long fence = store.read(KvStore.Table.META, WalLayout.metaRow(g), WalLayout.FENCE,
+        KvStore.LATEST).map(c -> WalLayout.decodeLong(c.value())).orElse(0L);
+    return new ExtentReply(g, applied, gc, lastWal, fence);
+  }
+
+  /**
+   * A page of the group's data as of a position this DC applied and has not collected: of each
+   * key, the newest version at or below it. The GC watermark is read after the data (as reads
+   * do, docs/operating.md "Storage lifecycle"): if it reached the position meanwhile, a version
+   * read may already have been superseded by collection, and the answer is TOO_OLD.
+   */
+  private Message snapshot(SnapshotRequest q) {
+    String g = q.group();
+    long position = q.position();
+    XgLocks locks = XgLocks.EMPTY;
+    LogValue chosen = null;
+    int budget = limits.maxReplyBytes() - REPLY_OVERHEAD - g.length() * 4;
+    if (position == 0) {
+      LogApplier.AppliedState s = applier.appliedState(g);
+      position = s.position();
+      locks = s.locks();
+      if (position > 0) {
+        long at = position;
+        chosen = acceptor.chosen(g, at).orElseThrow(() -> new IllegalStateException(
+            "DC " + dc + " applied position " + at + " of group " + g
+            + " without its chosen value"));
+        budget -= org.paxoscp.wal.LogCodec.encode(chosen).length;
+      }
+      budget -= locks.encode().length;
+    } else if (position > applier.appliedWatermark(g)) {
+      throw new Rejected("position " + position + " of group " + g + " is not applied at DC "
+          + dc);
+    }
+    List<SnapshotItem> items = new java.util.ArrayList<>();
+    boolean more = false;
+    if (position > 0) {
+      byte[] from = q.after().isEmpty() ? WalLayout.groupRowsStart(g)
+          : java.util.Arrays.copyOf(WalLayout.dataRow(g, q.after()),
+              WalLayout.dataRow(g, q.after()).length + 1);
+      List<KvStore.ScannedRow> rows = store.scan(KvStore.Table.DATA, from,
+          WalLayout.groupRowsEnd(g), position, SNAPSHOT_PAGE_ROWS, false);
+      more = rows.size() == SNAPSHOT_PAGE_ROWS;
+      for (KvStore.ScannedRow r : rows) {
+        KvStore.Cell c = r.cells().get(WalLayout.DATA_VALUE);
+        if (c == null) {
+          continue;
+        }
+        String key = WalLayout.keyOf(g, r.row());
+        budget -= ENTRY_OVERHEAD + key.length() * 4 + c.value().length;
+        if (budget < 0 && !items.isEmpty()) {
+          more = true;
+          break;
+        }
+        items.add(new SnapshotItem(key, c.timestamp(), c.value()));
+      }
+    }
+    long gc = LogCollector.gcWatermark(store, g);
+    if (position > 0 && position <= gc) {
+      throw new TooOldException(g, position, gc);
+    }
+    return new SnapshotReply(g, position, gc, locks, chosen, items, more);
+  }
+
+  /**
+   * The groups this DC holds anything of (a meta row or a WAL row) after {@code q}'s, in the
+   * store's order: two short scans per group, for listing every group of a DC being rebuilt.
+   * A DC that is itself being rebuilt does not answer: its list is not complete.
+   */
+  private Message groups(GroupsRequest q) {
+    if (!acceptor.guard().storeServing()) {
+      throw new RebuildingException(q.group(), "this DC's store is being rebuilt; its list of "
+          + "groups is not complete");
+    }
+    List<String> out = new java.util.ArrayList<>();
+    String cursor = q.group();
+    int budget = limits.maxReplyBytes() - REPLY_OVERHEAD;
+    while (out.size() < GROUPS_PAGE) {
+      Optional<String> next = nextGroup(cursor);
+      if (next.isEmpty()) {
+        return new GroupsReply(q.group(), out, false);
+      }
+      budget -= next.get().length() * 4 + 4;
+      if (budget < 0) {
+        break;
+      }
+      out.add(next.get());
+      cursor = next.get();
+    }
+    return new GroupsReply(q.group(), out, true);
+  }
+
+  /** The first group after {@code cursor} ("" for the first) with a meta or WAL row here. */
+  private Optional<String> nextGroup(String cursor) {
+    byte[] metaFrom = cursor.isEmpty() ? new byte[0]
+        : java.util.Arrays.copyOf(WalLayout.metaRow(cursor), WalLayout.metaRow(cursor).length + 1);
+    Optional<String> inMeta = Optional.empty();
+    while (inMeta.isEmpty()) {
+      List<KvStore.ScannedRow> r = store.scan(KvStore.Table.META, metaFrom, null, KvStore.LATEST,
+          1, false);
+      if (r.isEmpty()) {
+        break;
+      }
+      inMeta = WalLayout.groupOf(r.get(0).row());
+      // Not a group's row (the store marker): look past it.
+      metaFrom = java.util.Arrays.copyOf(r.get(0).row(), r.get(0).row().length + 1);
+    }
+    List<KvStore.ScannedRow> w = store.scan(KvStore.Table.WAL,
+        cursor.isEmpty() ? new byte[0] : WalLayout.groupRowsEnd(cursor), null, KvStore.LATEST, 1,
+        false);
+    Optional<String> inWal = w.isEmpty() ? Optional.empty() : WalLayout.groupOf(w.get(0).row());
+    if (inMeta.isEmpty() || inWal.isEmpty()) {
+      return inMeta.isPresent() ? inMeta : inWal;
+    }
+    return java.util.Arrays.compareUnsigned(WalLayout.metaRow(inMeta.get()),
+        WalLayout.metaRow(inWal.get())) <= 0 ? inMeta : inWal;
   }
 
   // ---- helpers ------------------------------------------------------------------------------

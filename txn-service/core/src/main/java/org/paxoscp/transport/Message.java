@@ -236,6 +236,164 @@ public sealed interface Message {
     }
   }
 
+  // ---- rebuilding a DC (ARCHITECTURE section 12, docs/operating.md "Rebuilding a DC") ------
+
+  /** Asks a peer's service how far {@code group} reaches there: answered by {@link ExtentReply}. */
+  record ExtentRequest(String group) implements Message {
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  /**
+   * A group at one DC: its applied watermark, its GC watermark, the highest position of its WAL
+   * rows there (a promise, vote, grant or chosen value; 0 when it has none) and its rebuild fence
+   * there (0 unless that DC was rebuilt: it lost what it held up to there).
+   */
+  record ExtentReply(String group, long applied, long gcWatermark, long lastWalPosition,
+      long fence) implements Message {
+    public ExtentReply {
+      if (applied < 0 || gcWatermark < 0 || lastWalPosition < 0 || fence < 0) {
+        throw new IllegalArgumentException("positions must be >= 0");
+      }
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+
+    /** The highest position this DC holds anything of the group at, or lost something at. */
+    public long highest() {
+      return Math.max(Math.max(applied, gcWatermark), Math.max(lastWalPosition, fence));
+    }
+  }
+
+  /**
+   * Asks a peer's service for a page of {@code group}'s data as of position {@code position}: the
+   * first page names position 0 and key "" (the peer picks its applied watermark and says it), the
+   * next ones that position and the last key of the page before. Answered by
+   * {@link SnapshotReply}.
+   */
+  record SnapshotRequest(String group, long position, String after) implements Message {
+    public SnapshotRequest {
+      Objects.requireNonNull(after);
+      if (position < 0 || (position == 0) != after.isEmpty()) {
+        throw new IllegalArgumentException("a first page names position 0 and no key, a next "
+            + "one a position and the last key before it");
+      }
+    }
+  }
+
+  /** One item of a {@link SnapshotReply}: its key, the position that wrote it, the stored cell. */
+  record SnapshotItem(String key, long version, byte[] cell) {
+    public SnapshotItem {
+      Objects.requireNonNull(key);
+      Objects.requireNonNull(cell);
+      if (version < 1 || cell.length == 0) {
+        throw new IllegalArgumentException("an item has a version >= 1 and a cell");
+      }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof SnapshotItem i && key.equals(i.key) && version == i.version
+          && Arrays.equals(cell, i.cell);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(key, version) * 31 + Arrays.hashCode(cell);
+    }
+  }
+
+  /**
+   * A page of a group's data at one DC as of {@code position} (at most the DC's applied
+   * watermark, above its GC watermark): of each key after the request's, in key order, the newest
+   * version at or below it. The first page also carries the lock table at {@code position} and
+   * the value chosen there ({@code chosen}, null on later pages and at position 0); {@code more}
+   * says another page follows.
+   */
+  record SnapshotReply(String group, long position, long gcWatermark, XgLocks locks,
+      org.paxoscp.wal.LogValue chosen, List<SnapshotItem> items, boolean more)
+      implements Message {
+    public SnapshotReply {
+      Objects.requireNonNull(locks);
+      items = List.copyOf(items);
+      if (gcWatermark < 0 || position < 0) {
+        throw new IllegalArgumentException("positions must be >= 0");
+      }
+    }
+  }
+
+  /**
+   * Asks a peer's service for the groups it holds anything of after {@code group} in its store's
+   * order ("" from the first): answered by {@link GroupsReply}.
+   */
+  record GroupsRequest(String group) implements Message {
+    public GroupsRequest {
+      Objects.requireNonNull(group);
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  /** A page of groups a DC holds anything of (a meta row or a WAL row); {@code more}: ask again. */
+  record GroupsReply(String group, List<String> groups, boolean more) implements Message {
+    public GroupsReply {
+      Objects.requireNonNull(group);
+      groups = List.copyOf(groups);
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  /**
+   * Asks a service of the DC being rebuilt to rebuild {@code group} there from its peers
+   * ({@code org.paxoscp.service.DcRebuild}), copying from DC {@code from} if it can ("": the
+   * peer that applied the most). With {@code complete} (and group ""), declares instead that
+   * every group the peers hold was rebuilt. Answered by {@link RebuildReply}.
+   */
+  record RebuildRequest(String group, String from, boolean complete) implements Message {
+    public RebuildRequest {
+      Objects.requireNonNull(group);
+      Objects.requireNonNull(from);
+      if (complete != group.isEmpty()) {
+        throw new IllegalArgumentException("a rebuild request names a group, or none when it "
+            + "declares the rebuild complete");
+      }
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  /**
+   * What rebuilding a group did ({@code outcome}: REBUILT, ALREADY_REBUILT, NOT_BEHIND,
+   * COMPLETE), the position copied at, the fence set, the data versions copied and the peer
+   * copied from.
+   */
+  record RebuildReply(String group, String outcome, long position, long fence, long items,
+      String source) implements Message {
+    public RebuildReply {
+      Objects.requireNonNull(group);
+      Objects.requireNonNull(outcome);
+      Objects.requireNonNull(source);
+      if (position < 0 || fence < 0 || items < 0) {
+        throw new IllegalArgumentException("counts must be >= 0");
+      }
+    }
+  }
+
   /** A request the service could not serve; see {@link ErrorCode}. Nothing changed. */
   record ErrorReply(String group, long position, ErrorCode code, String detail)
       implements Message {
@@ -260,6 +418,11 @@ public sealed interface Message {
     /** The leader service holds too many waiting submits; nothing was placed. */
     OVERLOADED,
     /** A service passed a submit on to the leader DC, which did not answer in time. */
-    LEADER_UNREACHABLE
+    LEADER_UNREACHABLE,
+    /**
+     * The DC lost its store and has not rebuilt the group yet, or the position is at or below
+     * the group's rebuild fence there (ARCHITECTURE section 12); another DC serves it.
+     */
+    REBUILDING
   }
 }

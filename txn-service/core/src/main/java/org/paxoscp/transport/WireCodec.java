@@ -92,7 +92,9 @@ final class WireCodec {
     PREPARE(1), ACCEPT(2), APPLY(3), GRANT_REQUEST(4), LEARN(5), PREPARE_REPLY(6),
     ACCEPT_REPLY(7), GRANT_REPLY(8), LEARN_REPLY(9), BEGIN_REQUEST(20), BEGIN_REPLY(21),
     READ_REQUEST(22), READ_REPLY(23), ERROR_REPLY(24), SUBMIT_REQUEST(25), SUBMIT_REPLY(26),
-    STATUS_REQUEST(27), STATUS_REPLY(28);
+    STATUS_REQUEST(27), STATUS_REPLY(28), EXTENT_REQUEST(29), EXTENT_REPLY(30),
+    SNAPSHOT_REQUEST(31), SNAPSHOT_REPLY(32), GROUPS_REQUEST(33), GROUPS_REPLY(34),
+    REBUILD_REQUEST(35), REBUILD_REPLY(36);
 
     final int code;
 
@@ -149,6 +151,22 @@ final class WireCodec {
         return STATUS_REQUEST;
       } else if (m instanceof Message.StatusReply) {
         return STATUS_REPLY;
+      } else if (m instanceof Message.ExtentRequest) {
+        return EXTENT_REQUEST;
+      } else if (m instanceof Message.ExtentReply) {
+        return EXTENT_REPLY;
+      } else if (m instanceof Message.SnapshotRequest) {
+        return SNAPSHOT_REQUEST;
+      } else if (m instanceof Message.SnapshotReply) {
+        return SNAPSHOT_REPLY;
+      } else if (m instanceof Message.GroupsRequest) {
+        return GROUPS_REQUEST;
+      } else if (m instanceof Message.GroupsReply) {
+        return GROUPS_REPLY;
+      } else if (m instanceof Message.RebuildRequest) {
+        return REBUILD_REQUEST;
+      } else if (m instanceof Message.RebuildReply) {
+        return REBUILD_REPLY;
       }
       throw new IllegalArgumentException("no wire type for " + m.getClass().getName());
     }
@@ -404,7 +422,40 @@ final class WireCodec {
       }
       case APPLY -> writeValue(w, ((PaxosMessage.Apply) pm).value());
       case GRANT_REQUEST -> w.writeString(((PaxosMessage.GrantRequest) pm).requester());
-      case LEARN, BEGIN_REQUEST, STATUS_REQUEST -> { }
+      case LEARN, BEGIN_REQUEST, STATUS_REQUEST, EXTENT_REQUEST, GROUPS_REQUEST -> { }
+      case EXTENT_REPLY -> {
+        Message.ExtentReply e = (Message.ExtentReply) m;
+        w.writeVarint(e.applied()).writeVarint(e.gcWatermark()).writeVarint(e.lastWalPosition())
+            .writeVarint(e.fence());
+      }
+      case SNAPSHOT_REQUEST -> w.writeString(((Message.SnapshotRequest) m).after());
+      case SNAPSHOT_REPLY -> {
+        Message.SnapshotReply r = (Message.SnapshotReply) m;
+        w.writeVarint(r.gcWatermark()).writeBytes(r.locks().encode());
+        writeOptValue(w, r.chosen());
+        w.writeVarint(r.items().size());
+        for (Message.SnapshotItem i : r.items()) {
+          w.writeString(i.key()).writeVarint(i.version()).writeBytes(i.cell());
+        }
+        w.writeByte(r.more() ? 1 : 0);
+      }
+      case REBUILD_REQUEST -> {
+        Message.RebuildRequest q = (Message.RebuildRequest) m;
+        w.writeString(q.from()).writeByte(q.complete() ? 1 : 0);
+      }
+      case REBUILD_REPLY -> {
+        Message.RebuildReply q = (Message.RebuildReply) m;
+        w.writeString(q.outcome()).writeVarint(q.fence()).writeVarint(q.items())
+            .writeString(q.source());
+      }
+      case GROUPS_REPLY -> {
+        Message.GroupsReply g = (Message.GroupsReply) m;
+        w.writeVarint(g.groups().size());
+        for (String name : g.groups()) {
+          w.writeString(name);
+        }
+        w.writeByte(g.more() ? 1 : 0);
+      }
       case PREPARE_REPLY -> {
         PaxosMessage.PrepareReply r = (PaxosMessage.PrepareReply) pm;
         writeBallot(w, r.ballot());
@@ -602,6 +653,54 @@ final class WireCodec {
         requireNoPosition(position);
         yield new Message.StatusRequest(group);
       }
+      case EXTENT_REQUEST -> {
+        requireNoPosition(position);
+        yield new Message.ExtentRequest(group);
+      }
+      case EXTENT_REPLY -> {
+        requireNoPosition(position);
+        yield new Message.ExtentReply(group, r.readVarint("applied"), r.readVarint("gc watermark"),
+            r.readVarint("last WAL position"), r.readVarint("fence"));
+      }
+      case SNAPSHOT_REQUEST -> new Message.SnapshotRequest(group, position,
+          r.readString("after key"));
+      case SNAPSHOT_REPLY -> {
+        long gc = r.readVarint("gc watermark");
+        XgLocks locks = XgLocks.decode(r.readBytes("locks"), 0);
+        LogValue chosen = readOptValue(r);
+        int n = r.readCount("item count", 3);
+        List<Message.SnapshotItem> items = new ArrayList<>(n);
+        String prev = null;
+        for (int i = 0; i < n; i++) {
+          String k = r.readString("key");
+          if (prev != null && prev.compareTo(k) >= 0) {
+            throw new CorruptDataException("snapshot keys not strictly sorted");
+          }
+          items.add(new Message.SnapshotItem(k, r.readVarint("version"), r.readBytes("cell")));
+          prev = k;
+        }
+        yield new Message.SnapshotReply(group, position, gc, locks, chosen, items,
+            readBool(r, "more"));
+      }
+      case GROUPS_REQUEST -> {
+        requireNoPosition(position);
+        yield new Message.GroupsRequest(group);
+      }
+      case REBUILD_REQUEST -> {
+        requireNoPosition(position);
+        yield new Message.RebuildRequest(group, r.readString("from"), readBool(r, "complete"));
+      }
+      case REBUILD_REPLY -> new Message.RebuildReply(group, r.readString("outcome"), position,
+          r.readVarint("fence"), r.readVarint("items"), r.readString("source"));
+      case GROUPS_REPLY -> {
+        requireNoPosition(position);
+        int n = r.readCount("group count", 1);
+        List<String> groups = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          groups.add(r.readString("group"));
+        }
+        yield new Message.GroupsReply(group, groups, readBool(r, "more"));
+      }
       case STATUS_REPLY -> {
         requireNoPosition(position);
         int n = r.readCount("field count", 2);
@@ -627,7 +726,8 @@ final class WireCodec {
   /** A status message refers to no log position: only 0 is canonical. */
   private static void requireNoPosition(long position) {
     if (position != 0) {
-      throw new CorruptDataException("a status message has position 0, not " + position);
+      throw new CorruptDataException("a status, extent or groups message has position 0, not "
+          + position);
     }
   }
 
@@ -687,6 +787,7 @@ final class WireCodec {
       case TOO_OLD -> 5;
       case OVERLOADED -> 6;
       case LEADER_UNREACHABLE -> 7;
+      case REBUILDING -> 8;
     };
   }
 

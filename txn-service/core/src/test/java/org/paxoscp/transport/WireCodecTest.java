@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import org.paxoscp.wal.XgLocks;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -95,7 +96,24 @@ class WireCodecTest {
         new Message.StatusRequest("g"),
         new Message.StatusReply("", Map.of()),
         new Message.StatusReply("g", Map.of("dc", "V1", "uptime_s", "12", "group.applied", "7",
-            "begin_p99_ms", "3.5")));
+            "begin_p99_ms", "3.5")),
+        new Message.ExtentRequest("g"),
+        new Message.ExtentReply("g", 0, 0, 0, 0),
+        new Message.ExtentReply("g", 120, 20, 122, 9),
+        new Message.SnapshotRequest("g", 0, ""),
+        new Message.SnapshotRequest("g", 120, "k17"),
+        new Message.SnapshotReply("g", 0, 0, XgLocks.EMPTY, null, List.of(), false),
+        new Message.SnapshotReply("g", 120, 20, XgLocks.EMPTY, v,
+            List.of(new Message.SnapshotItem("a", 3, new byte[] {1, 2}),
+                new Message.SnapshotItem("b", 120, new byte[] {0})), true),
+        new Message.GroupsRequest(""),
+        new Message.GroupsRequest("g"),
+        new Message.GroupsReply("", List.of(), false),
+        new Message.GroupsReply("g", List.of("h", "accounts"), true),
+        new Message.RebuildRequest("g", "", false),
+        new Message.RebuildRequest("", "O", true),
+        new Message.RebuildReply("g", "REBUILT", 120, 126, 100, "O"),
+        new Message.ErrorReply("g", 3, Message.ErrorCode.REBUILDING, "DC V1: group g: ..."));
   }
 
   private static Message paxos(PaxosMessage m) {

@@ -61,6 +61,7 @@ final class SimCluster {
   /** Submits served while two instances of the DC had leader rounds in flight at once. */
   private long concurrentLeaderRounds;
   private long tooOldRequests;
+  private long rebuildingRefusals;
   private Consumer<String> trace;
   /** Every vote cast, judged as it happens. */
   final ChosenOracle oracle;
@@ -216,6 +217,22 @@ final class SimCluster {
     }
   }
 
+  /**
+   * The DC loses its store (section 12): its instances die, then every row of its store is gone,
+   * the marker included. {@link #ensureServed} starts a fresh instance later.
+   */
+  void loseStore(Dc dc) {
+    for (Instance i : List.copyOf(dc.live)) {
+      kill(i);
+    }
+    dc.store.wipe();
+  }
+
+  /** Requests answered REBUILDING (a DC not serving a group it lost, or a fenced vote). */
+  long rebuildingRefusals() {
+    return rebuildingRefusals;
+  }
+
   /** Kills a random instance of a random DC and starts a fresh one after {@code downMicros}. */
   void restartOne(long downMicros) {
     Dc dc = dcs.get(random.nextInt(dcs.size()));
@@ -265,6 +282,9 @@ final class SimCluster {
         if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.TOO_OLD
             && m instanceof Message.Paxos) {
           tooOldRequests++;
+        }
+        if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.REBUILDING) {
+          rebuildingRefusals++;
         }
         if (m instanceof Message.Paxos req && req.message() instanceof PaxosMessage.Accept a) {
           // The vote is in the store whether or not the reply gets anywhere, and even when the

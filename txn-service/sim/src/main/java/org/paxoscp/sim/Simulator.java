@@ -79,6 +79,40 @@ public final class Simulator {
   private String target;
   private boolean forceEviction;
   int tooOldReads;
+  /** Store loss (section 12): off, rebuilt as shipped, or the planted bug (voting as if new). */
+  private StoreLoss storeLoss = StoreLoss.OFF;
+  private final StoreLossCounts lost = new StoreLossCounts();
+
+  /** Whether a DC loses its store in mid-run, and what happens then. */
+  public enum StoreLoss {
+    OFF,
+    /** It is rebuilt from its peers with the shipped rebuild while the workload goes on. */
+    REBUILT,
+    /**
+     * Planted bug: its empty store is taken for a new DC's (marked serving) and nothing is
+     * rebuilt, so it promises and votes as if it had never promised or voted anything.
+     */
+    PLANTED_VOTES_AS_IF_EMPTY
+  }
+
+  /** What the run's store loss did, for asserting that it was exercised. */
+  public static final class StoreLossCounts {
+    /** The DC that lost its store ("" if none did). */
+    public String dc = "";
+    /** Groups rebuilt there, and rebuild requests that failed and were tried again. */
+    public int rebuilt;
+    public int retried;
+    /** The store was declared rebuilt (every group rebuilt). */
+    public boolean complete;
+    /** Positions refused at the rebuilt DC for its fences, by requests answered REBUILDING. */
+    public long refused;
+
+    @Override
+    public String toString() {
+      return dc.isEmpty() ? "none" : "dc=" + dc + " rebuilt=" + rebuilt + " retried=" + retried
+          + " complete=" + complete + " refused=" + refused;
+    }
+  }
 
   public Simulator(SimConfig cfg) {
     this(cfg, ProposerFactory.STANDARD);
@@ -114,6 +148,26 @@ public final class Simulator {
   public Simulator withForcedEviction() {
     this.forceEviction = true;
     return this;
+  }
+
+  /**
+   * A random DC loses its store once, 0.5-3 s into the run: its service instances are killed,
+   * every row of its store is gone, and a fresh instance starts 0.1-0.5 s later. With
+   * {@link StoreLoss#REBUILT} its groups are then rebuilt through the shipped rebuild requests
+   * (ARCHITECTURE section 12), retried while peers do not answer; with the planted bug they are
+   * not, and the DC votes as if new.
+   */
+  public Simulator withStoreLoss(StoreLoss mode) {
+    this.storeLoss = mode;
+    return this;
+  }
+
+  /** What the run's store loss did. */
+  public StoreLossCounts storeLossCounts() {
+    if (cluster != null) {
+      lost.refused = cluster.rebuildingRefusals();
+    }
+    return lost;
   }
 
   /** How many times a service's caches were emptied by {@link #withForcedEviction} (0 without). */
@@ -344,6 +398,9 @@ public final class Simulator {
     if (cfg.faults().restarts()) {
       scheduleRestart();
     }
+    if (storeLoss != StoreLoss.OFF) {
+      scheduleStoreLoss();
+    }
     boolean finished = events.run(MAX_VIRTUAL_MICROS, MAX_EVENTS);
     if (finished) {
       network.healAll();
@@ -414,7 +471,11 @@ public final class Simulator {
     return new SimResult.UnknownFates(reported, inLog, past);
   }
 
-  /** The chosen value of a position at a DC, from its WAL or from what its collector removed. */
+  /**
+   * The chosen value of a position at a DC, from its WAL or from what its collector removed;
+   * empty at a DC that lost its store for a position it did not learn again (the rebuild copied
+   * the data as of a later position).
+   */
   private Optional<LogValue> known(SimCluster.Dc dc, String group, long position) {
     LogValue archived = group.equals(GROUP) ? dc.collected.get(position) : null;
     if (archived != null) {
@@ -423,6 +484,9 @@ public final class Simulator {
     try {
       return dc.acceptor.chosen(group, position);
     } catch (TooOldException e) {
+      if (dc.name.equals(lost.dc)) {
+        return Optional.empty();
+      }
       throw new IllegalStateException("DC " + dc.name + " collected position " + position
           + " without recording it", e);
     }
@@ -438,6 +502,12 @@ public final class Simulator {
    */
   private boolean recover() {
     cluster.ensureServed();
+    if (storeLoss == StoreLoss.REBUILT && !lost.dc.isEmpty()) {
+      // The rebuild ends on the healed network before catch-up needs the rebuilt DC.
+      if (!events.run(MAX_VIRTUAL_MICROS, MAX_EVENTS) || !lost.complete) {
+        return false;
+      }
+    }
     for (String group : groups()) {
       long target = cluster.maxPosition(group);
       for (SimCluster.Dc dc : cluster.dcs()) {
@@ -487,6 +557,53 @@ public final class Simulator {
         network.setDown(dc, false);
         scheduleOutage();
       });
+    });
+  }
+
+  private void scheduleStoreLoss() {
+    events.after(500_000 + random.nextLong(2_500_000), () -> {
+      SimCluster.Dc dc = cluster.dc(random.nextInt(cfg.dcs().size()));
+      lost.dc = dc.name;
+      cluster.loseStore(dc);
+      events.after(100_000 + random.nextLong(400_000), () -> {
+        cluster.ensureServed();
+        if (storeLoss == StoreLoss.PLANTED_VOTES_AS_IF_EMPTY) {
+          org.paxoscp.store.StoreMarker.initialize(dc.store);
+        } else {
+          rebuildNext(dc, new java.util.ArrayDeque<>(groups()));
+        }
+      });
+    });
+  }
+
+  /**
+   * Rebuilds the lost DC's groups one by one through a live instance, as {@code paxoscp dc
+   * rebuild} does, then declares the store rebuilt; a request that fails (peers unreachable, the
+   * instance killed) is tried again 200 ms later.
+   */
+  private void rebuildNext(SimCluster.Dc dc, java.util.Deque<String> left) {
+    if (dc.live.isEmpty()) {
+      events.after(200_000, () -> rebuildNext(dc, left));
+      return;
+    }
+    String group = left.peekFirst();
+    org.paxoscp.transport.Message request = group == null
+        ? new org.paxoscp.transport.Message.RebuildRequest("", "", true)
+        : new org.paxoscp.transport.Message.RebuildRequest(group, "", false);
+    dc.live.get(0).service.handle(dc.name, request).whenComplete((r, t) -> {
+      if (r instanceof org.paxoscp.transport.Message.RebuildReply reply) {
+        if (group == null) {
+          lost.complete = true;
+          return;
+        }
+        // (ALREADY_REBUILT after a retry whose first try was done, its answer lost.)
+        lost.rebuilt++;
+        left.pollFirst();
+        rebuildNext(dc, left);
+      } else {
+        lost.retried++;
+        events.after(200_000, () -> rebuildNext(dc, left));
+      }
     });
   }
 

@@ -157,7 +157,7 @@ public final class LogApplier {
   }
 
   /** The applied cell: the watermark as 8 bytes, then the lock table when it is not empty. */
-  static byte[] encodeApplied(AppliedState s) {
+  public static byte[] encodeApplied(AppliedState s) {
     byte[] locks = s.locks().encode();
     return ByteBuffer.allocate(8 + locks.length).putLong(s.position()).put(locks).array();
   }

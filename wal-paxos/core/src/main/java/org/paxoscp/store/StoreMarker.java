@@ -93,13 +93,22 @@ public record StoreMarker(State state, String id, long unknownGroupFence) {
 
   /**
    * Ends a rebuild: every group that had state at the peers is rebuilt here, so a group without a
-   * meta row is new here except for positions at or below {@code unknownGroupFence}.
+   * meta row is new here except for positions at or below {@code unknownGroupFence}. Repeating it
+   * changes nothing (a first call whose answer was lost).
+   *
+   * @throws IllegalStateException if the store has no marker, or serves without having been
+   *     rebuilt
    */
   public static void markRebuilt(KvStore store, long unknownGroupFence) {
-    if (!store.checkAndWrite(Table.META, ROW, STATE, bytes("rebuilding"), KvStore.UNVERSIONED,
+    if (store.checkAndWrite(Table.META, ROW, STATE, bytes("rebuilding"), KvStore.UNVERSIONED,
         Map.of(STATE, bytes("serving"),
             FENCE, ByteBuffer.allocate(8).putLong(unknownGroupFence).array()))) {
-      throw new IllegalStateException("the store is not being rebuilt: " + read(store));
+      return;
+    }
+    Optional<StoreMarker> now = read(store);
+    if (now.isEmpty() || now.get().state() != State.SERVING
+        || now.get().unknownGroupFence() != unknownGroupFence) {
+      throw new IllegalStateException("the store is not being rebuilt: " + now);
     }
   }
 

@@ -125,6 +125,7 @@ class RebuildGuardTest {
     assertEquals(id, StoreMarker.markRebuilding(store).id(), "a resumed rebuild keeps its mark");
     assertEquals(false, StoreMarker.initialize(store), "initialize never overwrites a marker");
     StoreMarker.markRebuilt(store, 4);
+    StoreMarker.markRebuilt(store, 4);
     assertEquals(new StoreMarker(StoreMarker.State.SERVING, id, 4),
         StoreMarker.read(store).orElseThrow());
   }

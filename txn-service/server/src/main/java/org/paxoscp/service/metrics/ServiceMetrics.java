@@ -131,7 +131,8 @@ public final class ServiceMetrics implements AutoCloseable {
     counter(RECORDED_ENTRIES, "entries (committed transactions) of the positions recorded",
         catchUp, c -> c.recordedEntries());
     for (var code : java.util.List.of(org.paxoscp.transport.Message.ErrorCode.TOO_OLD,
-        org.paxoscp.transport.Message.ErrorCode.STORE_UNAVAILABLE)) {
+        org.paxoscp.transport.Message.ErrorCode.STORE_UNAVAILABLE,
+        org.paxoscp.transport.Message.ErrorCode.REBUILDING)) {
       counter(ONE_WAY_FAILURES, "one-way messages (APPLY, pushed learn replies) that failed, "
           + "by the result a reply would have carried", service, s -> s.oneWayFailures(code),
           "result", code.name().toLowerCase(Locale.ROOT));

@@ -1,0 +1,101 @@
+package org.paxoscp.paxos;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.wal.LogCodec;
+import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.XgLocks;
+
+/**
+ * Writes a group's state copied from a peer into the store of a DC being rebuilt (ARCHITECTURE
+ * section 12): the data as of a position {@code s} the peer had applied, the value chosen at
+ * {@code s}, and last the meta row, which makes the group served here. Positions below {@code s}
+ * are then collected here (GC watermark {@code s - 1}): this DC has not got their versions or
+ * values, and answers them TOO_OLD like any collected position; the log above {@code s} is
+ * caught up from the peers' WALs the ordinary way.
+ *
+ * <p>Every step can be repeated: data versions and the chosen value are facts, and the meta row
+ * is written only if the group has none (a store that lost its contents) or only raised (a DC
+ * that fell behind past the peers' GC watermark and kept its state).
+ */
+public final class RebuildInstall {
+  private RebuildInstall() {}
+
+  /** One data version copied: the item's key, the position that wrote it, the stored cell. */
+  public record Item(String key, long version, byte[] cell) {}
+
+  /** Writes copied data versions (before {@link #finish}, which makes them readable). */
+  public static void writeItems(KvStore store, String group, List<Item> items) {
+    for (Item i : items) {
+      store.write(Table.DATA, WalLayout.dataRow(group, i.key()), i.version(),
+          Map.of(WalLayout.DATA_VALUE, i.cell()));
+    }
+  }
+
+  /**
+   * Records the chosen value at {@code position} and writes the group's meta row: applied
+   * {@code position} with its lock table, collected below it, and {@code fence} (0: none; the DC
+   * kept its acceptor state).
+   *
+   * @return false if the group already had a meta row and {@code fence > 0} (it was rebuilt
+   *     before: nothing written), else true
+   */
+  public static boolean finish(KvStore store, String group, long position, XgLocks locks,
+      LogValue chosen, long fence) {
+    if (position > 0) {
+      store.checkAndWrite(Table.WAL, WalLayout.walRow(group, position), WalLayout.CHOSEN, null,
+          KvStore.UNVERSIONED, Map.of(WalLayout.CHOSEN, LogCodec.encode(chosen)));
+    }
+    byte[] meta = WalLayout.metaRow(group);
+    if (fence > 0) {
+      // A store that lost its contents: the row is new, written whole, once.
+      Map<String, byte[]> cells = new HashMap<>();
+      cells.put(WalLayout.FENCE, WalLayout.encodeLong(fence));
+      if (position > 0) {
+        cells.put(WalLayout.APPLIED, LogApplier.encodeApplied(
+            new LogApplier.AppliedState(position, locks)));
+      }
+      if (position > 1) {
+        // (A watermark cell of 0 is never written: 0 is its absence.)
+        cells.put(WalLayout.GC_WATERMARK, WalLayout.encodeLong(position - 1));
+        cells.put(WalLayout.COLLECTED, WalLayout.encodeLong(position - 1));
+      }
+      return store.checkAndWrite(Table.META, meta, WalLayout.FENCE, null, KvStore.UNVERSIONED,
+          cells);
+    }
+    // A DC that kept its state: raise the GC watermark first (reads below the copied position
+    // are refused from now on), then the applied watermark; the collector removes the WAL rows
+    // and versions below.
+    raise(store, meta, WalLayout.GC_WATERMARK, position - 1);
+    while (true) {
+      LogApplier.AppliedState now = new LogApplier(store).appliedState(group);
+      if (now.position() >= position) {
+        return true;
+      }
+      byte[] expected = now.position() == 0 ? null : LogApplier.encodeApplied(now);
+      if (store.checkAndWrite(Table.META, meta, WalLayout.APPLIED, expected, KvStore.UNVERSIONED,
+          Map.of(WalLayout.APPLIED, LogApplier.encodeApplied(
+              new LogApplier.AppliedState(position, locks))))) {
+        return true;
+      }
+    }
+  }
+
+  private static void raise(KvStore store, byte[] row, String column, long to) {
+    while (true) {
+      long now = store.read(Table.META, row, column, KvStore.LATEST)
+          .map(c -> WalLayout.decodeLong(c.value())).orElse(0L);
+      if (now >= to) {
+        return;
+      }
+      if (store.checkAndWrite(Table.META, row, column,
+          now == 0 ? null : WalLayout.encodeLong(now), KvStore.UNVERSIONED,
+          Map.of(column, WalLayout.encodeLong(to)))) {
+        return;
+      }
+    }
+  }
+}
