@@ -91,23 +91,8 @@ public final class StatusCommand implements Callable<Integer> {
     }
     List<AutoCloseable> opened = new ArrayList<>();
     try {
-      Endpoints endpoints = Endpoints.fromConfig(cluster);
-      String source = "static endpoints";
-      if (cluster.discoveryZk().isPresent()) {
-        try {
-          CuratorDiscovery discovery = CuratorDiscovery.start(cluster.discoveryZk().get(),
-              cluster.discoveryPath(), cluster.discoveryConnectTimeout());
-          opened.add(0, discovery);
-          Endpoints found = discovery.endpoints(cluster.dcNames());
-          opened.add(0, found);
-          Endpoints configured = endpoints;
-          endpoints = dc -> found.of(dc).isEmpty() ? configured.of(dc) : found.of(dc);
-          source = "discovery (" + cluster.discoveryZk().get() + ")";
-        } catch (RuntimeException e) {
-          err.println("status: discovery unreachable (" + ClusterCommand.oneLine(e)
-              + "); asking the static endpoints");
-        }
-      }
+      String[] source = new String[1];
+      Endpoints endpoints = endpoints(cluster, opened, err, "status", source);
       UdpTransport transport = UdpTransport.builder(cluster,
           asDc != null ? asDc : cluster.dcNames().get(0)).endpoints(endpoints).build();
       opened.add(0, transport);
@@ -134,7 +119,7 @@ public final class StatusCommand implements Callable<Integer> {
       }
       sort(now, cluster);
       while (true) {
-        code = print(out, cluster, source, previous, now);
+        code = print(out, cluster, source[0], previous, now);
         out.flush();
         if (watchSeconds == null) {
           break;
@@ -159,6 +144,34 @@ public final class StatusCommand implements Callable<Integer> {
         }
       }
     }
+  }
+
+  /**
+   * The cluster's service instances: from discovery when the cluster has ZooKeeper (falling back
+   * to the static endpoints for a DC none registered, or when discovery is unreachable), else its
+   * static endpoints. What it opens is added to the front of {@code opened}; {@code source[0]}
+   * says where the endpoints came from.
+   */
+  static Endpoints endpoints(ClusterConfig cluster, List<AutoCloseable> opened, PrintWriter err,
+      String tool, String[] source) {
+    Endpoints endpoints = Endpoints.fromConfig(cluster);
+    source[0] = "static endpoints";
+    if (cluster.discoveryZk().isPresent()) {
+      try {
+        CuratorDiscovery discovery = CuratorDiscovery.start(cluster.discoveryZk().get(),
+            cluster.discoveryPath(), cluster.discoveryConnectTimeout());
+        opened.add(0, discovery);
+        Endpoints found = discovery.endpoints(cluster.dcNames());
+        opened.add(0, found);
+        Endpoints configured = endpoints;
+        endpoints = dc -> found.of(dc).isEmpty() ? configured.of(dc) : found.of(dc);
+        source[0] = "discovery (" + cluster.discoveryZk().get() + ")";
+      } catch (RuntimeException e) {
+        err.println(tool + ": discovery unreachable (" + ClusterCommand.oneLine(e)
+            + "); asking the static endpoints");
+      }
+    }
+    return endpoints;
   }
 
   /**

@@ -303,9 +303,6 @@ public final class TransactionService implements RequestHandler {
       return CompletableFuture.completedFuture(groups(g));
     }
     validateGroup(request.group() == null ? "" : request.group());
-    // Section 12: a group this DC lost and has not rebuilt is not served at all (free once the
-    // store is seen serving).
-    acceptor.guard().checkServed(request.group());
     if (request instanceof ExtentRequest e) {
       return CompletableFuture.completedFuture(extent(e));
     } else if (request instanceof SnapshotRequest q) {
@@ -383,12 +380,16 @@ public final class TransactionService implements RequestHandler {
       }
       return new Message.Paxos(acceptor.grant(g));
     } else if (m instanceof Learn l) {
+      served(l.group());
       return new Message.Paxos(new LearnReply(l.group(), l.position(),
           acceptor.chosen(l.group(), l.position()).orElse(null)));
     } else if (m instanceof Apply a) {
+      // Not in a group lost and not rebuilt here: applying would write its meta row.
+      served(a.group());
       applied(a.group(), a.position(), a);
       return null;
     } else if (m instanceof LearnReply r) {
+      served(r.group());
       if (r.chosen() != null) {
         applied(r.group(), r.position(), new Apply(r.group(), r.position(), r.chosen()));
       }
@@ -450,6 +451,7 @@ public final class TransactionService implements RequestHandler {
     if (b.position() < 0) {
       throw new Rejected("minimum read position must be >= 0, got " + b.position());
     }
+    served(b.group());
     LogApplier.AppliedState state = applier.readState(b.group(), b.position());
     if (state.position() >= b.position()) {
       return CompletableFuture.completedFuture(reply(b.group(), state));
@@ -499,6 +501,7 @@ public final class TransactionService implements RequestHandler {
         throw new Rejected(e.getMessage());
       }
     }
+    served(r.group());
     return ensureApplied(r.group(), r.position()).thenApply(w -> readAt(r));
   }
 
@@ -591,6 +594,7 @@ public final class TransactionService implements RequestHandler {
     } catch (IllegalArgumentException ex) {
       throw new Rejected(ex.getMessage());
     }
+    served(s.group());
     // An entry passed on to another DC's batcher needs nothing applied here (the batcher
     // applies the read position itself); only one batched here does.
     Optional<CompletableFuture<Message>> passedOn = combiner.passOn(s);
@@ -651,6 +655,7 @@ public final class TransactionService implements RequestHandler {
   /** How far a group reaches here, for a DC being rebuilt (its fence and where to copy from). */
   private Message extent(ExtentRequest e) {
     String g = e.group();
+    served(g);
     long applied = applier.appliedWatermark(g);
     long gc = LogCollector.gcWatermark(store, g);
     List<KvStore.ScannedRow> last = store.scan(KvStore.Table.WAL, WalLayout.groupRowsStart(g),
@@ -673,6 +678,7 @@ public final class TransactionService implements RequestHandler {
     XgLocks locks = XgLocks.EMPTY;
     LogValue chosen = null;
     int budget = limits.maxReplyBytes() - REPLY_OVERHEAD - g.length() * 4;
+    served(g);
     if (position == 0) {
       LogApplier.AppliedState s = applier.appliedState(g);
       position = s.position();
@@ -774,6 +780,15 @@ public final class TransactionService implements RequestHandler {
   }
 
   // ---- helpers ------------------------------------------------------------------------------
+
+  /**
+   * Section 12: a group this DC lost with its store and has not rebuilt is not served at all
+   * (votes are guarded by the acceptor itself). Called after a request's validation, before its
+   * store work; reads nothing once the store was seen serving.
+   */
+  private void served(String group) {
+    acceptor.guard().checkServed(group);
+  }
 
   private static void validateGroup(String group) {
     try {

@@ -27,7 +27,7 @@ import org.paxoscp.wal.Mutation;
 /**
  * What the first commit in a new group costs in store operations against a commit in a warm
  * group (ARCHITECTURE section 9: a group's first touch creates nothing a conditional write could
- * not fold in). Counts, not times: deterministic.
+ * not fold in; it reads the store marker once per DC). Counts, not times: deterministic.
  */
 class NewGroupStoreCostTest {
   private static final List<String> DCS = List.of("V1", "V2", "O");
@@ -86,7 +86,11 @@ class NewGroupStoreCostTest {
       }
       System.out.printf("%s: store operations per transaction (begin, read, commit, apply at "
           + "every DC), warm group %.1f, new group %.1f%n", p, warm / 10.0, fresh / 10.0);
-      assertTrue(fresh <= warm + 10, p + ": new " + fresh / 10.0 + " vs warm " + warm / 10.0);
+      // At most one more per DC: the store marker, read by a vote in a group with no meta row
+      // yet (a new group's first positions), so that a DC whose store was emptied under it
+      // notices (docs/operating.md, "Rebuilding a DC").
+      assertTrue(fresh <= warm + 10L * DCS.size(), p + ": new " + fresh / 10.0 + " vs warm "
+          + warm / 10.0);
     }
   }
 }
