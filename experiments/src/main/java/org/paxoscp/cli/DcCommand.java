@@ -58,7 +58,7 @@ public final class DcCommand implements Callable<Integer> {
           + "watermark, or is new, from its peers while the cluster runs.",
       footer = {"%nThe DC's services must run (they serve nothing of a group until it is "
           + "rebuilt there). Explained in docs/operating.md, \"Rebuilding a DC\"."})
-  static final class Rebuild implements Callable<Integer> {
+  public static final class Rebuild implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
@@ -124,14 +124,7 @@ public final class DcCommand implements Callable<Integer> {
       try {
         Endpoints endpoints = StatusCommand.endpoints(cluster, opened, err, "dc rebuild",
             new String[1]);
-        UdpTransport transport = UdpTransport.builder(cluster, dc).endpoints(endpoints).build();
-        opened.add(0, transport);
-        List<String> groups = which.all ? listGroups(cluster, transport, out)
-            : List.copyOf(new TreeSet<>(which.groups));
-        return rebuild(cluster, transport, groups, out, err);
-      } catch (RuntimeException e) {
-        err.println("dc rebuild: " + ClusterCommand.oneLine(e));
-        return 1;
+        return run(cluster, endpoints, opened, out, err);
       } finally {
         for (AutoCloseable c : opened) {
           try {
@@ -140,6 +133,44 @@ public final class DcCommand implements Callable<Integer> {
             // closing anyway
           }
         }
+      }
+    }
+
+    /**
+     * What {@code dc rebuild --config ... --dc DC --all} does, for a caller that holds the
+     * cluster's configuration (the nemesis): the exit code.
+     */
+    public static int rebuildAll(ClusterConfig cluster, String dc, PrintWriter out,
+        PrintWriter err) {
+      Rebuild r = new Rebuild();
+      r.dc = dc;
+      r.which = new Which();
+      r.which.all = true;
+      List<AutoCloseable> opened = new ArrayList<>();
+      try {
+        return r.run(cluster, Endpoints.fromConfig(cluster), opened, out, err);
+      } finally {
+        for (AutoCloseable c : opened) {
+          try {
+            c.close();
+          } catch (Exception e) {
+            // closing anyway
+          }
+        }
+      }
+    }
+
+    private int run(ClusterConfig cluster, Endpoints endpoints, List<AutoCloseable> opened,
+        PrintWriter out, PrintWriter err) {
+      try {
+        UdpTransport transport = UdpTransport.builder(cluster, dc).endpoints(endpoints).build();
+        opened.add(0, transport);
+        List<String> groups = which.all ? listGroups(cluster, transport, out)
+            : List.copyOf(new TreeSet<>(which.groups));
+        return rebuild(cluster, transport, groups, out, err);
+      } catch (RuntimeException e) {
+        err.println("dc rebuild: " + ClusterCommand.oneLine(e));
+        return 1;
       }
     }
 
@@ -244,8 +275,8 @@ public final class DcCommand implements Callable<Integer> {
         }
         out.printf("dc rebuild: DC %s rebuilt; a group it holds nothing of is new there%n", dc);
       } else {
-        out.printf("dc rebuild: the groups named are rebuilt at DC %s; if it lost its store, "
-            + "its other groups stay refused until --all completes%n", dc);
+        out.printf("dc rebuild: the groups named are rebuilt at DC %s (if its store was lost, "
+            + "the others stay refused there until a rebuild with --all completes)%n", dc);
       }
       return 0;
     }

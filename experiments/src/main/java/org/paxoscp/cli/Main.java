@@ -12,7 +12,7 @@ import picocli.CommandLine;
     description = "Geo-replicated entity-group transactions on HBase with the Paxos-CP commit "
         + "protocol.",
     subcommands = {DemoCommand.class, ClusterCommand.class, ShellCommand.class,
-        StatusCommand.class, DcCommand.class,
+        StatusCommand.class, DcCommand.class, RebuildBenchCommand.class,
         ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
         XgBenchCommand.class, GroupsBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,

@@ -108,13 +108,14 @@ public final class LogCatchUp {
 
   /**
    * The chosen values {@code store} holds for positions {@code from..upTo} of {@code group}
-   * (positions it does not hold are left out).
+   * (positions it does not hold are left out, and so are those at or below its GC watermark).
    */
   public static SortedMap<Long, LogValue> chosenLog(KvStore store, String group, long from,
       long upTo) {
     Acceptor a = new Acceptor(store);
     SortedMap<Long, LogValue> log = new TreeMap<>();
-    for (long p = from; p <= upTo; p++) {
+    long first = Math.max(from, org.paxoscp.paxos.LogCollector.gcWatermark(store, group) + 1);
+    for (long p = first; p <= upTo; p++) {
       Optional<LogValue> v = a.chosen(group, p);
       if (v.isPresent()) {
         log.put(p, v.get());

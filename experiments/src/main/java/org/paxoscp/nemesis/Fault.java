@@ -10,7 +10,8 @@ public enum Fault {
   MAJORITY_DOWN("two DCs down at once"),
   NET_BURST("loss/dup/delay burst"),
   HBASE_RESTART("HBase restart"),
-  CLIENT_CRASH("client crash mid-commit");
+  CLIENT_CRASH("client crash mid-commit"),
+  STORE_LOSS("a DC's tables emptied, then the DC rebuilt");
 
   private final String label;
 

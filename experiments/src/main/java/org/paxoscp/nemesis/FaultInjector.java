@@ -124,6 +124,32 @@ final class FaultInjector implements FaultSchedule.Injector {
           log.log("client crash: no commit in flight when the client closed; not counted");
         }
       }
+      case STORE_LOSS -> {
+        // A DC loses its disks: its services go down with them, its tables come back empty
+        // (meta first, with the store marker), then it is rebuilt from its peers while the
+        // others serve (ARCHITECTURE section 12).
+        String dc = dcs.get(random.nextInt(dcs.size()));
+        List<ServiceProcess> ofDc = services.stream().filter(s -> s.dc().equals(dc)).toList();
+        ofDc.forEach(ServiceProcess::kill);
+        cluster.emptyStore(dc);
+        count(f, "DC %s lost its store: services killed, tables emptied; restart in %d ms, "
+            + "then dc rebuild --all", dc, Math.min(holdMs, 1000));
+        clock.sleep(Math.min(holdMs, 1000));
+        ofDc.forEach(cluster::restart);
+        long t0 = clock.nanoTime();
+        java.io.StringWriter out = new java.io.StringWriter();
+        int code = org.paxoscp.cli.DcCommand.Rebuild.rebuildAll(cluster.config(), dc,
+            new java.io.PrintWriter(out, true), new java.io.PrintWriter(out, true));
+        for (String line : out.toString().strip().split("\n")) {
+          log.log("%s", line);
+        }
+        log.log("dc rebuild of DC %s: exit %d after %.1f s", dc, code,
+            (clock.nanoTime() - t0) / 1e9);
+        if (code != 0) {
+          liveness.add("store_loss: DC " + dc + " was not rebuilt (dc rebuild exit " + code
+              + ")");
+        }
+      }
       default -> throw new IllegalStateException(f.toString());
     }
   }

@@ -214,6 +214,16 @@ final class NemesisCluster implements AutoCloseable {
     return hbaseDirs.get(dc).getFileName().toString();
   }
 
+  /**
+   * Empties DC {@code dc}'s tables (meta first, then WAL and data; the tables and their splits
+   * stay): the DC lost its store. Its services must be down.
+   */
+  void emptyStore(String dc) {
+    org.paxoscp.store.hbase.HBaseSchema.truncate(
+        ((HBaseKvStore) stores.get(dc)).config());
+    log.log("DC %s: tables emptied", dc);
+  }
+
   /** Stops DC {@code dc}'s HBase server cleanly, waits, and starts it again. */
   void restartHBase(String dc, long downMs) {
     Path hd = hbaseDirs.get(dc);

@@ -66,7 +66,7 @@ public final class NemesisCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "Only these kinds: kill_restart, pause, partition, majority_down, "
-          + "net_burst, hbase_restart, client_crash (default: all).")
+          + "net_burst, hbase_restart, client_crash, store_loss (default: all).")
   List<String> faults;
 
   @Option(names = "--hbase", defaultValue = "shared", paramLabel = "shared|per-dc",

@@ -52,7 +52,12 @@ final class NemesisVerdict {
       Map<String, SortedMap<Long, LogValue>> logs =
           run.logsByGroup().getOrDefault(group, Map.of());
       List<TxnRecord> records = run.recordsByGroup().getOrDefault(group, List.of());
-      violations.addAll(checkGroup(group, cluster.dcs(), logs, records));
+      Map<String, Long> collected = new java.util.HashMap<>();
+      for (String dc : cluster.dcs()) {
+        collected.put(dc, org.paxoscp.paxos.LogCollector.gcWatermark(cluster.stores().get(dc),
+            group));
+      }
+      violations.addAll(checkGroup(group, cluster.dcs(), logs, records, collected));
     }
     if (run.hasCrossGroup()) {
       // One conflict graph over every group, with what the clients saw of transactions across
@@ -106,6 +111,17 @@ final class NemesisVerdict {
    */
   static List<String> checkGroup(String group, List<String> dcs,
       Map<String, SortedMap<Long, LogValue>> logs, List<TxnRecord> records) {
+    return checkGroup(group, dcs, logs, records, Map.of());
+  }
+
+  /**
+   * As above, where DC {@code d} collected the positions up to {@code collected.get(d)} (a DC
+   * rebuilt after losing its store holds the log above the position it was copied at): its log
+   * must hold every position above that.
+   */
+  static List<String> checkGroup(String group, List<String> dcs,
+      Map<String, SortedMap<Long, LogValue>> logs, List<TxnRecord> records,
+      Map<String, Long> collected) {
     List<String> violations = new ArrayList<>();
     CheckResult r = SerializabilityChecker.check(logs, records);
     for (var v : r.violations()) {
@@ -119,9 +135,11 @@ final class NemesisVerdict {
     }
     for (String dc : dcs) {
       SortedMap<Long, LogValue> log = logs.getOrDefault(dc, new TreeMap<>());
-      if (log.size() != highest) {
+      long below = Math.min(highest, collected.getOrDefault(dc, 0L));
+      if (log.size() != highest - below) {
         violations.add(String.format("group %s: DC %s holds %d of the %d positions after "
-            + "catch-up", group, dc, log.size(), highest));
+            + "catch-up%s", group, dc, log.size(), highest - below,
+            below > 0 ? " (it collected the " + below + " below)" : ""));
       }
     }
     SortedMap<Long, LogValue> reference = logs.getOrDefault(dcs.get(0), new TreeMap<>());

@@ -620,6 +620,10 @@ public final class TransactionService implements RequestHandler {
     DcRebuild r = rebuilder();
     if (q.complete()) {
       r.finish();
+      // The store serves again: a later rebuild is of groups that fell behind (BEHIND).
+      synchronized (this) {
+        rebuilder = null;
+      }
       LOG.info("DC {}: store declared rebuilt ({}); groups without state here are new here",
           dc, r.mode());
       return CompletableFuture.completedFuture(

@@ -222,6 +222,25 @@ public final class HBaseSchema {
     return out;
   }
 
+  /**
+   * Empties every table of the DC, keeping the tables and their splits: what a DC that lost its
+   * store comes back to (for the nemesis' {@code store_loss} and tests; ARCHITECTURE section 12).
+   * The meta table goes first, with the store marker, so that a service still running finds no
+   * meta row and no marker before it finds an empty WAL row. Stop the DC's services first anyway:
+   * what they cached describes the store that was lost.
+   */
+  public static void truncate(HBaseStoreConfig config) {
+    try (AdminSession s = AdminSession.open(config)) {
+      for (Table t : List.of(Table.META, Table.WAL, Table.DATA)) {
+        TableName name = tableName(config.dc(), t);
+        Await.get(s.admin().disableTable(name), config.adminDeadline(),
+            () -> "disable table " + name);
+        Await.get(s.admin().truncateTable(name, true), config.adminDeadline(),
+            () -> "truncate table " + name);
+      }
+    }
+  }
+
   /** {@code f}, with failures of type {@code ignored} turned into a null result. */
   private static <T> CompletableFuture<T> ignoring(CompletableFuture<T> f,
       Class<? extends Throwable> ignored) {
