@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
 /** {@code paxoscp dc ...}: operations on one DC of a running cluster. */
 @Command(name = "dc", mixinStandardHelpOptions = true,
     description = "Operations on one DC of a running cluster.",
-    footer = "%nExplained in docs/operating.md, \"Rebuilding a DC\".",
+    footer = "%nExplained in docs/rebuilding.md.",
     subcommands = {DcCommand.Rebuild.class})
 public final class DcCommand implements Callable<Integer> {
   @Spec
@@ -57,7 +57,7 @@ public final class DcCommand implements Callable<Integer> {
       description = "Rebuild a DC that lost its store, fell behind past its peers' GC "
           + "watermark, or is new, from its peers while the cluster runs.",
       footer = {"%nThe DC's services must run (they serve nothing of a group until it is "
-          + "rebuilt there). Explained in docs/operating.md, \"Rebuilding a DC\"."})
+          + "rebuilt there).", "%nExplained in docs/rebuilding.md."})
   public static final class Rebuild implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -137,13 +137,14 @@ public final class DcCommand implements Callable<Integer> {
     }
 
     /**
-     * What {@code dc rebuild --config ... --dc DC --all} does, for a caller that holds the
-     * cluster's configuration (the nemesis): the exit code.
+     * What {@code dc rebuild --config ... --dc DC --all --parallel N} does, for a caller that
+     * holds the cluster's configuration (the nemesis, bench-rebuild): the exit code.
      */
-    public static int rebuildAll(ClusterConfig cluster, String dc, PrintWriter out,
-        PrintWriter err) {
+    public static int rebuildAll(ClusterConfig cluster, String dc, int parallel,
+        PrintWriter out, PrintWriter err) {
       Rebuild r = new Rebuild();
       r.dc = dc;
+      r.parallel = parallel;
       r.which = new Which();
       r.which.all = true;
       List<AutoCloseable> opened = new ArrayList<>();

@@ -73,6 +73,14 @@ public final class RebuildBenchCommand implements Callable<Integer> {
       + "measured before the store is lost (default: ${DEFAULT-VALUE}).")
   int beforeSeconds;
 
+  @Option(names = "--warmup-seconds", defaultValue = "15", description = "Foreground load run "
+      + "first and not measured, after the data is loaded (default: ${DEFAULT-VALUE}).")
+  int warmupSeconds;
+
+  @Option(names = "--parallel", defaultValue = "8", description = "Groups rebuilt at once, as "
+      + "dc rebuild --parallel (default: ${DEFAULT-VALUE}).")
+  int parallel;
+
   @Mixin
   SharedOptions.Dcs dcsOption = new SharedOptions.Dcs("V1,V2,V3");
 
@@ -91,7 +99,7 @@ public final class RebuildBenchCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     List<String> dcs = dcsOption.dcs();
     if (groups < 1 || keys < 1 || valueBytes < 1 || clients < 1 || beforeSeconds < 1
-        || dcs.size() < 3) {
+        || warmupSeconds < 0 || parallel < 1 || dcs.size() < 3) {
       err.println("bench-rebuild: --groups, --keys, --value-bytes, --clients and "
           + "--before-seconds must be positive, and there must be 3 DCs or more");
       return 2;
@@ -108,9 +116,10 @@ public final class RebuildBenchCommand implements Callable<Integer> {
         wanOption.summary(options.wan(), dcs), victim);
     try (LocalCluster cluster = LocalCluster.start(options, line -> err.println("  " + line))) {
       load(cluster, homes.get(0), err);
+      Recorder warmup = new Recorder(3);
       Recorder before = new Recorder(3);
       Recorder during = new Recorder(3);
-      AtomicReference<Recorder> current = new AtomicReference<>(before);
+      AtomicReference<Recorder> current = new AtomicReference<>(warmup);
       AtomicBoolean stop = new AtomicBoolean();
       ExecutorService pool = Executors.newFixedThreadPool(clients);
       List<Future<Long>> workers = new ArrayList<>();
@@ -119,7 +128,11 @@ public final class RebuildBenchCommand implements Callable<Integer> {
         workers.add(pool.submit(() -> foreground(cluster, homes.get(id % homes.size()),
             "fg-" + id, current, stop)));
       }
-      err.printf("bench-rebuild: foreground for %d s before the loss ...%n", beforeSeconds);
+      err.printf("bench-rebuild: foreground warm-up for %d s, then %d s measured before the "
+          + "loss ...%n", warmupSeconds, beforeSeconds);
+      Thread.sleep(warmupSeconds * 1000L);
+      current.set(before);
+      before.reset();
       Thread.sleep(beforeSeconds * 1000L);
       Histogram b = before.getIntervalHistogram();
 
@@ -136,7 +149,7 @@ public final class RebuildBenchCommand implements Callable<Integer> {
       during.reset();
       StringWriter rebuildOut = new StringWriter();
       long t0 = System.nanoTime();
-      int code = DcCommand.Rebuild.rebuildAll(cluster.config(), victim,
+      int code = DcCommand.Rebuild.rebuildAll(cluster.config(), victim, parallel,
           new PrintWriter(rebuildOut, true), new PrintWriter(rebuildOut, true));
       double seconds = (System.nanoTime() - t0) / 1e9;
       Histogram d = during.getIntervalHistogram();
@@ -148,27 +161,29 @@ public final class RebuildBenchCommand implements Callable<Integer> {
         failed += w.get();
       }
       err.print(rebuildOut);
+      err.flush();
       if (code != 0) {
         err.println("bench-rebuild: the rebuild failed (exit " + code + ")");
         return 1;
       }
       long versions = (long) groups * keys;
       String table = String.format(
-          "rebuild of DC %s: %d groups (+%d foreground), %d data versions loaded, %.1f s: %.0f "
-              + "groups/s, %.0f versions/s%n%n"
+          "rebuild of DC %s (%d groups at once): %d groups (+%d foreground), %d data versions "
+              + "loaded, %.1f s: %.0f groups/s, %.0f versions/s%n%n"
               + "| foreground (%d clients at %s) | commits | commits/s | p50 ms | p99 ms |%n"
               + "|---|---|---|---|---|%n"
               + "| before the loss (%d s) | %d | %.1f | %.2f | %.2f |%n"
               + "| during the rebuild (%.1f s) | %d | %.1f | %.2f | %.2f |%n"
               + "| during / before | | %.2f | %.2f | %.2f |%n"
               + "(failed foreground transactions over the run: %d)%n",
-          victim, groups, clients, versions, seconds, groups / seconds, versions / seconds,
+          victim, parallel, groups, clients, versions, seconds, groups / seconds, versions / seconds,
           clients, homes, beforeSeconds, b.getTotalCount(), b.getTotalCount() / (double)
               beforeSeconds, ms(b, 50), ms(b, 99), seconds, d.getTotalCount(),
           d.getTotalCount() / seconds, ms(d, 50), ms(d, 99),
           (d.getTotalCount() / seconds) / (b.getTotalCount() / (double) beforeSeconds),
           ms(d, 50) / ms(b, 50), ms(d, 99) / ms(b, 99), failed);
       out.print(table);
+      out.flush();
       Files.writeString(dir.resolve("bench-rebuild.md"), table, StandardCharsets.UTF_8);
       return 0;
     } catch (UncheckedIOException | IOException e) {

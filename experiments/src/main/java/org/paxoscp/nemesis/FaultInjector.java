@@ -138,7 +138,7 @@ final class FaultInjector implements FaultSchedule.Injector {
         ofDc.forEach(cluster::restart);
         long t0 = clock.nanoTime();
         java.io.StringWriter out = new java.io.StringWriter();
-        int code = org.paxoscp.cli.DcCommand.Rebuild.rebuildAll(cluster.config(), dc,
+        int code = org.paxoscp.cli.DcCommand.Rebuild.rebuildAll(cluster.config(), dc, 8,
             new java.io.PrintWriter(out, true), new java.io.PrintWriter(out, true));
         for (String line : out.toString().strip().split("\n")) {
           log.log("%s", line);

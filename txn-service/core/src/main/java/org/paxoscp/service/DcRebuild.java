@@ -254,11 +254,11 @@ public final class DcRebuild {
           .map(i -> new RebuildInstall.Item(i.key(), i.version(), i.cell())).toList();
       RebuildInstall.writeItems(store, group, items);
       c.items += items.size();
-      if (!r.more() || r.items().isEmpty()) {
+      if (!r.more()) {
         return CompletableFuture.completedFuture(c);
       }
-      return page(group, source, c, new SnapshotRequest(group, c.position,
-          r.items().get(r.items().size() - 1).key()));
+      String last = r.items().isEmpty() ? q.after() : r.items().get(r.items().size() - 1).key();
+      return page(group, source, c, new SnapshotRequest(group, c.position, last));
     });
   }
 

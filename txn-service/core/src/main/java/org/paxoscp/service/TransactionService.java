@@ -715,7 +715,9 @@ public final class TransactionService implements RequestHandler {
         }
         String key = WalLayout.keyOf(g, r.row());
         budget -= ENTRY_OVERHEAD + key.length() * 4 + c.value().length;
-        if (budget < 0 && !items.isEmpty()) {
+        // One item at least on a later page (any one fits a datagram: a transaction wrote it);
+        // the first page may carry none beside a large chosen value.
+        if (budget < 0 && (!items.isEmpty() || chosen != null)) {
           more = true;
           break;
         }

@@ -273,15 +273,15 @@ public sealed interface Message {
   /**
    * Asks a peer's service for a page of {@code group}'s data as of position {@code position}: the
    * first page names position 0 and key "" (the peer picks its applied watermark and says it), the
-   * next ones that position and the last key of the page before. Answered by
+   * next ones that position and the last key copied so far ("" if none). Answered by
    * {@link SnapshotReply}.
    */
   record SnapshotRequest(String group, long position, String after) implements Message {
     public SnapshotRequest {
       Objects.requireNonNull(after);
-      if (position < 0 || (position == 0) != after.isEmpty()) {
-        throw new IllegalArgumentException("a first page names position 0 and no key, a next "
-            + "one a position and the last key before it");
+      if (position < 0 || (position == 0 && !after.isEmpty())) {
+        throw new IllegalArgumentException("a first page names position 0 and no key; a next "
+            + "one the position and the last key before it (\"\": none yet)");
       }
     }
   }

@@ -102,6 +102,7 @@ class WireCodecTest {
         new Message.ExtentReply("g", 120, 20, 122, 9),
         new Message.SnapshotRequest("g", 0, ""),
         new Message.SnapshotRequest("g", 120, "k17"),
+        new Message.SnapshotRequest("g", 120, ""),
         new Message.SnapshotReply("g", 0, 0, XgLocks.EMPTY, null, List.of(), false),
         new Message.SnapshotReply("g", 120, 20, XgLocks.EMPTY, v,
             List.of(new Message.SnapshotItem("a", 3, new byte[] {1, 2}),

@@ -27,12 +27,18 @@ public final class RebuildInstall {
   /** One data version copied: the item's key, the position that wrote it, the stored cell. */
   public record Item(String key, long version, byte[] cell) {}
 
-  /** Writes copied data versions (before {@link #finish}, which makes them readable). */
+  /**
+   * Writes copied data versions (before {@link #finish}, which makes them readable): one
+   * multi-row write per position that wrote some of them.
+   */
   public static void writeItems(KvStore store, String group, List<Item> items) {
+    Map<Long, List<KvStore.RowWrite>> byVersion = new java.util.TreeMap<>();
     for (Item i : items) {
-      store.write(Table.DATA, WalLayout.dataRow(group, i.key()), i.version(),
-          Map.of(WalLayout.DATA_VALUE, i.cell()));
+      byVersion.computeIfAbsent(i.version(), v -> new java.util.ArrayList<>()).add(
+          new KvStore.RowWrite(WalLayout.dataRow(group, i.key()),
+              Map.of(WalLayout.DATA_VALUE, i.cell())));
     }
+    byVersion.forEach((version, rows) -> store.writeRows(Table.DATA, version, rows));
   }
 
   /**
