@@ -73,6 +73,21 @@ public record StoreMarker(State state, String id, long unknownGroupFence) {
   }
 
   /**
+   * Marks serving a store written by a version without markers: one whose meta table holds rows
+   * but no marker. A store that lost its contents has an empty meta table (the meta table is
+   * emptied first, {@code HBaseSchema.truncate}), so it is never taken for such a store.
+   *
+   * @return whether the marker was written now
+   */
+  public static boolean initializeIfFromEarlierVersion(KvStore store) {
+    if (read(store).isPresent()
+        || store.scan(Table.META, new byte[0], null, KvStore.LATEST, 1, false).isEmpty()) {
+      return false;
+    }
+    return initialize(store);
+  }
+
+  /**
    * Starts a rebuild of a store that has no marker (it lost its contents): marks it rebuilding.
    * A store already being rebuilt stays so (a rebuild resumed).
    *

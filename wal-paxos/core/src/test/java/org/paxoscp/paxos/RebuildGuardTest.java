@@ -116,6 +116,20 @@ class RebuildGuardTest {
   }
 
   @Test
+  void aStoreFromAVersionWithoutMarkersIsToldApartFromALostOne() {
+    store.wipe();
+    assertEquals(false, StoreMarker.initializeIfFromEarlierVersion(store), "empty: lost");
+    store.write(Table.WAL, WalLayout.walRow(G, 1), KvStore.UNVERSIONED,
+        Map.of(WalLayout.PROMISE, Ballot.of(1, 1).encode()));
+    assertEquals(false, StoreMarker.initializeIfFromEarlierVersion(store),
+        "an empty meta table (emptied first) is a lost store whatever else is left");
+    store.write(Table.META, WalLayout.metaRow(G), KvStore.UNVERSIONED,
+        Map.of(WalLayout.APPLIED, WalLayout.encodeLong(3)));
+    assertEquals(true, StoreMarker.initializeIfFromEarlierVersion(store));
+    assertEquals(StoreMarker.State.SERVING, StoreMarker.read(store).orElseThrow().state());
+  }
+
+  @Test
   void markersChangeOnlyAlongTheirPath() {
     assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilding(store),
         "a serving store lost nothing");

@@ -110,6 +110,9 @@ public final class HBaseKvStore implements KvStore {
         // A store created empty now is a new DC's (ARCHITECTURE section 12); one whose tables
         // were there keeps its marker, or has none because it lost its rows.
         org.paxoscp.store.StoreMarker.initialize(store);
+      } else if (org.paxoscp.store.StoreMarker.initializeIfFromEarlierVersion(store)) {
+        LOG.info("Store of DC {} had groups and no store marker (written by a version "
+            + "without markers): marked serving", config.dc());
       }
       return store;
     } catch (RuntimeException | Error e) {
