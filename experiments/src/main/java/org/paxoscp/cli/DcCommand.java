@@ -88,7 +88,7 @@ public final class DcCommand implements Callable<Integer> {
 
     @Option(names = "--parallel", paramLabel = "N", description = "Groups rebuilt at once "
         + "(default: ${DEFAULT-VALUE}).")
-    int parallel = 8;
+    int parallel = 2;
 
     @Option(names = "--group-timeout", paramLabel = "S", description = "How long one group's "
         + "rebuild may take before it is tried again (default: ${DEFAULT-VALUE} s).")

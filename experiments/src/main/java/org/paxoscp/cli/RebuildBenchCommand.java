@@ -77,7 +77,7 @@ public final class RebuildBenchCommand implements Callable<Integer> {
       + "first and not measured, after the data is loaded (default: ${DEFAULT-VALUE}).")
   int warmupSeconds;
 
-  @Option(names = "--parallel", defaultValue = "8", description = "Groups rebuilt at once, as "
+  @Option(names = "--parallel", defaultValue = "2", description = "Groups rebuilt at once, as "
       + "dc rebuild --parallel (default: ${DEFAULT-VALUE}).")
   int parallel;
 
