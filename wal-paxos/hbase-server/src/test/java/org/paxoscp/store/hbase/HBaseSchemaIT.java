@@ -25,8 +25,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.Ballot;
+import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.store.StoreMarker;
 import org.paxoscp.testing.Poll;
 
 /**
@@ -82,6 +86,36 @@ class HBaseSchemaIT {
       // Pre-split by the rows' hashed group prefix, so that many groups load many regions.
       assertEquals(c.regions(), Await.get(admin.getRegions(HBaseSchema.tableName("idem", t)), D,
           () -> "regions").size(), "regions of " + t);
+    }
+  }
+
+  /** ARCHITECTURE section 12: a new store is marked, a lost one is not, and stays so. */
+  @Test
+  void aStoreCreatedNowIsMarkedUnlessItReplacesALostOne() {
+    try (HBaseKvStore s = HBaseKvStore.open(hbase.storeConfig("marked").build())) {
+      assertEquals(StoreMarker.State.SERVING, StoreMarker.read(s).orElseThrow().state());
+      s.write(Table.META, org.paxoscp.paxos.WalLayout.metaRow("g"), KvStore.UNVERSIONED,
+          Map.of("a", "1".getBytes(UTF_8)));
+      HBaseSchema.truncate(s.config());
+      assertTrue(StoreMarker.read(s).isEmpty(), "emptied: the marker went with the rows");
+    }
+    try (HBaseKvStore s = HBaseKvStore.open(hbase.storeConfig("marked").build())) {
+      assertTrue(StoreMarker.read(s).isEmpty(), "reopened after the loss: still unmarked");
+      assertThrows(org.paxoscp.paxos.RebuildingException.class, () -> new Acceptor(s)
+          .prepare(new PaxosMessage.Prepare("g", 1, Ballot.of(1, 1))));
+    }
+    try (HBaseKvStore s = HBaseKvStore.open(hbase.storeConfig("replacing").newStore(false)
+        .build())) {
+      assertTrue(StoreMarker.read(s).isEmpty(), "created to replace a lost store: unmarked");
+    }
+    try (HBaseKvStore s = HBaseKvStore.open(hbase.storeConfig("earlier").newStore(false)
+        .build())) {
+      s.write(Table.META, org.paxoscp.paxos.WalLayout.metaRow("g"), KvStore.UNVERSIONED,
+          Map.of("a", "1".getBytes(UTF_8)));
+    }
+    try (HBaseKvStore s = HBaseKvStore.open(hbase.storeConfig("earlier").build())) {
+      assertEquals(StoreMarker.State.SERVING, StoreMarker.read(s).orElseThrow().state(),
+          "meta rows and no marker: written by a version without markers");
     }
   }
 

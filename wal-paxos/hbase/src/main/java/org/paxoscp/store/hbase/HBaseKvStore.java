@@ -106,10 +106,14 @@ public final class HBaseKvStore implements KvStore {
         HBaseSchema.verify(admin, config.dc(), config.adminDeadline());
       }
       HBaseKvStore store = new HBaseKvStore(config, c);
-      if (created) {
-        // A store created empty now is a new DC's (ARCHITECTURE section 12); one whose tables
-        // were there keeps its marker, or has none because it lost its rows.
+      if (created && config.newStore()) {
+        // A store created empty now is a new DC's (ARCHITECTURE section 12), unless it replaces
+        // a lost one; one whose tables were there keeps its marker, or has none because it
+        // lost its rows.
         org.paxoscp.store.StoreMarker.initialize(store);
+      } else if (created) {
+        LOG.warn("Store of DC {} created without a marker ({}=false): it serves no group until "
+            + "it is rebuilt (paxoscp dc rebuild)", config.dc(), HBaseStoreConfig.NEW_STORE.name());
       } else if (org.paxoscp.store.StoreMarker.initializeIfFromEarlierVersion(store)) {
         LOG.info("Store of DC {} had groups and no store marker (written by a version "
             + "without markers): marked serving", config.dc());

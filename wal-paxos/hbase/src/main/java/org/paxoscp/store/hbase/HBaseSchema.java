@@ -85,15 +85,14 @@ public final class HBaseSchema {
   }
 
   /**
-   * Creates DC {@code config.dc()}'s namespace and tables where missing, then verifies them.
+   * Creates DC {@code config.dc()}'s namespace and tables where missing, then verifies them;
+   * a store created now gets its marker as {@link HBaseKvStore#open} gives it.
    *
    * @throws IncompatibleSchemaException if existing tables do not match this version
    * @throws StoreUnavailableException if HBase cannot be reached within the deadlines
    */
   public static void ensure(HBaseStoreConfig config) {
-    try (AdminSession s = AdminSession.open(config)) {
-      ensure(s.admin(), config.dc(), config.adminDeadline(), config.regions());
-    }
+    HBaseKvStore.open(config.toBuilder().createSchema(true).build()).close();
   }
 
   /**

@@ -42,6 +42,10 @@ public final class HBaseStoreConfig {
       "upper bound of a schema operation (create namespace/table, describe)");
   public static final ConfigKey<Boolean> CREATE_SCHEMA = ConfigKey.bool(PREFIX + "create.schema",
       true, "create the DC's namespace and tables if missing (false: only verify them)");
+  public static final ConfigKey<Boolean> NEW_STORE = ConfigKey.bool(PREFIX + "new.store", true,
+      "when create.schema creates the DC's meta table: the store is a new DC's and is marked "
+          + "serving (false: it replaces a store that was lost, and stays unmarked, refusing "
+          + "every group until paxoscp dc rebuild; docs/rebuilding.md)");
   public static final ConfigKey<Integer> REGIONS = ConfigKey.integer(PREFIX + "regions", 8, 1,
       4096, "regions each table is pre-split into when it is created (rows start with a hash "
           + "of the group, so groups spread evenly over them); existing tables are left as "
@@ -51,7 +55,7 @@ public final class HBaseStoreConfig {
   public static final ConfigKeys KEYS = new ConfigKeys(
       "HBase store (per DC, as paxoscp.dc.<DC>.hbase.<key> in a cluster file)", ZK_QUORUM,
       ZK_PORT, ZNODE_PARENT, OPERATION_DEADLINE, RPC_TIMEOUT, RETRY_PAUSE, CONNECT_DEADLINE,
-      ADMIN_DEADLINE, CREATE_SCHEMA, REGIONS);
+      ADMIN_DEADLINE, CREATE_SCHEMA, NEW_STORE, REGIONS);
 
   /** DC names become part of an HBase namespace, which allows only these characters. */
   private static final Pattern DC_NAME = Pattern.compile("[A-Za-z0-9_]{1,40}");
@@ -67,6 +71,7 @@ public final class HBaseStoreConfig {
   private final Duration connectDeadline;
   private final Duration adminDeadline;
   private final boolean createSchema;
+  private final boolean newStore;
   private final int regions;
 
   private HBaseStoreConfig(Builder b) {
@@ -101,6 +106,7 @@ public final class HBaseStoreConfig {
           + OPERATION_DEADLINE.name());
     }
     this.createSchema = b.createSchema;
+    this.newStore = b.newStore;
     if (b.regions < 1 || b.regions > 4096) {
       throw new IllegalArgumentException(REGIONS.name() + ": must be in 1..4096, was "
           + b.regions);
@@ -125,7 +131,8 @@ public final class HBaseStoreConfig {
         .znodeParent(ZNODE_PARENT.from(props)).operationDeadline(OPERATION_DEADLINE.from(props))
         .rpcTimeout(RPC_TIMEOUT.from(props)).retryPause(RETRY_PAUSE.from(props))
         .connectDeadline(CONNECT_DEADLINE.from(props)).adminDeadline(ADMIN_DEADLINE.from(props))
-        .createSchema(CREATE_SCHEMA.from(props)).regions(REGIONS.from(props)).build();
+        .createSchema(CREATE_SCHEMA.from(props)).newStore(NEW_STORE.from(props))
+        .regions(REGIONS.from(props)).build();
   }
 
   public String dc() {
@@ -168,6 +175,11 @@ public final class HBaseStoreConfig {
     return createSchema;
   }
 
+  /** {@link #NEW_STORE}: whether tables created here are a new DC's store. */
+  public boolean newStore() {
+    return newStore;
+  }
+
   /** {@link #REGIONS}: regions a new table is pre-split into. */
   public int regions() {
     return regions;
@@ -178,7 +190,7 @@ public final class HBaseStoreConfig {
     return builder(dc).zkQuorum(zkQuorum).zkPort(zkPort).znodeParent(znodeParent)
         .operationDeadline(operationDeadline).rpcTimeout(rpcTimeout).retryPause(retryPause)
         .connectDeadline(connectDeadline).adminDeadline(adminDeadline).createSchema(createSchema)
-        .regions(regions);
+        .newStore(newStore).regions(regions);
   }
 
   /** The effective values by key, for logging once at start-up. */
@@ -193,6 +205,7 @@ public final class HBaseStoreConfig {
     m.put(CONNECT_DEADLINE.name(), Long.toString(connectDeadline.toMillis()));
     m.put(ADMIN_DEADLINE.name(), Long.toString(adminDeadline.toMillis()));
     m.put(CREATE_SCHEMA.name(), Boolean.toString(createSchema));
+    m.put(NEW_STORE.name(), Boolean.toString(newStore));
     m.put(REGIONS.name(), Integer.toString(regions));
     return m;
   }
@@ -240,6 +253,7 @@ public final class HBaseStoreConfig {
     private Duration connectDeadline = CONNECT_DEADLINE.defaultValue();
     private Duration adminDeadline = ADMIN_DEADLINE.defaultValue();
     private boolean createSchema = CREATE_SCHEMA.defaultValue();
+    private boolean newStore = NEW_STORE.defaultValue();
     private int regions = REGIONS.defaultValue();
 
     private Builder(String dc) {
@@ -290,6 +304,12 @@ public final class HBaseStoreConfig {
     /** Regions a new table is pre-split into (see {@link #REGIONS}). */
     public Builder regions(int n) {
       this.regions = n;
+      return this;
+    }
+
+    /** {@link #NEW_STORE}. */
+    public Builder newStore(boolean isNew) {
+      this.newStore = isNew;
       return this;
     }
 
