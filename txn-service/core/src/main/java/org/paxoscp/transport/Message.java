@@ -236,7 +236,7 @@ public sealed interface Message {
     }
   }
 
-  // ---- rebuilding a DC (ARCHITECTURE section 12, docs/operating.md "Rebuilding a DC") ------
+  // ---- rebuilding a DC (ARCHITECTURE section 12, docs/rebuilding.md) ---------------------
 
   /** Asks a peer's service how far {@code group} reaches there: answered by {@link ExtentReply}. */
   record ExtentRequest(String group) implements Message {

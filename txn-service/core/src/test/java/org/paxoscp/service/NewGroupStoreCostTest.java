@@ -88,7 +88,7 @@ class NewGroupStoreCostTest {
           + "every DC), warm group %.1f, new group %.1f%n", p, warm / 10.0, fresh / 10.0);
       // At most one more per DC: the store marker, read by a vote in a group with no meta row
       // yet (a new group's first positions), so that a DC whose store was emptied under it
-      // notices (docs/operating.md, "Rebuilding a DC").
+      // notices (docs/rebuilding.md).
       assertTrue(fresh <= warm + 10L * DCS.size(), p + ": new " + fresh / 10.0 + " vs warm "
           + warm / 10.0);
     }

@@ -104,7 +104,7 @@ public final class Simulator {
     public int retried;
     /** The store was declared rebuilt (every group rebuilt). */
     public boolean complete;
-    /** Positions refused at the rebuilt DC for its fences, by requests answered REBUILDING. */
+    /** Requests answered REBUILDING (a group not rebuilt yet, or a vote at or below a fence). */
     public long refused;
 
     @Override

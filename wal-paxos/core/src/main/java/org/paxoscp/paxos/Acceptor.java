@@ -239,7 +239,7 @@ public final class Acceptor {
    * After a promise, vote or grant was written: as {@link #refuseVote}. A write that recreated a
    * collected row is removed again. A write refused for the rebuild is left where it is: it lies
    * at a position this DC never votes at again (at or below the fence the rebuild sets, see
-   * docs/operating.md, "Rebuilding a DC"), so no reply ever reports it, and removing it would
+   * docs/rebuilding.md), so no reply ever reports it, and removing it would
    * leave an HBase delete marker that hides the chosen value the DC learns there later.
    */
   private void refuseVoteAfterWrite(String group, long position, byte[] row) {
