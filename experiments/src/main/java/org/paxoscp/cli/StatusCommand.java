@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
  * {@code paxoscp status --config FILE}: one screen for the whole cluster. Asks every service
  * instance of every DC (from discovery when the cluster has ZooKeeper, else the static endpoints)
  * for its status over the cluster's own authenticated datagrams, twice {@code --interval} apart,
- * and prints each instance's state, uptime, committed entries recorded per second, begin latency
+ * and prints each instance's state (up; rebuild when its DC's store lost its contents or is
+ * being rebuilt), uptime, committed entries recorded per second, begin latency
  * and error counts; with {@code --group}, the group's applied position, GC watermark and fast-path leader
  * at every DC. An instance that does not answer within the request timeout is shown DOWN.
  *
@@ -229,6 +230,7 @@ public final class StatusCommand implements Callable<Integer> {
     out.printf(Locale.ROOT, "%-6s %-22s %-6s %9s %10s %17s %10s %8s %8s%n", "DC", "instance",
         "state", "uptime", "entries/s", "begin p50/p99 ms", "requests", "errors", "too_old");
     List<String> downDcs = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
     for (String dc : cluster.dcNames()) {
       boolean anyUp = false;
       for (Sample s : now) {
@@ -243,7 +245,15 @@ public final class StatusCommand implements Callable<Integer> {
         }
         anyUp = true;
         Map<String, String> f = s.fields();
-        out.printf(Locale.ROOT, "%-6s %-22s %-6s %9s %10s %17s %10s %8s %8s%n", dc, inst, "up",
+        // A store that lost its contents, or is being rebuilt, serves only what it rebuilt.
+        String store = f.getOrDefault("store", "serving");
+        String state = store.equals("serving") ? "up" : store.equals("unavailable") ? "up*"
+            : "rebuild";
+        if (!store.equals("serving")) {
+          notes.add("DC " + dc + " (" + inst + "): store " + store + (store.equals("unavailable")
+              ? "" : "; it serves only the groups it rebuilt (docs/rebuilding.md)"));
+        }
+        out.printf(Locale.ROOT, "%-6s %-22s %-6s %9s %10s %17s %10s %8s %8s%n", dc, inst, state,
             uptime(f.get("uptime_s")), rate(before, s, "recorded_entries"),
             f.getOrDefault("begin_p50_ms", "-") + " / " + f.getOrDefault("begin_p99_ms", "-"),
             f.getOrDefault("requests", "-"), f.getOrDefault("errors", "-"),
@@ -272,6 +282,7 @@ public final class StatusCommand implements Callable<Integer> {
         }
       }
     }
+    notes.forEach(out::println);
     if (downDcs.isEmpty()) {
       out.println("every DC answered");
       return 0;

@@ -181,6 +181,12 @@ class DcRebuildIT {
     }
     // Clients homed at V2 fail over and commit meanwhile.
     commitMany("wiped-1", "V2", 3);
+    CommandRun.Result status = CommandRun.run(new StatusCommand(), "--config",
+        configFile.toString(), "--interval", "200");
+    System.out.println("$ paxoscp status\n" + status.out());
+    assertTrue(status.out().matches("(?s).*\\nV2 +\\S+ +rebuild .*"), status.out());
+    assertTrue(status.out().contains("DC V2 (") && status.out().contains("store lost"),
+        status.out());
 
     CommandRun.Result r = CommandRun.run(new DcCommand(), "rebuild", "--config",
         configFile.toString(), "--dc", "V2", "--all");
@@ -192,6 +198,9 @@ class DcRebuildIT {
     assertTrue(r.out().contains("DC V2 rebuilt"), r.out());
     assertEquals(StoreMarker.State.SERVING,
         StoreMarker.read(cluster.store("V2")).orElseThrow().state());
+    CommandRun.Result after = CommandRun.run(new StatusCommand(), "--config",
+        configFile.toString(), "--interval", "200");
+    assertTrue(after.out().matches("(?s).*\\nV2 +\\S+ +up .*"), after.out());
     for (String g : groups) {
       assertSameReadsAbove("V2", g, gcWatermark("V2", g) + 1, 1);
     }

@@ -238,6 +238,17 @@ public final class TransactionService implements RequestHandler {
   }
 
   /**
+   * What this DC's store says about itself (ARCHITECTURE section 12): {@code serving},
+   * {@code rebuilding}, or {@code lost} (no marker: it lost its contents and no rebuild started).
+   *
+   * @throws StoreUnavailableException if the store does not answer
+   */
+  public String storeState() {
+    return org.paxoscp.store.StoreMarker.read(store)
+        .map(m -> m.state().name().toLowerCase(java.util.Locale.ROOT)).orElse("lost");
+  }
+
+  /**
    * A group at this DC, for an operator: its applied position, its GC watermark and the
    * fast-path leader for the next position ("" when none).
    *

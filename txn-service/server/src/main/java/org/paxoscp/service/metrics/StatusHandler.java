@@ -61,6 +61,11 @@ public final class StatusHandler implements RequestHandler {
     f.put("instance", a == null ? "?" : a.getHostString() + ":" + a.getPort());
     f.put("uptime_s", Long.toString((System.nanoTime() - startNanos) / 1_000_000_000L));
     f.put("metrics", registry == null ? "off" : "on");
+    try {
+      f.put("store", service.storeState());
+    } catch (RuntimeException e) {
+      f.put("store", "unavailable");
+    }
     if (registry != null) {
       long requests = 0;
       long errors = 0;
