@@ -653,8 +653,18 @@ public final class TransactionService implements RequestHandler {
           }
         });
       }
-      return new Message.RebuildReply(res.group(), res.outcome().name(), res.position(),
-          res.fence(), res.items(), res.source());
+      return (Message) new Message.RebuildReply(res.group(), res.outcome().name(),
+          res.position(), res.fence(), res.items(), res.source());
+    }).exceptionally(t -> {
+      Throwable cause = t instanceof CompletionException && t.getCause() != null
+          ? t.getCause() : t;
+      if (cause instanceof StoreUnavailableException s) {
+        throw s;
+      }
+      // Expected while peers are unreachable (too few answered): said, not logged as a bug.
+      LOG.info("DC {}: group {} not rebuilt yet: {}", dc, q.group(), cause.getMessage());
+      throw new Failed(ErrorCode.CATCH_UP_FAILED, "DC " + dc + " could not rebuild group "
+          + q.group() + ": " + cause.getMessage());
     });
   }
 

@@ -153,6 +153,26 @@ class DcRebuildTest {
   }
 
   @Test
+  void aLostStoreIsNotRebuiltWithoutAnswersFromEveryPeerAMajorityMayNeed() {
+    for (int i = 0; i < 8; i++) {
+      commit(i % 2, KEYS.get(i % KEYS.size()));
+    }
+    stores.get(2).wipe();
+    restart();
+    stores.get(1).setAvailable(false);
+    Message.ErrorReply e = (Message.ErrorReply) ask(2, new Message.RebuildRequest(G, "", false));
+    assertEquals(Message.ErrorCode.CATCH_UP_FAILED, e.code());
+    assertTrue(e.detail().contains("1 of 2 peers answered") && e.detail().contains("needs 2"),
+        e.detail());
+    assertEquals(Message.ErrorCode.REBUILDING, ((Message.ErrorReply) ask(2,
+        new Message.BeginRequest(G, 0))).code(), "still not served");
+    stores.get(1).setAvailable(true);
+    assertEquals("REBUILT", ((Message.RebuildReply) ask(2,
+        new Message.RebuildRequest(G, "", false))).outcome());
+    assertSameReads(2, readPosition(0));
+  }
+
+  @Test
   void aDcBehindItsPeersGcWatermarkIsRebuiltWithoutAFence() {
     commit(0, "a");
     stores.get(2).setAvailable(false);
