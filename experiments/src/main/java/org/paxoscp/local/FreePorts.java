@@ -24,6 +24,41 @@ public final class FreePorts {
     }
   }
 
+  /**
+   * UDP ports on loopback held bound until each is released, right before its server binds it:
+   * nothing that binds an ephemeral port meanwhile (another DC's sockets, a client) can take it.
+   */
+  public static final class HeldUdp implements AutoCloseable {
+    private final java.util.Map<Integer, DatagramSocket> held = new java.util.HashMap<>();
+
+    /** Binds a fresh port and holds it. */
+    public synchronized int hold() {
+      try {
+        DatagramSocket s = new DatagramSocket(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        held.put(s.getLocalPort(), s);
+        return s.getLocalPort();
+      } catch (IOException e) {
+        throw new UncheckedIOException("no free UDP port on loopback", e);
+      }
+    }
+
+    /** Lets {@code port} go, for its server to bind now; a port not held is ignored. */
+    public synchronized void release(int port) {
+      DatagramSocket s = held.remove(port);
+      if (s != null) {
+        s.close();
+      }
+    }
+
+    /** Releases every port still held. */
+    @Override
+    public synchronized void close() {
+      held.values().forEach(DatagramSocket::close);
+      held.clear();
+    }
+  }
+
   /** A TCP port free on loopback now. */
   public static int tcp() {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

@@ -139,7 +139,8 @@ public final class LocalCluster implements AutoCloseable {
     EmbeddedHBase hbase = null;
     EmbeddedZooKeeper zk = null;
     LocalCluster cluster = null;
-    try {
+    // The services' ports stay bound here until each service binds its own.
+    try (FreePorts.HeldUdp heldPorts = new FreePorts.HeldUdp()) {
       Files.createDirectories(options.dataDir());
       String zkConnect;
       if (options.store() == StoreKind.HBASE) {
@@ -161,7 +162,7 @@ public final class LocalCluster implements AutoCloseable {
           .discovery(zkConnect, Duration.ofMillis(Math.max(5_000, 5 * timeout.toMillis())))
           .wan(options.wan());
       for (String dc : options.dcs()) {
-        b.endpoints(dc, List.of("127.0.0.1:" + FreePorts.udp()));
+        b.endpoints(dc, List.of("127.0.0.1:" + heldPorts.hold()));
         if (hbase != null) {
           b.hbase(dc, hbase.zkQuorum(), hbase.zkPort());
         }
@@ -183,6 +184,7 @@ public final class LocalCluster implements AutoCloseable {
       for (String dc : options.dcs()) {
         KvStore store = hbase != null ? hbase.openStore(dc) : new InMemoryKvStore();
         cluster.stores.put(dc, store);
+        heldPorts.release(config.dc(dc).endpoints().get(0).getPort());
         cluster.startService(dc);
         progress.accept("DC " + dc + ": Transaction Service on "
             + config.dc(dc).endpoints().get(0).getHostString() + ":"
