@@ -126,13 +126,7 @@ public final class DcCommand implements Callable<Integer> {
             new String[1]);
         return run(cluster, endpoints, opened, out, err);
       } finally {
-        for (AutoCloseable c : opened) {
-          try {
-            c.close();
-          } catch (Exception e) {
-            // closing anyway
-          }
-        }
+        StatusCommand.closeAll(opened);
       }
     }
 
@@ -151,13 +145,7 @@ public final class DcCommand implements Callable<Integer> {
       try {
         return r.run(cluster, Endpoints.fromConfig(cluster), opened, out, err);
       } finally {
-        for (AutoCloseable c : opened) {
-          try {
-            c.close();
-          } catch (Exception e) {
-            // closing anyway
-          }
-        }
+        StatusCommand.closeAll(opened);
       }
     }
 

@@ -137,12 +137,17 @@ public final class StatusCommand implements Callable<Integer> {
       err.println("status: " + ClusterCommand.oneLine(e));
       return 1;
     } finally {
-      for (AutoCloseable c : opened) {
-        try {
-          c.close();
-        } catch (Exception e) {
-          // closing anyway
-        }
+      closeAll(opened);
+    }
+  }
+
+  /** Closes each of {@code opened} in order, going on past failures. */
+  static void closeAll(List<AutoCloseable> opened) {
+    for (AutoCloseable c : opened) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        // closing anyway
       }
     }
   }

@@ -141,13 +141,11 @@ class DcRebuildIT {
     commitMany(group, "V1", 60);
     // A GC round runs after an apply and waits for V3 up to the request timeout; a few more
     // commits while the rounds that go on without V3 finish.
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (gcWatermark("V1", group) <= 20 && System.nanoTime() < deadline) {
-      commitMany(group, "V1", 1);
-      java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(300).toNanos());
-    }
-    long gc = gcWatermark("V1", group);
-    assertTrue(gc > 20, "the peers collected past V3 (watermark " + gc + ")");
+    org.paxoscp.testing.Poll.until("the peers to collect past V3", Duration.ofSeconds(30),
+        () -> {
+          commitMany(group, "V1", 1);
+          return gcWatermark("V1", group) > 20;
+        });
     cluster.startService("V3");
 
     CommandRun.Result r = CommandRun.run(new DcCommand(), "rebuild", "--config",

@@ -4,11 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.sim.SimulationSafetyTest.Mix;
@@ -25,18 +23,8 @@ class StoreLossSimulationTest {
 
   static final int SEEDS = Integer.getInteger("sim.storeLossSeeds", 30);
 
-  static Stream<Arguments> cases() {
-    List<Arguments> out = new ArrayList<>();
-    for (Protocol p : Protocol.values()) {
-      for (Mix m : Mix.values()) {
-        out.add(Arguments.of(p, m));
-      }
-    }
-    return out.stream();
-  }
-
   @ParameterizedTest(name = "{0} {1}")
-  @MethodSource("cases")
+  @MethodSource("org.paxoscp.sim.SimulationSafetyTest#cases")
   void aDcRebuiltAfterLosingItsStoreKeepsTheHistorySerializable(Protocol protocol, Mix mix) {
     List<String> failures = new ArrayList<>();
     int rebuilt = 0;
