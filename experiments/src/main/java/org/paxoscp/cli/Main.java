@@ -52,7 +52,8 @@ public final class Main implements Runnable {
   }
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new Main()).execute(args));
+    System.exit(new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true)
+        .execute(args));
   }
 
   static final class Version implements CommandLine.IVersionProvider {

@@ -143,6 +143,16 @@ public final class SimulateCommand implements Callable<Integer> {
       + "the leader a begin named and several DCs may batch a group.")
   boolean noLeaderCosts;
 
+  @Option(names = "--measured-rtts", description = "Leader combination as in production "
+      + "without WAN emulation with probes on: services and clients are given no leading "
+      + "costs; the services probe each other every second and place batchers by the round "
+      + "trips they measure and agree on.")
+  boolean measuredRtts;
+
+  @Option(names = "--client-dcs", split = ",", paramLabel = "DC", description = "Home the "
+      + "clients at these DCs only, in turn (default: every DC in turn).")
+  List<String> clientDcs;
+
   @Option(names = "--force-eviction", description = "Every service instance empties its "
       + "per-group caches after each request it handles (a service must stay correct whenever "
       + "its caches are evicted).")
@@ -181,6 +191,10 @@ public final class SimulateCommand implements Callable<Integer> {
     if (seeds < 1) {
       throw new ParameterException(spec.commandLine(), "--seeds must be >= 1");
     }
+    if (noLeaderCosts && measuredRtts) {
+      throw new ParameterException(spec.commandLine(),
+          "--no-leader-costs and --measured-rtts exclude each other");
+    }
     if (target != null && !SimConfig.Faults.TARGETS.contains(target)) {
       throw new ParameterException(spec.commandLine(), "--target must be one of "
           + SimConfig.Faults.TARGETS + ", not '" + target + "'");
@@ -212,6 +226,11 @@ public final class SimulateCommand implements Callable<Integer> {
         }
         if (noLeaderCosts) {
           sim.withoutLeaderCosts();
+        } else if (measuredRtts) {
+          sim.withMeasuredRtts();
+        }
+        if (clientDcs != null) {
+          sim.withClientHomes(clientDcs);
         }
         if (target != null) {
           sim.withTargetedType(target);
@@ -309,6 +328,12 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     if (noLeaderCosts) {
       b.append(" --no-leader-costs");
+    }
+    if (measuredRtts) {
+      b.append(" --measured-rtts");
+    }
+    if (clientDcs != null) {
+      b.append(" --client-dcs ").append(String.join(",", clientDcs));
     }
     if (forceEviction) {
       b.append(" --force-eviction");

@@ -17,6 +17,7 @@ import org.paxoscp.cli.SharedOptions;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.service.LeaderCombiner;
+import org.paxoscp.service.ServiceConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -76,6 +77,12 @@ public final class ExperimentCommand implements Callable<Integer> {
       + "${DEFAULT-VALUE}).")
   double holdShare = LeaderCombiner.Options.DEFAULT_HOLD_SHARE;
 
+  @Option(names = "--leader-rtts", paramLabel = "SOURCE", description = "The services' "
+      + "paxoscp.service.leader.rtts: auto places leader combination's batchers by the emulated "
+      + "WAN's RTT table, measured by round trips the services measure themselves, off by "
+      + "neither (default: ${DEFAULT-VALUE}).")
+  ServiceConfig.LeaderRtts leaderRtts = ServiceConfig.LeaderRtts.AUTO;
+
   @Option(names = "--protocols", split = ",", paramLabel = "MODE",
       converter = CommitProtocolConverter.class,
       description = "Commit modes to run at every point, in this order: basic, cp, leader "
@@ -121,7 +128,7 @@ public final class ExperimentCommand implements Callable<Integer> {
     for (Figure f : figures) {
       int n = txns != null ? txns : f.defaultTxns(quick);
       FigureRunner.Settings s = new FigureRunner.Settings(n, seed, opMs, 10, 0.5, store,
-          requestTimeout.timeout(), List.copyOf(modes), holdShare);
+          requestTimeout.timeout(), List.copyOf(modes), holdShare, leaderRtts);
       List<Point> points = f.points(n);
       o.printf(Locale.ROOT, "experiment %s (%s): %d points x %d modes, %d transactions per mode "
           + "per point%s, seed %d, think time %d ms/op%n", f.cliName(), f.paperName(),
@@ -156,7 +163,8 @@ public final class ExperimentCommand implements Callable<Integer> {
       args.addAll(List.of("--seed", Long.toString(seed), "--op-ms", Long.toString(opMs),
           "--request-timeout-ms", Long.toString(requestTimeout.timeout().toMillis()),
           "--store", store.toString(),
-          "--hold-share", Double.toString(holdShare)));
+          "--hold-share", Double.toString(holdShare),
+          "--leader-rtts", leaderRtts.name().toLowerCase(Locale.ROOT)));
       Manifest.write(dir.resolve("manifest.json"), f, points, s, quick, args, started, wall,
           figOk);
       o.println();

@@ -50,10 +50,11 @@ public final class FigureRunner {
    * @param requestTimeout the protocol's timeout (the paper: 2 s)
    * @param modes the commit modes run at every point, in order
    * @param holdShare the services' {@code paxoscp.service.leader.hold.share}
+   * @param leaderRtts the services' {@code paxoscp.service.leader.rtts}
    */
   public record Settings(int txns, long seed, long opMs, int ops, double readFraction,
       LocalCluster.StoreKind store, Duration requestTimeout, List<CommitProtocol> modes,
-      double holdShare) {}
+      double holdShare, ServiceConfig.LeaderRtts leaderRtts) {}
 
   private FigureRunner() {}
 
@@ -80,7 +81,9 @@ public final class FigureRunner {
         Path dataDir = Files.createTempDirectory("paxoscp-experiment-");
         try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, s.store(),
             dataDir, wan, s.requestTimeout(), 16), line -> out.println("  " + line),
-            Map.of(ServiceConfig.LEADER_HOLD_SHARE.name(), Double.toString(s.holdShare())))) {
+            Map.of(ServiceConfig.LEADER_HOLD_SHARE.name(), Double.toString(s.holdShare()),
+                ServiceConfig.LEADER_RTTS.name(),
+                s.leaderRtts().name().toLowerCase(Locale.ROOT)))) {
           for (Point p : e.getValue()) {
             for (CommitProtocol mode : modes) {
               rows.addAll(runOne(figure, p, mode, s, cluster, bar, out));

@@ -45,6 +45,7 @@ final class Manifest {
     cfg.put("store", s.store().toString());
     cfg.put("request_timeout_ms", s.requestTimeout().toMillis());
     cfg.put("leader_hold_share", s.holdShare());
+    cfg.put("leader_rtts", s.leaderRtts().name().toLowerCase(java.util.Locale.ROOT));
     cfg.put("wan", "paper region RTTs (org.paxoscp.transport.Latency.paperRegions)");
     List<String> modes = new ArrayList<>();
     for (var p : s.modes()) {

@@ -11,7 +11,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import org.paxoscp.transport.Latency;
 import org.paxoscp.transport.LeaderSubmit;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.ErrorCode;
@@ -77,7 +76,8 @@ final class BatcherPlacement {
   private final String dc;
   private final List<String> dcs;
   private final int dcIndex;
-  private final Map<String, Long> leaderCosts;
+  /** What the cluster knows of its round trips, now (configured, or measured: may change). */
+  private final Supplier<LeaderCosts> costs;
   private final Transport transport;
   private final Scheduler scheduler;
   private final Duration forwardTimeout;
@@ -88,8 +88,6 @@ final class BatcherPlacement {
   /** Per DC, pass-ons in a row it did not answer. */
   private final Map<String, Integer> misses = new ConcurrentHashMap<>();
   private final AtomicLong forwarded = new AtomicLong();
-  /** RTTs between DCs for the weighted rule, or null. */
-  private final Latency latency;
   private final OriginShares shares;
   /** The weighted rule's batcher (null until chosen), when it may be re-chosen, and moves. */
   private String current;
@@ -97,31 +95,35 @@ final class BatcherPlacement {
   private final AtomicLong moves = new AtomicLong();
 
   /**
-   * @param leaderCosts what leading costs at each DC (missing: 0); empty when the cluster does
-   *     not know
+   * @param costs what leading costs at each DC and the RTTs between DCs, as known now:
+   *     configured (fixed) or measured ({@link RoundTrips}: none until measured, and they may
+   *     change)
    * @param forwardTimeout how long a pass-on waits for the other DC's answer
    * @param downMicros how long a DC that did not answer a pass-on is passed over
-   * @param latency the RTTs between DCs (with leader costs), or null: no weighted rule
    * @param shares where this DC's recorded entries come from (for the weighted rule)
    */
-  BatcherPlacement(String dc, List<String> dcs, Map<String, Long> leaderCosts,
+  BatcherPlacement(String dc, List<String> dcs, Supplier<LeaderCosts> costs,
       Transport transport, Scheduler scheduler, Duration forwardTimeout, long downMicros,
-      Latency latency, OriginShares shares) {
+      OriginShares shares) {
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
     this.dcIndex = this.dcs.indexOf(dc);
-    this.leaderCosts = Map.copyOf(leaderCosts);
+    this.costs = Objects.requireNonNull(costs);
     this.transport = Objects.requireNonNull(transport);
     this.scheduler = Objects.requireNonNull(scheduler);
     this.forwardTimeout = Objects.requireNonNull(forwardTimeout);
     this.downMicros = downMicros;
-    this.latency = leaderCosts.isEmpty() ? null : latency;
     this.shares = Objects.requireNonNull(shares);
+  }
+
+  /** What is known of the round trips now. */
+  LeaderCosts costs() {
+    return costs.get();
   }
 
   /** Whether leader costs are known (the first two rules of the class comment). */
   boolean hasCosts() {
-    return !leaderCosts.isEmpty();
+    return costs.get().known();
   }
 
   /**
@@ -130,8 +132,9 @@ final class BatcherPlacement {
    * as this DC knows it ({@code leaderOfNext}, asked only then).
    */
   Optional<String> passOnTo(Supplier<OptionalInt> leaderOfNext) {
-    if (hasCosts()) {
-      String b = batcher();
+    LeaderCosts c = costs.get();
+    if (c.known()) {
+      String b = batcher(c);
       return b.equals(dc) ? Optional.empty() : Optional.of(b);
     }
     OptionalInt leader = leaderOfNext.get();
@@ -153,19 +156,20 @@ final class BatcherPlacement {
    * before other DCs' of equal cost (a stable minimum keeps arrival order among equals).
    */
   Comparator<LogEntry> firstEntryOrder() {
-    return Comparator.comparingLong((LogEntry e) -> cost(e.originDc()))
+    LeaderCosts c = costs.get();
+    return Comparator.comparingLong((LogEntry e) -> c.lead(e.originDc()))
         .thenComparingInt(e -> e.originDc().equals(dc) ? 0 : 1);
-  }
-
-  private long cost(String origin) {
-    return leaderCosts.getOrDefault(origin, 0L);
   }
 
   /** The batcher by the first rule that applies (see the class comment); with leader costs. */
   String batcher() {
+    return batcher(costs.get());
+  }
+
+  private String batcher(LeaderCosts c) {
     long now = scheduler.nowMicros();
-    String cheapest = LeaderSubmit.batcher(leaderCosts, dcs, down, now);
-    if (latency == null || shares.entries() < MIN_ENTRIES) {
+    String cheapest = LeaderSubmit.batcher(c.lead(), dcs, down, now);
+    if (c.rtts() == null || shares.entries() < MIN_ENTRIES) {
       return cheapest;
     }
     synchronized (this) {
@@ -176,21 +180,21 @@ final class BatcherPlacement {
       nextChoiceMicros = now + EVAL_MICROS;
       double[] w = shares.shares();
       String best = cheapest;
-      double bestCost = weightedCost(cheapest, w);
+      double bestCost = weightedCost(c, cheapest, w);
       for (String b : dcs) {
-        double c = weightedCost(b, w);
-        if (down.getOrDefault(b, 0L) <= now && c < bestCost) {
+        double cost = weightedCost(c, b, w);
+        if (down.getOrDefault(b, 0L) <= now && cost < bestCost) {
           best = b;
-          bestCost = c;
+          bestCost = cost;
         }
       }
-      double cheapestCost = weightedCost(cheapest, w);
+      double cheapestCost = weightedCost(c, cheapest, w);
       double margin = Math.max(MIN_GAIN_MICROS, cheapestCost * MIN_GAIN_PERCENT / 100.0);
       // Away from the cheapest DC to lead only for a clear gain; back only when all of it is
       // gone (hysteresis). Decided from the shares alone, which every DC sees alike, so the DCs
       // agree on the batcher without asking each other.
       boolean stay = currentUp && !current.equals(cheapest)
-          && weightedCost(current, w) <= cheapestCost;
+          && weightedCost(c, current, w) <= cheapestCost;
       String chosen = stay ? current : bestCost + margin <= cheapestCost ? best : cheapest;
       if (!chosen.equals(current)) {
         if (current != null) {
@@ -198,7 +202,7 @@ final class BatcherPlacement {
         }
         LOG.info("DC {}: leader combination batches at DC {} (was {}): mean commit cost {} ms "
             + "there, {} ms at the cheapest DC to lead ({}); recent entries from {}", dc, chosen,
-            current == null ? "none" : current, ms(weightedCost(chosen, w)), ms(cheapestCost),
+            current == null ? "none" : current, ms(weightedCost(c, chosen, w)), ms(cheapestCost),
             cheapest, describe(w));
         current = chosen;
         nextChoiceMicros = now + DWELL_MICROS;
@@ -208,14 +212,14 @@ final class BatcherPlacement {
   }
 
   /** What a commit costs on average when {@code b} batches, for entries from DCs as {@code w}. */
-  private double weightedCost(String b, double[] w) {
-    double c = cost(b);
+  private double weightedCost(LeaderCosts c, String b, double[] w) {
+    double cost = c.lead(b);
     for (int d = 0; d < w.length; d++) {
       if (w[d] > 0 && !dcs.get(d).equals(b)) {
-        c += w[d] * latency.rttMicros(dcs.get(d), b);
+        cost += w[d] * c.rtts().rttMicros(dcs.get(d), b);
       }
     }
-    return c;
+    return cost;
   }
 
   private static String ms(double micros) {

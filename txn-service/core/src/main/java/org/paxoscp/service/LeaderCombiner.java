@@ -105,9 +105,12 @@ public final class LeaderCombiner {
    * @param latency the RTTs between DCs the leader costs come from, or null: with them, a
    *     group's batcher follows where the committed entries come from ({@link BatcherPlacement});
    *     without, it is the cheapest DC to lead
+   * @param rttProbe with no leader costs given, how often this service times the round trip to
+   *     each other DC ({@link RoundTrips}), whose agreed table then gives the costs and RTTs;
+   *     null: it does not, and without costs the batcher is the next position's leader
    */
   public record Options(Map<String, Long> leaderCosts, Rules rules, double holdShare,
-      Latency latency) {
+      Latency latency, Duration rttProbe) {
     /** A hold lasts at most a quarter of the round before it. */
     public static final double DEFAULT_HOLD_SHARE = 0.25;
     /** Every DC costs the same (own-DC entries first); the shipped rules. */
@@ -119,11 +122,20 @@ public final class LeaderCombiner {
       if (!(holdShare >= 0)) {
         throw new IllegalArgumentException("holdShare must be >= 0, got " + holdShare);
       }
+      if (rttProbe != null && (rttProbe.isNegative() || rttProbe.isZero())) {
+        throw new IllegalArgumentException("rttProbe must be > 0, got " + rttProbe);
+      }
+    }
+
+    /** With configured costs and RTTs (or none), measuring nothing. */
+    public Options(Map<String, Long> leaderCosts, Rules rules, double holdShare,
+        Latency latency) {
+      this(leaderCosts, rules, holdShare, latency, null);
     }
 
     /** Without RTTs: the batcher is the cheapest DC to lead. */
     public Options(Map<String, Long> leaderCosts, Rules rules, double holdShare) {
-      this(leaderCosts, rules, holdShare, null);
+      this(leaderCosts, rules, holdShare, null, null);
     }
 
     public Options(Map<String, Long> leaderCosts, Rules rules) {
@@ -132,6 +144,8 @@ public final class LeaderCombiner {
   }
 
   private final int maxWaiting;
+  private final RoundTrips roundTrips;
+  private volatile boolean probesStopped;
   private final BatcherPlacement placement;
   private final LeaderRounds rounds;
   /** Groups with live work here (see the class comment); never evicted. */
@@ -158,11 +172,53 @@ public final class LeaderCombiner {
         .evictionListener((g, memo, cause) -> idleEvictions.increment()).build();
     this.maxWaiting = maxWaiting;
     ProposerConfig proposerConfig = catchUp.proposerConfig();
-    this.placement = new BatcherPlacement(dc, dcs, options.leaderCosts(), catchUp.transport(),
-        scheduler, Duration.ofNanos(proposerConfig.phaseTimeoutMicros() * 2000),
-        proposerConfig.phaseTimeoutMicros() * 10, options.latency(), catchUp.originShares());
+    this.roundTrips = new RoundTrips(dc, dcs);
+    LeaderCosts configured = new LeaderCosts(options.leaderCosts(), options.latency());
+    boolean measured = !configured.known() && options.rttProbe() != null;
+    if (measured) {
+      roundTrips.start(catchUp.transport(), scheduler, options.rttProbe(),
+          () -> probesStopped || catchUp.isClosed());
+    }
+    this.placement = new BatcherPlacement(dc, dcs,
+        measured ? roundTrips::costs : () -> configured, catchUp.transport(), scheduler,
+        Duration.ofNanos(proposerConfig.phaseTimeoutMicros() * 2000),
+        proposerConfig.phaseTimeoutMicros() * 10, catchUp.originShares());
     this.rounds = new LeaderRounds(dc, dcs, acceptor, applier, catchUp, scheduler,
         options.rules(), options.holdShare(), maxListBytes, placement, this::retireIfIdle);
+  }
+
+  /**
+   * The answer to another DC's round-trip probe (every service answers, whether or not it
+   * measures): its rows merged here, and the rows known here.
+   */
+  public Message answer(Message.RttProbe probe) {
+    return roundTrips.answer(probe);
+  }
+
+  /**
+   * Stops probing the other DCs (the simulator, once its workload ended; a service stops when
+   * its catch-up closes). The round trips measured so far stay in use.
+   */
+  public void stopProbes() {
+    probesStopped = true;
+  }
+
+  /**
+   * What leading costs at each DC as this service knows now (configured or measured, µs); empty
+   * while it knows none.
+   */
+  public Map<String, Long> leaderCosts() {
+    return placement.costs().lead();
+  }
+
+  /** The round trips between DCs this service places by now, or empty. */
+  public Optional<org.paxoscp.transport.Latency> roundTrips() {
+    return Optional.ofNullable(placement.costs().rtts());
+  }
+
+  /** Where this service batches its groups' entries now, when it knows costs; else empty. */
+  public Optional<String> batcher() {
+    return placement.hasCosts() ? Optional.of(placement.batcher()) : Optional.empty();
   }
 
   /** Rounds started (lists proposed). */

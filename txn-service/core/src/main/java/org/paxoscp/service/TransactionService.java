@@ -306,6 +306,9 @@ public final class TransactionService implements RequestHandler {
       }
       return rebuild(q);
     }
+    if (request instanceof Message.RttProbe probe) {
+      return CompletableFuture.completedFuture(combiner.answer(probe));
+    }
     if (request instanceof GroupsRequest g) {
       // Its group is where the listing goes on from: "" for the first page.
       if (!g.group().isEmpty()) {

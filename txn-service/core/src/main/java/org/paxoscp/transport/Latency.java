@@ -29,6 +29,17 @@ public final class Latency {
     return l;
   }
 
+  /**
+   * No round trip known between DCs (until given with {@link #withPair}); a client is
+   * {@code localRttMicros} from its home DC.
+   */
+  public static Latency pairsOnly(long localRttMicros) {
+    if (localRttMicros < 0) {
+      throw new IllegalArgumentException("RTT must be >= 0");
+    }
+    return new Latency(localRttMicros);
+  }
+
   /** Overrides the RTT between DCs {@code a} and {@code b} (both directions). */
   public Latency withPair(String a, String b, long rttMicros) {
     if (rttMicros < 0) {

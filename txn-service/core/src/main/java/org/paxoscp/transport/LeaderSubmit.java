@@ -102,28 +102,31 @@ public final class LeaderSubmit {
 
   /**
    * Commits {@code entry} at a position from its read position + 1 to that + {@code bound},
-   * submitting first to {@code leaderDc}. The future completes with COMMITTED, ABORTED or
+   * submitting first to the client's own DC ({@link #target}; {@code leaderDc} when that is
+   * down and no leader costs are known). The future completes with COMMITTED, ABORTED or
    * UNKNOWN; it fails only if a settling proposer throws (a broken invariant).
    */
   public CompletableFuture<Outcome> commit(String group, LogEntry entry, String leaderDc,
       int bound) {
     CompletableFuture<Outcome> result = new CompletableFuture<>();
     SubmitRequest request = new SubmitRequest(group, entry.readPosition() + 1, entry, bound);
-    attempt(request, leaderCosts.isEmpty() ? leaderDc : targetWithCosts(entry.originDc()),
-        result);
+    attempt(request, target(entry.originDc(), leaderDc), result);
     return result;
   }
 
   /**
-   * Where a submit goes when the services know leader costs: the client's own DC, whose service
-   * passes it on to the group's batcher (which it chooses by where entries come from: see
-   * {@code BatcherPlacement}), so a client never needs to know where that is; or, while its own
-   * DC is marked down, the batcher by {@link #batcher}.
+   * Where a submit goes: the client's own DC, whose service passes it on to the group's batcher
+   * (which it chooses from the leader costs and RTTs it was given or measured, and where entries
+   * come from: see {@code BatcherPlacement}; without any, the next position's leader), so a
+   * client never needs to know where that is. While its own DC is marked down: the batcher by
+   * {@link #batcher} with leader costs, else {@code leaderDc}.
    */
-  private String targetWithCosts(String home) {
+  private String target(String home, String leaderDc) {
     long now = scheduler.nowMicros();
-    return dcs.contains(home) && down.getOrDefault(home, 0L) <= now ? home
-        : batcher(leaderCosts, dcs, down, now);
+    if (dcs.contains(home) && down.getOrDefault(home, 0L) <= now) {
+      return home;
+    }
+    return leaderCosts.isEmpty() ? leaderDc : batcher(leaderCosts, dcs, down, now);
   }
 
   private void attempt(SubmitRequest s, String target, CompletableFuture<Outcome> result) {

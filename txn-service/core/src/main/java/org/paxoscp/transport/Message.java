@@ -394,6 +394,82 @@ public sealed interface Message {
     }
   }
 
+  // ---- round trips between DCs (docs/leader-combination.md "Round trips measured") --------
+
+  /**
+   * One DC's round trips to the other DCs as it last published them, in microseconds by peer DC
+   * name; {@code version} orders the rows one DC's instances publish (the publishing instance's
+   * wall clock in ms; the higher wins, ties by content), so that every DC keeps the same row.
+   */
+  record RttRow(String dc, long version, Map<String, Long> rttMicros) {
+    /** At most this many peers in a row, and rows in a message. */
+    public static final int MAX_DCS = 32;
+    /** The largest round trip a row carries (µs): a minute. */
+    public static final long MAX_RTT_MICROS = 60_000_000L;
+
+    public RttRow {
+      Objects.requireNonNull(dc);
+      if (version < 0) {
+        throw new IllegalArgumentException("version must be >= 0");
+      }
+      if (rttMicros.size() > MAX_DCS) {
+        throw new IllegalArgumentException("a row holds at most " + MAX_DCS + " DCs");
+      }
+      for (Map.Entry<String, Long> e : rttMicros.entrySet()) {
+        if (e.getKey().equals(dc) || e.getValue() < 0 || e.getValue() > MAX_RTT_MICROS) {
+          throw new IllegalArgumentException("a row's round trips are to other DCs, 0.."
+              + MAX_RTT_MICROS + " µs: " + e);
+        }
+      }
+      rttMicros = Collections.unmodifiableMap(new TreeMap<>(rttMicros));
+    }
+  }
+
+  /**
+   * Sent by a service to one service of each other DC every probe interval, to time the round
+   * trip; carries the rows the sender knows. Answered at once, without touching the store, by
+   * an {@link RttReply} with the rows the answering service knows.
+   */
+  record RttProbe(List<RttRow> rows) implements Message {
+    public RttProbe {
+      rows = checkedRows(rows);
+    }
+
+    @Override
+    public String group() {
+      return "";
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  /** The answer to an {@link RttProbe}: the rows the answering service knows. */
+  record RttReply(List<RttRow> rows) implements Message {
+    public RttReply {
+      rows = checkedRows(rows);
+    }
+
+    @Override
+    public String group() {
+      return "";
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  private static List<RttRow> checkedRows(List<RttRow> rows) {
+    if (rows.size() > RttRow.MAX_DCS) {
+      throw new IllegalArgumentException("at most " + RttRow.MAX_DCS + " rows");
+    }
+    return List.copyOf(rows);
+  }
+
   /** A request the service could not serve; see {@link ErrorCode}. Nothing changed. */
   record ErrorReply(String group, long position, ErrorCode code, String detail)
       implements Message {

@@ -94,7 +94,7 @@ final class WireCodec {
     READ_REQUEST(22), READ_REPLY(23), ERROR_REPLY(24), SUBMIT_REQUEST(25), SUBMIT_REPLY(26),
     STATUS_REQUEST(27), STATUS_REPLY(28), EXTENT_REQUEST(29), EXTENT_REPLY(30),
     SNAPSHOT_REQUEST(31), SNAPSHOT_REPLY(32), GROUPS_REQUEST(33), GROUPS_REPLY(34),
-    REBUILD_REQUEST(35), REBUILD_REPLY(36);
+    REBUILD_REQUEST(35), REBUILD_REPLY(36), RTT_PROBE(37), RTT_REPLY(38);
 
     final int code;
 
@@ -167,6 +167,10 @@ final class WireCodec {
         return REBUILD_REQUEST;
       } else if (m instanceof Message.RebuildReply) {
         return REBUILD_REPLY;
+      } else if (m instanceof Message.RttProbe) {
+        return RTT_PROBE;
+      } else if (m instanceof Message.RttReply) {
+        return RTT_REPLY;
       }
       throw new IllegalArgumentException("no wire type for " + m.getClass().getName());
     }
@@ -448,6 +452,8 @@ final class WireCodec {
         w.writeString(q.outcome()).writeVarint(q.fence()).writeVarint(q.items())
             .writeString(q.source());
       }
+      case RTT_PROBE -> writeRows(w, ((Message.RttProbe) m).rows());
+      case RTT_REPLY -> writeRows(w, ((Message.RttReply) m).rows());
       case GROUPS_REPLY -> {
         Message.GroupsReply g = (Message.GroupsReply) m;
         w.writeVarint(g.groups().size());
@@ -686,6 +692,14 @@ final class WireCodec {
         requireNoPosition(position);
         yield new Message.GroupsRequest(group);
       }
+      case RTT_PROBE -> {
+        requireNoGroup(group, position);
+        yield new Message.RttProbe(readRows(r));
+      }
+      case RTT_REPLY -> {
+        requireNoGroup(group, position);
+        yield new Message.RttReply(readRows(r));
+      }
       case REBUILD_REQUEST -> {
         requireNoPosition(position);
         yield new Message.RebuildRequest(group, r.readString("from"), readBool(r, "complete"));
@@ -729,6 +743,57 @@ final class WireCodec {
       throw new CorruptDataException("a status, extent or groups message has position 0, not "
           + position);
     }
+  }
+
+  /** A round-trip message names no group and no position. */
+  private static void requireNoGroup(String group, long position) {
+    requireNoPosition(position);
+    if (!group.isEmpty()) {
+      throw new CorruptDataException("a round-trip message names no group, not " + group);
+    }
+  }
+
+  private static void writeRows(BinaryWriter w, List<Message.RttRow> rows) {
+    w.writeVarint(rows.size());
+    for (Message.RttRow row : rows) {
+      w.writeString(row.dc()).writeVarint(row.version()).writeVarint(row.rttMicros().size());
+      for (Map.Entry<String, Long> e : row.rttMicros().entrySet()) {
+        w.writeString(e.getKey()).writeVarint(e.getValue());
+      }
+    }
+  }
+
+  private static List<Message.RttRow> readRows(BinaryReader r) {
+    int n = r.readCount("row count", 3);
+    if (n > Message.RttRow.MAX_DCS) {
+      throw new CorruptDataException(n + " round-trip rows, at most " + Message.RttRow.MAX_DCS);
+    }
+    List<Message.RttRow> rows = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      String dc = r.readString("row DC");
+      long version = r.readVarint("row version");
+      int m = r.readCount("row size", 2);
+      if (m > Message.RttRow.MAX_DCS) {
+        throw new CorruptDataException(m + " round trips in a row, at most "
+            + Message.RttRow.MAX_DCS);
+      }
+      TreeMap<String, Long> rtts = new TreeMap<>();
+      String prev = null;
+      for (int j = 0; j < m; j++) {
+        String peer = r.readString("peer DC");
+        if (prev != null && prev.compareTo(peer) >= 0) {
+          throw new CorruptDataException("round-trip peers not strictly sorted");
+        }
+        long rtt = r.readVarint("round trip");
+        if (peer.equals(dc) || rtt < 0 || rtt > Message.RttRow.MAX_RTT_MICROS) {
+          throw new CorruptDataException("invalid round trip " + dc + "-" + peer + " " + rtt);
+        }
+        rtts.put(peer, rtt);
+        prev = peer;
+      }
+      rows.add(new Message.RttRow(dc, version, rtts));
+    }
+    return rows;
   }
 
   private static Message paxos(PaxosMessage m) {

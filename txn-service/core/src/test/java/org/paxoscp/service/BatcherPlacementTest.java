@@ -92,18 +92,20 @@ class BatcherPlacementTest {
   }
 
   private final Clock clock = new Clock();
+  private static final LeaderCosts PAPER = new LeaderCosts(COSTS, Latency.paperRegions());
   private final Replies transport = new Replies();
   private final OriginShares shares = new OriginShares(DCS);
 
   private BatcherPlacement placement(String dc, Map<String, Long> costs) {
-    return new BatcherPlacement(dc, DCS, costs, transport, clock, Duration.ofMillis(500),
-        DOWN_MICROS, null, new OriginShares(DCS));
+    LeaderCosts known = new LeaderCosts(costs, null);
+    return new BatcherPlacement(dc, DCS, () -> known, transport, clock, Duration.ofMillis(500),
+        DOWN_MICROS, new OriginShares(DCS));
   }
 
   /** A placement that knows the paper's RTTs and weighs by {@link #shares}. */
   private BatcherPlacement weighted(String dc) {
-    return new BatcherPlacement(dc, DCS, COSTS, transport, clock, Duration.ofMillis(500),
-        DOWN_MICROS, Latency.paperRegions(), shares);
+    return new BatcherPlacement(dc, DCS, () -> PAPER, transport, clock, Duration.ofMillis(500),
+        DOWN_MICROS, shares);
   }
 
   /** {@code n} committed entries from {@code origins} in turn, 10 ms apart. */
@@ -231,8 +233,8 @@ class BatcherPlacementTest {
     // moved the batcher 35 (V's share 0.885), 25 (0.9) and 8 (0.92) times in these 50 s.
     for (double pV : new double[] {0.86, 0.885, 0.9, 0.92, 0.94, 0.96}) {
       OriginShares origins = new OriginShares(DCS);
-      BatcherPlacement atO = new BatcherPlacement("O", DCS, COSTS, transport, clock,
-          Duration.ofMillis(500), DOWN_MICROS, Latency.paperRegions(), origins);
+      BatcherPlacement atO = new BatcherPlacement("O", DCS, () -> PAPER, transport, clock,
+          Duration.ofMillis(500), DOWN_MICROS, origins);
       java.util.SplittableRandom random = new java.util.SplittableRandom(42);
       for (int i = 0; i < 5_000; i++) {
         origins.record(random.nextDouble() < pV ? "V" : random.nextBoolean() ? "O" : "C");

@@ -114,7 +114,13 @@ class WireCodecTest {
         new Message.RebuildRequest("g", "", false),
         new Message.RebuildRequest("", "O", true),
         new Message.RebuildReply("g", "REBUILT", 120, 126, 100, "O"),
-        new Message.ErrorReply("g", 3, Message.ErrorCode.REBUILDING, "DC V1: group g: ..."));
+        new Message.ErrorReply("g", 3, Message.ErrorCode.REBUILDING, "DC V1: group g: ..."),
+        new Message.RttProbe(List.of()),
+        new Message.RttProbe(List.of(new Message.RttRow("V1", 0, Map.of()),
+            new Message.RttRow("O", 1_764_000_000_000L, Map.of("V1", 90_100L, "C", 20_000L)))),
+        new Message.RttReply(List.of()),
+        new Message.RttReply(List.of(new Message.RttRow("C", 7, Map.of("O", 0L, "V1",
+            Message.RttRow.MAX_RTT_MICROS)))));
   }
 
   private static Message paxos(PaxosMessage m) {

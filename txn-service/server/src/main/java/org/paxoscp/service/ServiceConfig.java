@@ -88,6 +88,28 @@ public final class ServiceConfig {
           + "clients answered at it to submit again, as a share of the round just decided; "
           + "0 never waits");
 
+  /** Where leader combination's placement takes the round trips between DCs from. */
+  public enum LeaderRtts {
+    /** The emulated WAN's table when emulation is on, else measured by probes. */
+    AUTO,
+    /** Measured by probes, even with WAN emulation on (its table is not used for placement). */
+    MEASURED,
+    /** Never measured: without WAN emulation the next position's leader batches. */
+    OFF
+  }
+
+  public static final ConfigKey<LeaderRtts> LEADER_RTTS = ConfigKey.choice(
+      PREFIX + "leader.rtts", LeaderRtts.class, LeaderRtts.AUTO,
+      "leader combination: where the batcher's placement takes the round trips between DCs "
+          + "from; auto: the emulated WAN's table when paxoscp.wan.enabled, else measured by "
+          + "probing the other DCs' services (docs/leader-combination.md); measured: probed "
+          + "even with WAN emulation; off: never probed (without WAN emulation the next "
+          + "position's leader batches)");
+  public static final ConfigKey<Duration> RTT_PROBE = ConfigKey.millis(
+      PREFIX + "rtt.probe.ms", 1_000, 10, 3_600_000,
+      "how often a service that measures round trips probes each other DC (one small datagram "
+          + "and its answer per DC)");
+
   public static final ConfigKey<Integer> CACHE_GROUPS = ConfigKey.integer(
       PREFIX + "cache.groups", org.paxoscp.paxos.LogApplier.DEFAULT_MAX_GROUPS, 1,
       Integer.MAX_VALUE, "most groups whose state each per-group cache of the service keeps "
@@ -111,7 +133,7 @@ public final class ServiceConfig {
       DC, BIND, THREADS, STORE, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
       LEARN_TIMEOUT, LEARNER_TIMEOUT, GC_RETENTION_POSITIONS, GC_EVERY_POSITIONS,
       GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT, LEADER_HOLD_SHARE,
-      CACHE_GROUPS, METRICS, METRICS_PORT, METRICS_BIND, METRICS_JMX);
+      LEADER_RTTS, RTT_PROBE, CACHE_GROUPS, METRICS, METRICS_PORT, METRICS_BIND, METRICS_JMX);
 
   /**
    * What the service does with its metrics.
@@ -143,15 +165,20 @@ public final class ServiceConfig {
   private final int gcEvery;
   private final int gcBatch;
   private final double leaderHoldShare;
+  private final LeaderRtts leaderRtts;
+  private final Duration rttProbe;
   private final int cacheGroups;
 
   private ServiceConfig(ClusterConfig cluster, String dc, InetSocketAddress bind, int threads,
       StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
       int catchUpMaxPositions, Duration catchUpWait, Duration learnTimeout,
       Duration learnerTimeout, int gcRetention, int gcEvery, int gcBatch, int gcMaxLag,
-      Duration gcPeerTimeout, double leaderHoldShare, int cacheGroups, Metrics metrics) {
+      Duration gcPeerTimeout, double leaderHoldShare, LeaderRtts leaderRtts, Duration rttProbe,
+      int cacheGroups, Metrics metrics) {
     this.metrics = metrics;
     this.leaderHoldShare = leaderHoldShare;
+    this.leaderRtts = leaderRtts;
+    this.rttProbe = rttProbe;
     this.cacheGroups = cacheGroups;
     this.learnTimeout = learnTimeout;
     this.learnerTimeout = learnerTimeout;
@@ -200,8 +227,8 @@ public final class ServiceConfig {
         LEARN_TIMEOUT.from(props), LEARNER_TIMEOUT.from(props),
         GC_RETENTION_POSITIONS.from(props), GC_EVERY_POSITIONS.from(props),
         GC_BATCH_POSITIONS.from(props), GC_MAX_LAG_POSITIONS.from(props),
-        GC_PEER_TIMEOUT.from(props), LEADER_HOLD_SHARE.from(props), CACHE_GROUPS.from(props),
-        metrics(props, bind));
+        GC_PEER_TIMEOUT.from(props), LEADER_HOLD_SHARE.from(props), LEADER_RTTS.from(props),
+        RTT_PROBE.from(props), CACHE_GROUPS.from(props), metrics(props, bind));
   }
 
   private static Metrics metrics(Map<String, String> props, InetSocketAddress bind) {
@@ -335,6 +362,19 @@ public final class ServiceConfig {
     return leaderHoldShare;
   }
 
+  /**
+   * Leader combination's options for this service: the emulated WAN's leader costs and RTTs
+   * (when it is on and {@link #LEADER_RTTS} is auto), else probes every {@link #RTT_PROBE}
+   * (unless it is off).
+   */
+  public LeaderCombiner.Options leaderOptions() {
+    boolean configured = cluster.wan().enabled() && leaderRtts == LeaderRtts.AUTO;
+    return new LeaderCombiner.Options(
+        configured ? cluster.leaderCosts() : Map.of(), LeaderCombiner.Rules.SHIPPED,
+        leaderHoldShare, configured ? cluster.wan().latency() : null,
+        leaderRtts == LeaderRtts.OFF ? null : rttProbe);
+  }
+
   /** Every service key with its effective value (defaults filled in). */
   public Map<String, String> effectiveValues() {
     Map<String, String> m = new LinkedHashMap<>();
@@ -353,6 +393,8 @@ public final class ServiceConfig {
     m.put(GC_MAX_LAG_POSITIONS.name(), Integer.toString(gcMaxLag));
     m.put(GC_PEER_TIMEOUT.name(), Long.toString(gcPeerTimeout.toMillis()));
     m.put(LEADER_HOLD_SHARE.name(), Double.toString(leaderHoldShare));
+    m.put(LEADER_RTTS.name(), leaderRtts.name().toLowerCase(java.util.Locale.ROOT));
+    m.put(RTT_PROBE.name(), Long.toString(rttProbe.toMillis()));
     m.put(CACHE_GROUPS.name(), Integer.toString(cacheGroups));
     m.put(METRICS.name(), Boolean.toString(metrics.enabled()));
     m.put(METRICS_PORT.name(), Integer.toString(metrics.http().map(a -> a.getPort()).orElse(0)));

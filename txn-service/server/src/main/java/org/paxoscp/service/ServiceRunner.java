@@ -139,9 +139,7 @@ public final class ServiceRunner implements AutoCloseable {
         opened.push(collector);
       }
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
-          config.limits(), scheduler, collector, new LeaderCombiner.Options(
-              cluster.leaderCosts(), LeaderCombiner.Rules.SHIPPED, config.leaderHoldShare(),
-              cluster.wan().enabled() ? cluster.wan().latency() : null));
+          config.limits(), scheduler, collector, config.leaderOptions());
       RequestHandler served = metrics == null ? service : metrics.meter(service);
       handler.set(new StatusHandler(served, service, bound::boundAddress,
           metrics == null ? null : metrics.registry()));

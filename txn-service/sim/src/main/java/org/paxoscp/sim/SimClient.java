@@ -73,7 +73,9 @@ final class SimClient {
 
   void scheduleNext() {
     if (remaining == 0) {
-      sim.clientsActive--;
+      if (--sim.clientsActive == 0) {
+        sim.cluster.stopProbes();
+      }
       return;
     }
     remaining--;

@@ -52,6 +52,12 @@ final class SimCluster {
   private final LeaderCombiner.Rules leaderRules;
   /** Nearest-majority RTT per DC, as a service gets it from an emulated WAN. */
   private final Map<String, Long> leaderCosts;
+  /** How often services probe each other with {@link Simulator.Rtts#MEASURED}. */
+  private final Duration rttProbe;
+  /** How services know the RTTs between DCs; with MEASURED they probe each other. */
+  private final Simulator.Rtts rtts;
+  /** Set once the workload ended: no instance probes any more (so the run can end). */
+  private boolean probesStopped;
   private long maxPosition;
   /** Per group, the highest log position any message named. */
   private final Map<String, Long> maxPositions = new TreeMap<>();
@@ -115,16 +121,22 @@ final class SimCluster {
           dc.store, transport, gcSettings, scheduler, dc.collected::put);
       this.service = new TransactionService(dc.name, cfg.dcs(), dc.serviceStore, catchUp, limits,
           scheduler, collector, new LeaderCombiner.Options(leaderCosts, leaderRules,
-              LeaderCombiner.Options.DEFAULT_HOLD_SHARE, cfg.latency()));
+              LeaderCombiner.Options.DEFAULT_HOLD_SHARE, cfg.latency(),
+              rtts == Simulator.Rtts.MEASURED ? rttProbe : null));
+      if (probesStopped) {
+        service.combiner().stopProbes();
+      }
     }
   }
 
   SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
-      SimGc gc, LeaderCombiner.Rules leaderRules, boolean withLeaderCosts) {
+      SimGc gc, LeaderCombiner.Rules leaderRules, Simulator.Rtts rtts, Duration rttProbe) {
     this.cfg = cfg;
+    this.rttProbe = rttProbe;
     this.leaderRules = leaderRules;
+    this.rtts = rtts;
     Map<String, Long> costs = new LinkedHashMap<>();
-    for (String d : withLeaderCosts ? cfg.dcs() : List.<String>of()) {
+    for (String d : rtts == Simulator.Rtts.MODEL ? cfg.dcs() : List.<String>of()) {
       costs.put(d, NearestMajority.rttMicros(cfg.latency(), cfg.dcs(), d));
     }
     this.leaderCosts = costs;
@@ -195,6 +207,14 @@ final class SimCluster {
 
   int dcIndex(String name) {
     return cfg.dcs().indexOf(name);
+  }
+
+  /** Ends every instance's round-trip probes, now and for instances started later. */
+  void stopProbes() {
+    probesStopped = true;
+    for (Instance i : everyInstance) {
+      i.service.combiner().stopProbes();
+    }
   }
 
   // ---- instances ------------------------------------------------------------------------

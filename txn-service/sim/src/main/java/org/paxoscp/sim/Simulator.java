@@ -74,7 +74,10 @@ public final class Simulator {
   /** Log and version GC (section 7), or null when off. */
   private SimGc gc;
   private LeaderCombiner.Rules leaderRules = LeaderCombiner.Rules.SHIPPED;
-  private boolean leaderCosts = true;
+  private Rtts rtts = Rtts.MODEL;
+  private Duration rttProbe;
+  /** DC indexes clients are homed at, in turn; null: every DC in turn. */
+  private int[] clientHomes;
   /** The message type the run's targeted faults hit, or null. */
   private String target;
   private boolean forceEviction;
@@ -289,8 +292,51 @@ public final class Simulator {
    * batches.
    */
   public Simulator withoutLeaderCosts() {
-    this.leaderCosts = false;
+    this.rtts = Rtts.NONE;
     return this;
+  }
+
+  /**
+   * Leader combination with round trips measured, as in production without WAN emulation:
+   * services and clients are given no leading costs; each service probes the others every
+   * second ({@code RoundTrips}) and places batchers by the table they agree on once every pair
+   * was measured (the rule without costs before).
+   */
+  public Simulator withMeasuredRtts() {
+    return withMeasuredRtts(Duration.ofSeconds(1));
+  }
+
+  /** As {@link #withMeasuredRtts()}, probing every {@code probe} (short runs probe faster). */
+  public Simulator withMeasuredRtts(Duration probe) {
+    this.rtts = Rtts.MEASURED;
+    this.rttProbe = probe;
+    return this;
+  }
+
+  /** Homes the clients at {@code dcs} only, in turn (by default: every DC in turn). */
+  public Simulator withClientHomes(List<String> dcs) {
+    int[] homes = new int[dcs.size()];
+    for (int i = 0; i < homes.length; i++) {
+      homes[i] = cfg.dcs().indexOf(dcs.get(i));
+      if (homes[i] < 0) {
+        throw new IllegalArgumentException("DC " + dcs.get(i) + " is not in " + cfg.dcs());
+      }
+    }
+    if (homes.length == 0) {
+      throw new IllegalArgumentException("no DC to home clients at");
+    }
+    this.clientHomes = homes;
+    return this;
+  }
+
+  /** How the services know the round trips between DCs. */
+  public enum Rtts {
+    /** Given the latency model's RTTs and nearest-majority costs (WAN emulation). */
+    MODEL,
+    /** Measured by the services' probes. */
+    MEASURED,
+    /** Neither: the rule without costs. */
+    NONE
   }
 
   /** Services run leader combination with {@code rules} (tests plant bugs with it). */
@@ -362,8 +408,8 @@ public final class Simulator {
       // What a DC's collector removed is archived by position only (SimCluster.Dc.collected).
       throw new IllegalStateException("the simulator runs GC with one group only");
     }
-    cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules,
-        leaderCosts);
+    cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules, rtts,
+        rttProbe);
     if (forceEviction) {
       cluster.forceEviction();
     }
@@ -378,7 +424,9 @@ public final class Simulator {
     for (int c = 0; c < cfg.clients(); c++) {
       int n = perClient + (c < extra ? 1 : 0);
       if (n > 0) {
-        SimClient client = new SimClient(this, c, c % cfg.dcs().size(), n, random.split());
+        int home = clientHomes == null ? c % cfg.dcs().size()
+            : clientHomes[c % clientHomes.length];
+        SimClient client = new SimClient(this, c, home, n, random.split());
         clientsActive++;
         client.scheduleNext();
       }

@@ -20,10 +20,12 @@ import org.paxoscp.sim.SimConfig.Faults;
  *
  * <p>Every run is also judged as it happens by the simulator's {@code ChosenOracle}, which sees
  * every vote: two values chosen at one position, or an APPLY for a value not yet chosen, fails
- * it even when no client noticed. Leader combination's schedules alternate between batchers
- * chosen by leading costs (the emulated WAN's) and the production mode without them
- * ({@code Simulator#withoutLeaderCosts}: several DCs may batch a group at once); a quarter of
- * the schedules run log and version GC beside the workload.
+ * it even when no client noticed. Leader combination's schedules place batchers by leading
+ * costs given (the emulated WAN's; half of them), by none ({@code Simulator#withoutLeaderCosts}:
+ * several DCs may batch a group at once; a quarter) and by round trips the services measure
+ * ({@code Simulator#withMeasuredRtts}, probing every 100 ms: the batcher moves once the table
+ * is agreed, and DCs may disagree for a while; a quarter); a quarter of the schedules run log
+ * and version GC beside the workload.
  *
  * <p>The same schedules run again with every service's per-group caches emptied after each
  * request it handles ({@code Simulator#withForcedEviction}, ARCHITECTURE section 9):
@@ -88,17 +90,21 @@ class SimulationSafetyTest {
   }
 
   /**
-   * The simulator for a schedule: leader combination without leading costs for odd seeds (the
-   * production mode without WAN emulation), with them for even ones; log and version GC running
-   * beside the workload for one seed in four, of both parities ({@link GcSimulationTest#GC}:
+   * The simulator for a schedule: leader combination with leading costs given for even seeds,
+   * without any for seeds 1 mod 4, with round trips measured for seeds 3 mod 4 (the production
+   * modes without WAN emulation: probes off and on); log and version GC running beside the
+   * workload for one seed in four, of every residue mod 4 ({@link GcSimulationTest#GC}:
    * retention 2, a round per applied position).
    */
   static Simulator simulator(SimConfig cfg) {
     Simulator sim = new Simulator(cfg);
-    if (cfg.protocol() == Protocol.LEADER && (cfg.seed() & 1) == 1) {
+    if (cfg.protocol() == Protocol.LEADER && Math.floorMod(cfg.seed(), 4L) == 1) {
       sim.withoutLeaderCosts();
+    } else if (cfg.protocol() == Protocol.LEADER && Math.floorMod(cfg.seed(), 4L) == 3) {
+      // Short runs: probe every 100 ms, so that the measured table is in use for most of it.
+      sim.withMeasuredRtts(java.time.Duration.ofMillis(100));
     }
-    if (Math.floorMod(cfg.seed() / 2, 4L) == 1) {
+    if (Math.floorMod(cfg.seed() / 4, 4L) == 1) {
       sim.withGc(GcSimulationTest.GC);
     }
     return sim;
