@@ -86,6 +86,11 @@ public final class ClusterCommand implements Callable<Integer> {
       + "root and `ip`; with --store memory: each service process holds its DC's data).")
   boolean netns;
 
+  @Option(names = "--service", paramLabel = "KEY=VALUE", description = "A service key "
+      + "(paxoscp.service.*, docs/configuration.md) for every DC's service, e.g. "
+      + "paxoscp.service.leader.rtts=measured; repeatable.")
+  Map<String, String> serviceKeys = new LinkedHashMap<>();
+
   private volatile Foreground foreground;
 
   @Override
@@ -103,6 +108,12 @@ public final class ClusterCommand implements Callable<Integer> {
       dcs = dcList.dcs();
       timeout = requestTimeout.timeout();
       wan = wanOptions.wan(dcs);
+      for (String key : serviceKeys.keySet()) {
+        if (!ServiceConfig.KEYS.knows(key) || key.equals(ServiceConfig.DC.name())) {
+          throw new IllegalArgumentException("--service " + key + ": not a service key one "
+              + "can set for every DC (see `paxoscp config-reference`)");
+        }
+      }
     } catch (IllegalArgumentException e) {
       err.println("cluster: " + e.getMessage());
       return 2;
@@ -136,7 +147,7 @@ public final class ClusterCommand implements Callable<Integer> {
       if (netns) {
         NamespaceCluster c = NamespaceCluster.start(dcs, wan, dir, timeout, threads,
             noMetricsHttp ? 0 : metricsPort == null ? NamespaceCluster.METRICS_PORT : metricsPort,
-            progress);
+            progress, serviceKeys);
         cluster = c;
         clusterConfig = c.config();
         writeConfig(c::writeConfig, c, config);
@@ -148,7 +159,7 @@ public final class ClusterCommand implements Callable<Integer> {
               ServiceConfig.METRICS_BIND.name(), "127.0.0.1"));
         }
         LocalCluster c = LocalCluster.start(new LocalCluster.Options(dcs, store, dir, wan,
-            timeout, threads), progress, Map.of(), perDc);
+            timeout, threads), progress, serviceKeys, perDc);
         cluster = c;
         clusterConfig = c.config();
         writeConfig(c::writeConfig, c, config);

@@ -47,6 +47,12 @@ public final class ServiceCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
+    if (System.getProperty("org.slf4j.simpleLogger.log.org.paxoscp") == null) {
+      // A service logs its life-cycle at info (settings at start, round trips measured, batcher
+      // moves, rebuilds). slf4j-simple reads its levels when the first logger is made: here,
+      // before ServiceConfig's; --log-level sets the property first.
+      System.setProperty("org.slf4j.simpleLogger.log.org.paxoscp", "info");
+    }
     ServiceConfig config;
     try {
       config = ServiceConfig.fromProperties(readConfig(configFile));

@@ -54,6 +54,13 @@ public final class NamespaceCluster implements AutoCloseable {
    */
   public static NamespaceCluster start(List<String> dcs, ClusterConfig.Wan wan, Path dir,
       Duration requestTimeout, int serviceThreads, int metricsPort, Consumer<String> progress) {
+    return start(dcs, wan, dir, requestTimeout, serviceThreads, metricsPort, progress, Map.of());
+  }
+
+  /** As above, with further service keys for every DC's service. */
+  public static NamespaceCluster start(List<String> dcs, ClusterConfig.Wan wan, Path dir,
+      Duration requestTimeout, int serviceThreads, int metricsPort, Consumer<String> progress,
+      Map<String, String> serviceKeys) {
     NamespaceCluster c = new NamespaceCluster(dcs);
     try {
       c.hosts.create();
@@ -71,6 +78,7 @@ public final class NamespaceCluster implements AutoCloseable {
       settings.put(ServiceConfig.STORE.name(), "memory");
       settings.put(ServiceConfig.THREADS.name(), Integer.toString(serviceThreads));
       settings.putAll(ClusterLayout.derivedServiceTimeouts(timeout));
+      settings.putAll(serviceKeys);
       Path conf = dir.toAbsolutePath().resolve("conf");
       for (String dc : dcs) {
         Path file = conf.resolve("service-" + dc + ".properties");

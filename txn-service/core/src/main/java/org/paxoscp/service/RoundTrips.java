@@ -28,9 +28,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Measuring.</b> Every probe interval a service sends an {@link RttProbe} to one service of
  * each other DC, which answers at once without touching its store; the time to the answer is a
- * sample. Its estimate of a peer is the least of its last {@value #WINDOW} samples (queueing and
- * scheduling only add time, so the least is the closest to the network's round trip), first
- * published once it has {@value #MIN_SAMPLES}.
+ * sample. Its estimate of a peer is the median of its last {@value #WINDOW} samples (what a
+ * commit's round trip typically costs; one slow answer, a pause or a lost probe moves it little),
+ * first published once it has {@value #MIN_SAMPLES}.
  *
  * <p><b>Agreeing.</b> The weighted rule of {@link BatcherPlacement} works without messages only
  * if every DC computes it from the same numbers. So a DC's measurements are used only as it
@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  * batchers for a while: that costs contention, never safety (placement only decides who
  * proposes).
  *
- * <p>The table is in use once every pair of DCs has a value; until then (a DC no service has
+ * <p>Logged at info when first complete and when a pair moved by more than 1 ms and 10% since
+ * the table last logged so (smaller changes at debug). The table is in use once every pair of
+ * DCs has a value; until then (a DC no service has
  * reached since it started) the placement has no costs. Rows never expire: a DC that stops
  * answering keeps its last round trips, and the placement's down marks route around it.
  *
@@ -53,8 +55,8 @@ import org.slf4j.LoggerFactory;
  */
 final class RoundTrips {
   private static final Logger LOG = LoggerFactory.getLogger(RoundTrips.class);
-  /** Samples per peer the estimate is the least of. */
-  static final int WINDOW = 8;
+  /** Samples per peer the estimate is the median of. */
+  static final int WINDOW = 16;
   /** Samples of a peer taken before its round trip is first published. */
   static final int MIN_SAMPLES = 3;
   /** Published round trips are rounded to this (µs). */
@@ -72,8 +74,10 @@ final class RoundTrips {
   /** Per DC, the newest row known (this DC's included, whichever instance published it). */
   private final Map<String, RttRow> rows = new HashMap<>();
   private volatile LeaderCosts costs = LeaderCosts.NONE;
-  /** The pairs the costs were computed from ("A-B" -> µs), for logging changes. */
+  /** The pairs the costs were computed from ("A-B" -> µs). */
   private Map<String, Long> agreed = Map.of();
+  /** The pairs last logged at info (the first table, then tables that moved a pair by 10%). */
+  private Map<String, Long> logged = Map.of();
   private long published;
 
   RoundTrips(String dc, List<String> dcs) {
@@ -182,15 +186,12 @@ final class RoundTrips {
     agree();
   }
 
-  /** The least sample of {@code peer}'s window, rounded. */
+  /** The median (the lower of the two middle ones) of {@code peer}'s window, rounded. */
   private long estimate(String peer) {
-    long least = Long.MAX_VALUE;
-    for (long s : samples.get(peer)) {
-      if (s > 0) {
-        least = Math.min(least, s);
-      }
-    }
-    long rounded = Math.round((double) least / ROUND_MICROS) * ROUND_MICROS;
+    long[] taken = java.util.Arrays.stream(samples.get(peer)).filter(s -> s > 0).sorted()
+        .toArray();
+    long median = taken[(taken.length - 1) / 2];
+    long rounded = Math.round((double) median / ROUND_MICROS) * ROUND_MICROS;
     return Math.min(RttRow.MAX_RTT_MICROS, rounded);
   }
 
@@ -250,10 +251,27 @@ final class RoundTrips {
     for (String d : dcs) {
       lead.put(d, NearestMajority.rttMicros(latency, dcs, d));
     }
-    LOG.info("DC {}: round trips between DCs {} (ms): {}; leading costs {}", dc,
-        agreed.isEmpty() ? "measured" : "changed", describe(pairs), describe(lead));
+    if (movedMuch(logged, pairs)) {
+      LOG.info("DC {}: round trips between DCs {} (ms): {}; leading costs {}", dc,
+          logged.isEmpty() ? "measured" : "changed", describe(pairs), describe(lead));
+      logged = pairs;
+    } else {
+      LOG.debug("DC {}: round trips between DCs now (ms): {}", dc, describe(pairs));
+    }
     agreed = pairs;
     costs = new LeaderCosts(lead, latency);
+  }
+
+  /** Whether some pair is new or moved by more than 1 ms and 10% from {@code before}. */
+  private static boolean movedMuch(Map<String, Long> before, Map<String, Long> now) {
+    for (Map.Entry<String, Long> e : now.entrySet()) {
+      Long b = before.get(e.getKey());
+      long d = b == null ? Long.MAX_VALUE : Math.abs(e.getValue() - b);
+      if (b == null || d > 1_000 && d * 10 > b) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private Long published(String from, String to) {

@@ -43,8 +43,6 @@ class MeasuredPlacementSimulationTest {
       assertEquals(Optional.of("V1"), c.batcher(), "clients only at V1: V1 batches");
     }
     assertEquals(1, batchers(sim).size(), "one batcher: " + batchers(sim));
-    System.out.println("measured: " + combiners(sim).get(0).leaderCosts() + " moves "
-        + combiners(sim).stream().mapToLong(LeaderCombiner::batcherMoves).sum());
 
     // The same run without probes: nothing known, no batcher by costs.
     Simulator blind = new Simulator(cluster(1)).withoutLeaderCosts()
@@ -70,8 +68,12 @@ class MeasuredPlacementSimulationTest {
     }
   }
 
+  /**
+   * Within 15% of the model's RTT: the simulator delays each message by its one-way time plus
+   * 0-20% jitter, so the median round trip is about 10% above the model's.
+   */
   private static void assertNear(long expected, long actual) {
-    assertTrue(Math.abs(actual - expected) <= expected / 10,
+    assertTrue(Math.abs(actual - expected) <= expected * 15 / 100,
         "expected about " + expected + " µs, measured " + actual);
   }
 
