@@ -149,6 +149,10 @@ public final class SimulateCommand implements Callable<Integer> {
       + "trips they measure and agree on.")
   boolean measuredRtts;
 
+  @Option(names = "--partition-dc", paramLabel = "DC", description = "With --partitions, "
+      + "every partition isolates this DC (default: a random DC each time).")
+  String partitionDc;
+
   @Option(names = "--client-dcs", split = ",", paramLabel = "DC", description = "Home the "
       + "clients at these DCs only, in turn (default: every DC in turn).")
   List<String> clientDcs;
@@ -209,6 +213,14 @@ public final class SimulateCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }
+    if (partitionDc != null && (!partitions || !dcs.contains(partitionDc))) {
+      throw new ParameterException(spec.commandLine(), "--partition-dc names one of " + dcs
+          + " and needs --partitions");
+    }
+    if (clientDcs != null && !dcs.containsAll(clientDcs)) {
+      throw new ParameterException(spec.commandLine(), "--client-dcs must name DCs of " + dcs
+          + ", not " + clientDcs);
+    }
     out.printf(Locale.ROOT, "simulate: dcs=%s clients=%d attributes=%d ops=%d txns=%d rate=%.2f/s "
         + "op=%.1fms faults=[%s] seeds=%d..%d%n", dcs, clients, attributes, ops, txns, rate,
         opMillis, base.faults(), seed, seed + seeds - 1);
@@ -231,6 +243,9 @@ public final class SimulateCommand implements Callable<Integer> {
         }
         if (clientDcs != null) {
           sim.withClientHomes(clientDcs);
+        }
+        if (partitionDc != null) {
+          sim.withPartitionsOf(partitionDc);
         }
         if (target != null) {
           sim.withTargetedType(target);
@@ -334,6 +349,9 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     if (clientDcs != null) {
       b.append(" --client-dcs ").append(String.join(",", clientDcs));
+    }
+    if (partitionDc != null) {
+      b.append(" --partition-dc ").append(partitionDc);
     }
     if (forceEviction) {
       b.append(" --force-eviction");

@@ -236,6 +236,8 @@ public final class StatusCommand implements Callable<Integer> {
         "state", "uptime", "entries/s", "begin p50/p99 ms", "requests", "errors", "too_old");
     List<String> downDcs = new ArrayList<>();
     List<String> notes = new ArrayList<>();
+    // Leader combination's round trips (configured or measured), and which DCs hold each table.
+    Map<String, List<String>> roundTrips = new LinkedHashMap<>();
     for (String dc : cluster.dcNames()) {
       boolean anyUp = false;
       for (Sample s : now) {
@@ -250,6 +252,9 @@ public final class StatusCommand implements Callable<Integer> {
         }
         anyUp = true;
         Map<String, String> f = s.fields();
+        if (f.containsKey("round_trips_ms")) {
+          roundTrips.computeIfAbsent(f.get("round_trips_ms"), k -> new ArrayList<>()).add(dc);
+        }
         // A store that lost its contents, or is being rebuilt, serves only what it rebuilt.
         String store = f.getOrDefault("store", "serving");
         String state = store.equals("serving") ? "up" : store.equals("unavailable") ? "up*"
@@ -288,6 +293,9 @@ public final class StatusCommand implements Callable<Integer> {
       }
     }
     notes.forEach(out::println);
+    roundTrips.forEach((table, holders) -> out.println("round trips (ms) for leader "
+        + "combination" + (roundTrips.size() == 1 ? "" : " at " + String.join(", ", holders))
+        + ": " + table));
     if (downDcs.isEmpty()) {
       out.println("every DC answered");
       return 0;

@@ -144,6 +144,7 @@ public final class LeaderCombiner {
   }
 
   private final int maxWaiting;
+  private final List<String> dcs;
   private final RoundTrips roundTrips;
   private volatile boolean probesStopped;
   private final BatcherPlacement placement;
@@ -171,6 +172,7 @@ public final class LeaderCombiner {
     this.idle = Caffeine.newBuilder().maximumSize(maxIdleGroups)
         .evictionListener((g, memo, cause) -> idleEvictions.increment()).build();
     this.maxWaiting = maxWaiting;
+    this.dcs = List.copyOf(dcs);
     ProposerConfig proposerConfig = catchUp.proposerConfig();
     this.roundTrips = new RoundTrips(dc, dcs);
     LeaderCosts configured = new LeaderCosts(options.leaderCosts(), options.latency());
@@ -214,6 +216,25 @@ public final class LeaderCombiner {
   /** The round trips between DCs this service places by now, or empty. */
   public Optional<org.paxoscp.transport.Latency> roundTrips() {
     return Optional.ofNullable(placement.costs().rtts());
+  }
+
+  /**
+   * The round trips between DCs this service places batchers by, in ms ("O-C 20.1, O-V1 90.2,
+   * ..."), or "" while it knows none.
+   */
+  public String describeRoundTrips() {
+    org.paxoscp.transport.Latency rtts = placement.costs().rtts();
+    if (rtts == null) {
+      return "";
+    }
+    List<String> parts = new java.util.ArrayList<>();
+    for (int i = 0; i < dcs.size(); i++) {
+      for (int j = i + 1; j < dcs.size(); j++) {
+        parts.add(dcs.get(i) + "-" + dcs.get(j) + " " + String.format(java.util.Locale.ROOT,
+            "%.1f", rtts.rttMicros(dcs.get(i), dcs.get(j)) / 1000.0));
+      }
+    }
+    return String.join(", ", parts);
   }
 
   /** Where this service batches its groups' entries now, when it knows costs; else empty. */

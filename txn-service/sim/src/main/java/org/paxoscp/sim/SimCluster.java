@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.Vote;
@@ -308,10 +309,16 @@ final class SimCluster {
         }
         if (m instanceof Message.Paxos req && req.message() instanceof PaxosMessage.Accept a) {
           // The vote is in the store whether or not the reply gets anywhere, and even when the
-          // store reported the write failed (an ambiguous write): ask the store itself.
+          // store reported the write failed (an ambiguous write): ask the store itself. A vote
+          // at or below the DC's GC watermark does not count: a fast ACCEPT's check-and-write
+          // can recreate a collected row, and when the store then fails the watermark read that
+          // would remove it again, the vote stays; but the acceptor answers nothing for a
+          // position without a chosen value before reading the watermark after the row, so no
+          // proposer or learner ever sees such a vote (Acceptor, "Collected positions").
           Optional<Vote> vote;
           try {
-            vote = dc.acceptor.lastVote(a.group(), a.position());
+            vote = a.position() <= LogCollector.gcWatermark(dc.store, a.group())
+                ? Optional.empty() : dc.acceptor.lastVote(a.group(), a.position());
           } catch (TooOldException collected) {
             vote = Optional.empty();
           }

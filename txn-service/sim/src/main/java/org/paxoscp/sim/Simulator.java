@@ -76,6 +76,8 @@ public final class Simulator {
   private LeaderCombiner.Rules leaderRules = LeaderCombiner.Rules.SHIPPED;
   private Rtts rtts = Rtts.MODEL;
   private Duration rttProbe;
+  /** The DC every partition isolates (index), or -1: a random one each time. */
+  private int partitionedDc = -1;
   /** DC indexes clients are homed at, in turn; null: every DC in turn. */
   private int[] clientHomes;
   /** The message type the run's targeted faults hit, or null. */
@@ -326,6 +328,19 @@ public final class Simulator {
       throw new IllegalArgumentException("no DC to home clients at");
     }
     this.clientHomes = homes;
+    return this;
+  }
+
+  /**
+   * Every partition ({@code Faults#partitions}) isolates {@code dc} rather than a random DC:
+   * to see what isolating one DC costs (the batcher's, a far one's).
+   */
+  public Simulator withPartitionsOf(String dc) {
+    int i = cfg.dcs().indexOf(dc);
+    if (i < 0) {
+      throw new IllegalArgumentException("DC " + dc + " is not in " + cfg.dcs());
+    }
+    this.partitionedDc = i;
     return this;
   }
 
@@ -586,7 +601,8 @@ public final class Simulator {
       if (clientsActive == 0) {
         return;
       }
-      network.setIsolated(random.nextInt(cfg.dcs().size()));
+      int picked = random.nextInt(cfg.dcs().size());
+      network.setIsolated(partitionedDc >= 0 ? partitionedDc : picked);
       events.after(200_000 + random.nextLong(1_800_000), () -> {
         network.setIsolated(-1);
         schedulePartition();

@@ -137,4 +137,58 @@ public abstract class LogCollectorContract {
     // Above the watermark the acceptor works as before.
     assertTrue(acceptor.prepare(new Prepare(G, 21, Ballot.of(1, 7))).promised());
   }
+
+  @Test
+  void aFastVoteLeftOnACollectedRowByAFailedWatermarkReadIsNeverAnswered() {
+    logOf(store, 1, 20);
+    LogCollector c = new LogCollector(store);
+    c.advance(G, 15);
+    c.collect(G, 100, null);
+    // A stale batcher's fast ACCEPT for 11: its check-and-write finds the collected row empty
+    // and writes the vote; the store then fails the watermark read that would remove it again.
+    AtomicBoolean armed = new AtomicBoolean();
+    AtomicBoolean voted = new AtomicBoolean();
+    KvStore failing = new ForwardingKvStore(store) {
+      @Override
+      public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
+          long timestamp, Map<String, byte[]> cells) {
+        boolean done = delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
+        voted.compareAndSet(false, armed.get() && done && table == Table.WAL);
+        return done;
+      }
+
+      @Override
+      public java.util.Optional<Cell> read(Table table, byte[] row, String column,
+          long maxTimestamp) {
+        if (table == Table.META && voted.get()) {
+          throw new org.paxoscp.store.StoreUnavailableException("watermark read failed");
+        }
+        return delegate.read(table, row, column, maxTimestamp);
+      }
+
+      @Override
+      public Map<String, Cell> readRow(Table table, byte[] row) {
+        if (table == Table.META && voted.get()) {
+          throw new org.paxoscp.store.StoreUnavailableException("watermark read failed");
+        }
+        return delegate.readRow(table, row);
+      }
+    };
+    LogValue stale =
+        LogValue.of(new LogEntry("stale", "dc1", 10, new TreeSet<>(), new TreeMap<>()));
+    // A long-running acceptor has seen its store serving: its fast ACCEPT reads nothing first.
+    Acceptor running = new Acceptor(failing);
+    assertTrue(running.prepare(new Prepare(G, 25, Ballot.of(1, 7))).promised());
+    armed.set(true);
+    assertThrows(org.paxoscp.store.StoreUnavailableException.class,
+        () -> running.accept(new Accept(G, 11, Ballot.FAST, stale)));
+    Acceptor acceptor = new Acceptor(store);
+    assertTrue(acceptor.lastVote(G, 11).isPresent(), "the vote stayed in the collected row");
+    // No answer ever reports it: every request for 11 reads the watermark after the row.
+    assertThrows(TooOldException.class,
+        () -> acceptor.accept(new Accept(G, 11, Ballot.FAST, stale)));
+    assertThrows(TooOldException.class, () -> acceptor.chosen(G, 11));
+    assertThrows(TooOldException.class,
+        () -> acceptor.prepare(new Prepare(G, 11, Ballot.of(2, 7))));
+  }
 }

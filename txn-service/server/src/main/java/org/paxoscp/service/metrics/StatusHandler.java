@@ -61,6 +61,10 @@ public final class StatusHandler implements RequestHandler {
     f.put("instance", a == null ? "?" : a.getHostString() + ":" + a.getPort());
     f.put("uptime_s", Long.toString((System.nanoTime() - startNanos) / 1_000_000_000L));
     f.put("metrics", registry == null ? "off" : "on");
+    String rtts = service.combiner().describeRoundTrips();
+    if (!rtts.isEmpty()) {
+      f.put("round_trips_ms", rtts);
+    }
     try {
       f.put("store", service.storeState());
     } catch (RuntimeException e) {
