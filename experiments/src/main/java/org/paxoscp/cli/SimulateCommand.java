@@ -139,8 +139,9 @@ public final class SimulateCommand implements Callable<Integer> {
   double storeFaults;
 
   @Option(names = "--no-leader-costs", description = "Leader combination as in production "
-      + "without WAN emulation: services and clients know no leading costs, so entries go to "
-      + "the leader a begin named and several DCs may batch a group.")
+      + "without WAN emulation and with round-trip probes off: services and clients know no "
+      + "leading costs, so services pass entries on to the next position's leader as they know "
+      + "it and several DCs may batch a group.")
   boolean noLeaderCosts;
 
   @Option(names = "--measured-rtts", description = "Leader combination as in production "

@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Three rules, by what the cluster knows of its round trips:
  * <ul>
- *   <li><b>With the RTTs between DCs</b> (and so each DC's leader cost, its nearest-majority
- *       RTT): the batcher is the DC, not marked down, where a commit costs least on average over
+ *   <li><b>With the RTTs between DCs</b> (configured, or measured and agreed by the services:
+ *       {@link RoundTrips}; and so each DC's leader cost, its nearest-majority RTT): the batcher is the DC, not marked down, where a commit costs least on average over
  *       where the entries come from: {@code cost(b) = lead(b) + sum over DCs d of share(d) *
  *       rtt(d, b)}, with {@code share(d)} the share of recent committed entries whose client is
  *       homed at {@code d} ({@link OriginShares}; a client submits to its own DC's service, which

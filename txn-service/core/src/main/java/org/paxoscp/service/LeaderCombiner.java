@@ -176,7 +176,8 @@ public final class LeaderCombiner {
     ProposerConfig proposerConfig = catchUp.proposerConfig();
     this.roundTrips = new RoundTrips(dc, dcs);
     LeaderCosts configured = new LeaderCosts(options.leaderCosts(), options.latency());
-    boolean measured = !configured.known() && options.rttProbe() != null;
+    boolean measured = !configured.known() && options.rttProbe() != null
+        && roundTrips.measurable();
     if (measured) {
       roundTrips.start(catchUp.transport(), scheduler, options.rttProbe(),
           () -> probesStopped || catchUp.isClosed());

@@ -15,6 +15,7 @@ import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.RttProbe;
 import org.paxoscp.transport.Message.RttReply;
 import org.paxoscp.transport.Message.RttRow;
+import org.paxoscp.transport.MessageTooLargeException;
 import org.paxoscp.transport.NearestMajority;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
@@ -79,6 +80,8 @@ final class RoundTrips {
   /** The pairs last logged at info (the first table, then tables that moved a pair by 10%). */
   private Map<String, Long> logged = Map.of();
   private long published;
+  /** Set when a probe did not fit in a datagram: probing stops. */
+  private volatile boolean tooLarge;
 
   RoundTrips(String dc, List<String> dcs) {
     this.dc = Objects.requireNonNull(dc);
@@ -86,9 +89,11 @@ final class RoundTrips {
     if (!this.dcs.contains(dc)) {
       throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
     }
-    if (this.dcs.size() > RttRow.MAX_DCS) {
-      throw new IllegalArgumentException("at most " + RttRow.MAX_DCS + " DCs");
-    }
+  }
+
+  /** Whether this cluster's round trips can be measured: at most {@link RttRow#MAX_DCS} DCs. */
+  boolean measurable() {
+    return dcs.size() <= RttRow.MAX_DCS;
   }
 
   /** The agreed table's costs, or {@link LeaderCosts#NONE} while some pair has no value. */
@@ -114,11 +119,13 @@ final class RoundTrips {
         return;
       }
       for (String peer : dcs) {
-        if (!peer.equals(dc)) {
+        if (!peer.equals(dc) && !tooLarge) {
           probe(transport, scheduler, peer, interval);
         }
       }
-      scheduler.schedule(micros, tick[0]);
+      if (!tooLarge) {
+        scheduler.schedule(micros, tick[0]);
+      }
     };
     scheduler.execute(tick[0]);
   }
@@ -130,10 +137,27 @@ final class RoundTrips {
         if (m instanceof RttReply r) {
           sample(peer, scheduler.nowMicros() - sent);
           merge(r.rows());
+        } else if (t instanceof MessageTooLargeException
+            || t != null && t.getCause() instanceof MessageTooLargeException) {
+          tooLarge(t);
         }
       });
+    } catch (MessageTooLargeException e) {
+      tooLarge(e);
     } catch (TransportException e) {
       // Not sent (the transport is closing): no sample.
+    }
+  }
+
+  /**
+   * Every row of every DC does not fit in one datagram (many DCs, long names, a small
+   * {@code paxoscp.max.datagram.bytes}): probing stops, said once.
+   */
+  private void tooLarge(Throwable t) {
+    if (!tooLarge) {
+      tooLarge = true;
+      LOG.warn("DC {}: round-trip probes do not fit in a datagram ({}); round trips are not "
+          + "measured, leader combination places batchers without them", dc, t.getMessage());
     }
   }
 

@@ -66,11 +66,11 @@ public final class LeaderSubmit {
   }
 
   /**
-   * As above; with {@code leaderCosts} (what leading costs per DC, e.g.
-   * {@code ClusterConfig.leaderCosts()}) non-empty, submits go to the client's own DC, which
-   * passes them on to the group's batcher, instead of to the leader the client was given; while
-   * its own DC does not answer, to the cheapest DC to lead ({@link #batcher}). A DC that does not
-   * answer counts as down for ten submit timeouts.
+   * As above, with {@code leaderCosts} (what leading costs per DC, e.g.
+   * {@code ClusterConfig.leaderCosts()}; empty when the client knows none). Submits go to the
+   * client's own DC, which passes them on to the group's batcher; while its own DC does not
+   * answer, to the cheapest DC to lead ({@link #batcher}) with leader costs, else to the leader
+   * the client was given. A DC that does not answer counts as down for ten submit timeouts.
    */
   public LeaderSubmit(Transport transport, List<String> dcs, ProposerDriver driver,
       ProposerConfig config, Scheduler scheduler, Duration submitTimeout,
@@ -90,10 +90,11 @@ public final class LeaderSubmit {
   }
 
   /**
-   * Where a client submits an entry read at {@code readPosition} when the services know no leader
-   * costs: the leader of {@code readPosition + 1} as its begin named it, else {@code home} —
-   * after a no-op, and at a group's first position, whose grantor
-   * ({@code Proposer.leaderOfFirst}) serves proposers only: a leader round there asks no grant.
+   * The leader a client falls back to for an entry read at {@code readPosition} when its own DC
+   * does not answer and it knows no leader costs: the leader of {@code readPosition + 1} as its
+   * begin named it, else {@code home} — after a no-op, and at a group's first position, whose
+   * grantor ({@code Proposer.leaderOfFirst}) serves proposers only: a leader round there asks no
+   * grant.
    */
   public static String submitTarget(List<String> dcs, OptionalInt leader, long readPosition,
       String home) {

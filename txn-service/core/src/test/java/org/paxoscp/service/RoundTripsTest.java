@@ -117,6 +117,14 @@ class RoundTripsTest {
   }
 
   @Test
+  void aClusterTooLargeForOneProbeIsNotMeasured() {
+    List<String> many = java.util.stream.IntStream.range(0, RttRow.MAX_DCS + 1)
+        .mapToObj(i -> "D" + i).toList();
+    assertFalse(new RoundTrips("D0", many).measurable());
+    assertTrue(new RoundTrips("V", DCS).measurable());
+  }
+
+  @Test
   void twoInstancesOfOneDcSettleOnOneRow() {
     RoundTrips first = new RoundTrips("O", DCS);
     RoundTrips second = new RoundTrips("O", DCS);

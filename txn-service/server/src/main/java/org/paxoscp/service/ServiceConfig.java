@@ -94,7 +94,7 @@ public final class ServiceConfig {
     AUTO,
     /** Measured by probes, even with WAN emulation on (its table is not used for placement). */
     MEASURED,
-    /** Never measured: without WAN emulation the next position's leader batches. */
+    /** Never measured: the emulated WAN's table if on, else the next position's leader batches. */
     OFF
   }
 
@@ -364,11 +364,11 @@ public final class ServiceConfig {
 
   /**
    * Leader combination's options for this service: the emulated WAN's leader costs and RTTs
-   * (when it is on and {@link #LEADER_RTTS} is auto), else probes every {@link #RTT_PROBE}
-   * (unless it is off).
+   * when it is on (unless {@link #LEADER_RTTS} is measured), else probes every
+   * {@link #RTT_PROBE} (unless it is off).
    */
   public LeaderCombiner.Options leaderOptions() {
-    boolean configured = cluster.wan().enabled() && leaderRtts == LeaderRtts.AUTO;
+    boolean configured = cluster.wan().enabled() && leaderRtts != LeaderRtts.MEASURED;
     return new LeaderCombiner.Options(
         configured ? cluster.leaderCosts() : Map.of(), LeaderCombiner.Rules.SHIPPED,
         leaderHoldShare, configured ? cluster.wan().latency() : null,

@@ -52,6 +52,30 @@ class ServiceConfigTest {
   }
 
   @Test
+  void leaderCombinationTakesRoundTripsFromTheEmulatedWanOrMeasuresThem() {
+    for (String wan : List.of("true", "false")) {
+      for (ServiceConfig.LeaderRtts rtts : ServiceConfig.LeaderRtts.values()) {
+        Map<String, String> p = base();
+        p.put(ClusterConfig.WAN_ENABLED.name(), wan);
+        p.put(ServiceConfig.LEADER_RTTS.name(), rtts.name().toLowerCase(java.util.Locale.ROOT));
+        p.put(ServiceConfig.RTT_PROBE.name(), "250");
+        LeaderCombiner.Options o = ServiceConfig.fromProperties(p).leaderOptions();
+        boolean emulated = wan.equals("true") && rtts != ServiceConfig.LeaderRtts.MEASURED;
+        String what = "wan " + wan + ", " + rtts;
+        assertEquals(emulated, !o.leaderCosts().isEmpty(), what);
+        assertEquals(emulated, o.latency() != null, what);
+        assertEquals(rtts == ServiceConfig.LeaderRtts.OFF ? null : Duration.ofMillis(250),
+            o.rttProbe(), what);
+      }
+    }
+    Map<String, String> p = base();
+    p.put(ServiceConfig.LEADER_RTTS.name(), "sometimes");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ServiceConfig.fromProperties(p));
+    assertTrue(e.getMessage().contains(ServiceConfig.LEADER_RTTS.name()), e.getMessage());
+  }
+
+  @Test
   void explicitValuesAreTaken() {
     Map<String, String> p = base();
     p.put(ServiceConfig.BIND.name(), "127.0.0.1:7100");

@@ -286,12 +286,11 @@ public final class Simulator {
   }
 
   /**
-   * Leader combination as it runs in production without WAN emulation: services and clients know
-   * no leading costs ({@code ClusterConfig.leaderCosts()} is empty), so a client submits to the
-   * leader its begin named (or the DC that served it), services pass entries on to the leader
-   * of the next position as far as they know, and several DCs may batch one group at once. By
-   * default the simulator gives them its latency model's nearest-majority RTTs, and one DC
-   * batches.
+   * Leader combination as it runs in production without WAN emulation and with round-trip
+   * probes off: services and clients know no leading costs ({@code ClusterConfig.leaderCosts()}
+   * is empty), so services pass the entries their clients submit on to the leader of the next
+   * position as far as they know, and several DCs may batch one group at once. By default the
+   * simulator gives them its latency model's nearest-majority RTTs, and one DC batches.
    */
   public Simulator withoutLeaderCosts() {
     this.rtts = Rtts.NONE;
