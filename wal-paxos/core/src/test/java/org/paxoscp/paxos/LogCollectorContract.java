@@ -182,9 +182,10 @@ public abstract class LogCollectorContract {
     armed.set(true);
     assertThrows(org.paxoscp.store.StoreUnavailableException.class,
         () -> running.accept(new Accept(G, 11, Ballot.FAST, stale)));
+    // The vote may stay in the row (in memory it does; on HBase the collection's delete marker
+    // hides a write with an older timestamp). Either way no answer ever reports it: every
+    // request for 11 reads the watermark after the row.
     Acceptor acceptor = new Acceptor(store);
-    assertTrue(acceptor.lastVote(G, 11).isPresent(), "the vote stayed in the collected row");
-    // No answer ever reports it: every request for 11 reads the watermark after the row.
     assertThrows(TooOldException.class,
         () -> acceptor.accept(new Accept(G, 11, Ballot.FAST, stale)));
     assertThrows(TooOldException.class, () -> acceptor.chosen(G, 11));
