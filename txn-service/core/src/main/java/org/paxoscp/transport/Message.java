@@ -425,41 +425,36 @@ public sealed interface Message {
     }
   }
 
+  /** A probe or its answer: every row the sender knows; no group, no position. */
+  sealed interface RttRows extends Message permits RttProbe, RttReply {
+    List<RttRow> rows();
+
+    @Override
+    default String group() {
+      return "";
+    }
+
+    @Override
+    default long position() {
+      return 0;
+    }
+  }
+
   /**
    * Sent by a service to one service of each other DC every probe interval, to time the round
    * trip; carries the rows the sender knows. Answered at once, without touching the store, by
    * an {@link RttReply} with the rows the answering service knows.
    */
-  record RttProbe(List<RttRow> rows) implements Message {
+  record RttProbe(List<RttRow> rows) implements RttRows {
     public RttProbe {
       rows = checkedRows(rows);
-    }
-
-    @Override
-    public String group() {
-      return "";
-    }
-
-    @Override
-    public long position() {
-      return 0;
     }
   }
 
   /** The answer to an {@link RttProbe}: the rows the answering service knows. */
-  record RttReply(List<RttRow> rows) implements Message {
+  record RttReply(List<RttRow> rows) implements RttRows {
     public RttReply {
       rows = checkedRows(rows);
-    }
-
-    @Override
-    public String group() {
-      return "";
-    }
-
-    @Override
-    public long position() {
-      return 0;
     }
   }
 

@@ -452,8 +452,7 @@ final class WireCodec {
         w.writeString(q.outcome()).writeVarint(q.fence()).writeVarint(q.items())
             .writeString(q.source());
       }
-      case RTT_PROBE -> writeRows(w, ((Message.RttProbe) m).rows());
-      case RTT_REPLY -> writeRows(w, ((Message.RttReply) m).rows());
+      case RTT_PROBE, RTT_REPLY -> writeRows(w, ((Message.RttRows) m).rows());
       case GROUPS_REPLY -> {
         Message.GroupsReply g = (Message.GroupsReply) m;
         w.writeVarint(g.groups().size());
