@@ -21,6 +21,7 @@ import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.Role;
 import org.paxoscp.transport.UdpTransport;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -152,7 +153,8 @@ public final class DcCommand implements Callable<Integer> {
     private int run(ClusterConfig cluster, Endpoints endpoints, List<AutoCloseable> opened,
         PrintWriter out, PrintWriter err) {
       try {
-        UdpTransport transport = UdpTransport.builder(cluster, dc).endpoints(endpoints).build();
+        UdpTransport transport = UdpTransport.builder(cluster, dc).endpoints(endpoints)
+            .role(Role.OPERATOR).build();
         opened.add(0, transport);
         List<String> groups = which.all ? listGroups(cluster, transport, out)
             : List.copyOf(new TreeSet<>(which.groups));
@@ -218,6 +220,16 @@ public final class DcCommand implements Callable<Integer> {
       AtomicLong items = new AtomicLong();
       Map<String, Long> outcomes = new java.util.concurrent.ConcurrentSkipListMap<>();
       Map<String, String> failures = new java.util.concurrent.ConcurrentSkipListMap<>();
+      // Every request names the rebuild begun here; a completion names it too, so that it can
+      // only end this rebuild of this DC's store (a store lost again meanwhile gets a new id).
+      Message begun = retried(() -> transport.request(dc,
+          new Message.RebuildRequest("", from, dc, "", false), cluster.requestTimeout()), 3)
+          .join();
+      if (!(begun instanceof Message.RebuildReply b)) {
+        err.println("dc rebuild: DC " + dc + " answered " + begun + " to the start of the rebuild");
+        return 1;
+      }
+      String rebuildId = b.rebuildId();
       long t0 = System.nanoTime();
       try (ProgressBar bar = new ProgressBarBuilder().setTaskName("rebuild " + dc)
           .setInitialMax(groups.size()).setStyle(ProgressBarStyle.ASCII)
@@ -227,7 +239,7 @@ public final class DcCommand implements Callable<Integer> {
         for (String g : groups) {
           slots.acquireUninterruptibly();
           all.add(retried(() -> transport.request(dc,
-              new Message.RebuildRequest(g, from, false), timeout), 3).handle((m, t) -> {
+              new Message.RebuildRequest(g, from, dc, rebuildId, false), timeout), 3).handle((m, t) -> {
                 if (m instanceof Message.RebuildReply r) {
                   outcomes.merge(r.outcome(), 1L, Long::sum);
                   items.addAndGet(r.items());
@@ -256,8 +268,9 @@ public final class DcCommand implements Callable<Integer> {
         return 1;
       }
       if (which.all) {
-        Message m = retried(() -> transport.request(dc, new Message.RebuildRequest("", "", true),
-            cluster.requestTimeout()), 3).join();
+        Message m = retried(() -> transport.request(dc,
+            new Message.RebuildRequest("", "", dc, rebuildId, true), cluster.requestTimeout()), 3)
+            .join();
         if (!(m instanceof Message.RebuildReply)) {
           err.println("dc rebuild: DC " + dc + " answered " + m + " to the end of the rebuild");
           return 1;

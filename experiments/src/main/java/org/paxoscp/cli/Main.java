@@ -16,7 +16,7 @@ import picocli.CommandLine;
         ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
         XgBenchCommand.class, GroupsBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,
-        LifecycleBenchCommand.class, ConfigReferenceCommand.class,
+        LifecycleBenchCommand.class, ConfigReferenceCommand.class, KeyCommand.class,
         org.paxoscp.nemesis.NemesisCommand.class, org.paxoscp.experiment.ExperimentCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable {

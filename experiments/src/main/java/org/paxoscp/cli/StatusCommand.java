@@ -95,7 +95,8 @@ public final class StatusCommand implements Callable<Integer> {
       String[] source = new String[1];
       Endpoints endpoints = endpoints(cluster, opened, err, "status", source);
       UdpTransport transport = UdpTransport.builder(cluster,
-          asDc != null ? asDc : cluster.dcNames().get(0)).endpoints(endpoints).build();
+          asDc != null ? asDc : cluster.dcNames().get(0)).endpoints(endpoints)
+          .role(org.paxoscp.transport.Role.OPERATOR).build();
       opened.add(0, transport);
       int code;
       // The first round; the second goes to those that answered within --interval, so that a
@@ -120,7 +121,7 @@ public final class StatusCommand implements Callable<Integer> {
       }
       sort(now, cluster);
       while (true) {
-        code = print(out, cluster, source[0], previous, now);
+        code = print(out, cluster, source[0], previous, now, transport.clockOffsetsMillis());
         out.flush();
         if (watchSeconds == null) {
           break;
@@ -229,7 +230,7 @@ public final class StatusCommand implements Callable<Integer> {
 
   /** Prints the screen; returns 0 if every DC had an instance that answered, else 1. */
   private int print(PrintWriter out, ClusterConfig cluster, String source, List<Sample> before,
-      List<Sample> now) {
+      List<Sample> now, Map<String, Long> clockOffsets) {
     out.printf(Locale.ROOT, "paxoscp status: DCs %s, instances from %s, request timeout %d "
         + "ms%n", cluster.dcNames(), source, cluster.requestTimeout().toMillis());
     out.printf(Locale.ROOT, "%-6s %-22s %-6s %9s %10s %17s %10s %8s %8s%n", "DC", "instance",
@@ -296,6 +297,27 @@ public final class StatusCommand implements Callable<Integer> {
     roundTrips.forEach((table, holders) -> out.println("round trips (ms) for leader "
         + "combination" + (roundTrips.size() == 1 ? "" : " at " + String.join(", ", holders))
         + ": " + table));
+    if (!clockOffsets.isEmpty()) {
+      // Freshness needs clocks within the window (docs/operating.md, "Freshness").
+      long window = cluster.wireFreshness().toMillis();
+      List<String> parts = new ArrayList<>();
+      List<String> far = new ArrayList<>();
+      for (String dc : cluster.dcNames()) {
+        Long o = clockOffsets.get(dc);
+        if (o != null) {
+          parts.add(String.format(Locale.ROOT, "%s %+d", dc, o));
+          if (Math.abs(o) > window / 4) {
+            far.add(dc);
+          }
+        }
+      }
+      out.printf(Locale.ROOT, "clock offsets from this host (ms, with one-way delay): %s; "
+          + "datagrams outside +/-%d ms are dropped as stale%n", String.join(", ", parts), window);
+      if (!far.isEmpty()) {
+        out.printf(Locale.ROOT, "WARNING: the clocks of %s are over a quarter of the freshness "
+            + "window from this host's: check NTP%n", far);
+      }
+    }
     if (downDcs.isEmpty()) {
       out.println("every DC answered");
       return 0;

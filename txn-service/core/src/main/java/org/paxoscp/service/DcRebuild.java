@@ -94,6 +94,8 @@ public final class DcRebuild {
   private final Transport transport;
   private final Duration timeout;
   private final Mode mode;
+  /** The store marker's id when this rebuild began: what its completion must name. */
+  private final String rebuildId;
 
   /**
    * Reads the store's marker; a store without one is marked as being rebuilt (from then on it
@@ -114,15 +116,26 @@ public final class DcRebuild {
     this.timeout = Objects.requireNonNull(timeout);
     StoreMarker m = StoreMarker.read(store).orElse(null);
     this.mode = m != null && m.state() == StoreMarker.State.SERVING ? Mode.BEHIND : Mode.LOST;
-    if (mode == Mode.LOST) {
-      StoreMarker.markRebuilding(store);
-    }
+    this.rebuildId = mode == Mode.LOST ? StoreMarker.markRebuilding(store).id() : m.id();
     int majority = dcs.size() / 2 + 1;
     this.peersNeeded = mode == Mode.LOST ? dcs.size() - majority + 1 : 1;
   }
 
   public Mode mode() {
     return mode;
+  }
+
+  /**
+   * The id of this rebuild (the store marker's when it began): a completion must name it, so a
+   * completion of any other rebuild, or one sent after the store was lost again, acts on nothing.
+   */
+  public String rebuildId() {
+    return rebuildId;
+  }
+
+  /** Whether the store is still the one this rebuild began on (its marker has this id). */
+  public boolean current() {
+    return StoreMarker.read(store).map(x -> x.id().equals(rebuildId)).orElse(false);
   }
 
   /** How many peers must answer for a group's fence ({@code n - majority + 1}; 1 for BEHIND). */
@@ -175,14 +188,18 @@ public final class DcRebuild {
   }
 
   /**
-   * Declares the store rebuilt once every group any of {@link #peersNeeded} peers holds anything
-   * of was rebuilt: from then on a group without a meta row here is new here, fenced at
-   * {@link #FENCE_MARGIN}. Nothing to do for a store that lost nothing.
+   * Declares the store rebuilt under the rebuild {@code id}, once every group any of
+   * {@link #peersNeeded} peers holds anything of was rebuilt: from then on a group without a meta
+   * row here is new here, fenced at {@link #FENCE_MARGIN}. The store acts on it only while it is
+   * being rebuilt under {@code id}, and once ({@link StoreMarker#markRebuilt}): a completion of
+   * another rebuild, or one sent before the store was lost again, changes nothing. Nothing to do
+   * for a store that lost nothing.
+   *
+   * @return whether this call ended the rebuild (false: it had ended already, or lost nothing)
+   * @throws IllegalStateException when the store is not being rebuilt under {@code id}
    */
-  public void finish() {
-    if (mode == Mode.LOST) {
-      StoreMarker.markRebuilt(store, FENCE_MARGIN);
-    }
+  public boolean finish(String id) {
+    return mode == Mode.LOST && StoreMarker.markRebuilt(store, id, FENCE_MARGIN);
   }
 
   // ---- steps ----------------------------------------------------------------------------

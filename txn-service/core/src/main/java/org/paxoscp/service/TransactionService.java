@@ -301,7 +301,7 @@ public final class TransactionService implements RequestHandler {
     }
     if (request instanceof Message.RebuildRequest q) {
       // Not behind the guard: it is what makes a group served again.
-      if (!q.complete()) {
+      if (!q.group().isEmpty()) {
         validateGroup(q.group());
       }
       return rebuild(q);
@@ -631,17 +631,40 @@ public final class TransactionService implements RequestHandler {
    * (catch-up goes on).
    */
   private CompletableFuture<Message> rebuild(Message.RebuildRequest q) {
+    if (!q.dc().equals(dc)) {
+      throw new Rejected("a rebuild of DC " + q.dc() + " sent to DC " + dc);
+    }
     DcRebuild r = rebuilder();
+    if (!q.complete() && !q.rebuildId().isEmpty() && !q.rebuildId().equals(r.rebuildId())) {
+      // A request of another rebuild: an earlier one, or one whose store was lost since.
+      throw new Failed(ErrorCode.BAD_REQUEST, "DC " + dc + ": the rebuild under way is "
+          + r.rebuildId() + ", not " + q.rebuildId() + " (the store was lost again or rebuilt "
+          + "since); start the rebuild again");
+    }
     if (q.complete()) {
-      r.finish();
+      // The store's marker decides (StoreMarker.markRebuilt): only the rebuild under way, once.
+      boolean ended;
+      try {
+        ended = r.finish(q.rebuildId());
+      } catch (IllegalStateException e) {
+        throw new Failed(ErrorCode.BAD_REQUEST, "DC " + dc + ": " + e.getMessage());
+      }
       // The store serves again: a later rebuild is of groups that fell behind (BEHIND).
       synchronized (this) {
-        rebuilder = null;
+        if (rebuilder == r) {
+          rebuilder = null;
+        }
       }
-      LOG.info("DC {}: store declared rebuilt ({}); groups without state here are new here",
-          dc, r.mode());
+      if (ended) {
+        LOG.info("DC {}: store declared rebuilt by rebuild {}; groups without state here are new "
+            + "here", dc, q.rebuildId());
+      }
       return CompletableFuture.completedFuture(
-          new Message.RebuildReply("", "COMPLETE", 0, 0, 0, ""));
+          new Message.RebuildReply("", "COMPLETE", 0, 0, 0, "", q.rebuildId()));
+    }
+    if (q.group().isEmpty()) {
+      return CompletableFuture.completedFuture(
+          new Message.RebuildReply("", "BEGUN", 0, 0, 0, "", r.rebuildId()));
     }
     return r.rebuild(q.group(), q.from()).thenApply(res -> {
       if (res.outcome() == DcRebuild.Outcome.REBUILT) {
@@ -657,7 +680,7 @@ public final class TransactionService implements RequestHandler {
         });
       }
       return (Message) new Message.RebuildReply(res.group(), res.outcome().name(),
-          res.position(), res.fence(), res.items(), res.source());
+          res.position(), res.fence(), res.items(), res.source(), r.rebuildId());
     }).exceptionally(t -> {
       Throwable cause = t instanceof CompletionException && t.getCause() != null
           ? t.getCause() : t;
@@ -673,8 +696,12 @@ public final class TransactionService implements RequestHandler {
 
   private volatile DcRebuild rebuilder;
 
+  /**
+   * The rebuild of this DC's store; a new one when there is none, or when the store is no longer
+   * the one it began on (lost again, or rebuilt by another instance of this DC's service).
+   */
   private synchronized DcRebuild rebuilder() {
-    if (rebuilder == null) {
+    if (rebuilder == null || !rebuilder.current()) {
       rebuilder = new DcRebuild(dc, dcs, store, catchUp.transport(), limits.catchUpWait());
     }
     return rebuilder;

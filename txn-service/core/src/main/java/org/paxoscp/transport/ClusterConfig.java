@@ -32,7 +32,9 @@ public final class ClusterConfig {
       "DC names", null, "(required)", "comma-separated DC names, in order", ClusterConfig::names);
   public static final ConfigKey<byte[]> KEY = ConfigKey.custom("paxoscp.key", "hex", null,
       "(required)", "per-cluster secret key, at least 16 bytes (32 hex digits): every datagram is "
-          + "sealed under keys derived from it", ClusterConfig::hexKey);
+          + "sealed under keys derived from it. Services need it; an application host may hold "
+          + "only the client key (client:<hex>), an operator's host the operator key "
+          + "(operator:<hex>): ./paxoscp key derive prints them", ClusterConfig::hexKey);
   public static final ConfigKey<List<byte[]>> KEY_ACCEPT = ConfigKey.custom("paxoscp.key.accept",
       "hex list", List.of(), "(none)",
       "further keys (comma-separated) this process opens datagrams with but never seals with: "
@@ -42,7 +44,22 @@ public final class ClusterConfig {
   public static final ConfigKey<Boolean> WIRE_ENCRYPT = ConfigKey.bool("paxoscp.wire.encrypt",
       true, "encrypt datagrams (AES-256-GCM) besides authenticating them; false: authenticated "
           + "only, readable on the wire. A receiver opens both, so either can be rolled out "
-          + "one process at a time");
+          + "one process at a time (with " + "paxoscp.wire.require.encrypted=false)");
+  public static final ConfigKey<Boolean> WIRE_REQUIRE_ENCRYPTED = ConfigKey.bool(
+      "paxoscp.wire.require.encrypted", true, "drop datagrams that arrive authenticated but not "
+          + "encrypted (counted as clear); false lets a receiver open them, for a packet capture "
+          + "while debugging with paxoscp.wire.encrypt=false");
+  public static final ConfigKey<Integer> WIRE_VERSION = ConfigKey.integer("paxoscp.wire.version",
+      4, 3, 4, "the wire version this process sends: 4 (fresh, addressed, per-role keys); 3 only "
+          + "while rolling out from a build that speaks 3 (docs/operating.md, upgrading the "
+          + "wire)");
+  public static final ConfigKey<Boolean> WIRE_ACCEPT_V3 = ConfigKey.bool("paxoscp.wire.accept.v3",
+      false, "also open datagrams of wire version 3 (no freshness, no roles: copies are "
+          + "answered), only while rolling out from it; a reply goes in its request's version");
+  public static final ConfigKey<Duration> WIRE_FRESHNESS = ConfigKey.millis(
+      "paxoscp.wire.freshness.ms", 30_000, 1_000, 3_600_000, "a datagram sealed further than this "
+          + "from the receiver's clock is dropped as stale (clocks need NTP; paxoscp status shows "
+          + "each DC's offset)");
   /** {@code paxoscp.dc.<DC>.}: the prefix of one DC's keys. */
   public static final String DC_PREFIX = "paxoscp.dc.";
   public static final ConfigKey<List<InetSocketAddress>> DC_ENDPOINTS = ConfigKey.custom(
@@ -106,7 +123,8 @@ public final class ClusterConfig {
 
   /** Every cluster key; docs/configuration.md is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Cluster (every service and client)",
-      DCS, KEY, KEY_ACCEPT, WIRE_ENCRYPT, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
+      DCS, KEY, KEY_ACCEPT, WIRE_ENCRYPT, WIRE_REQUIRE_ENCRYPTED, WIRE_VERSION, WIRE_ACCEPT_V3,
+      WIRE_FRESHNESS, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
       MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, CLIENT_SESSION_GROUPS,
       CLIENT_XG_MAX_GROUPS, CLIENT_XG_LOCK_TIMEOUT, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT,
       WAN_JITTER, WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
@@ -165,7 +183,40 @@ public final class ClusterConfig {
   private final int clientSessionGroups;
   private final CrossGroup crossGroup;
   private final List<byte[]> acceptedKeys;
-  private final boolean wireEncrypt;
+  private final Wire wire;
+
+  /**
+   * How this process speaks on the wire.
+   *
+   * @param encrypt {@link #WIRE_ENCRYPT}
+   * @param requireEncrypted {@link #WIRE_REQUIRE_ENCRYPTED}
+   * @param version {@link #WIRE_VERSION}
+   * @param acceptV3 {@link #WIRE_ACCEPT_V3}
+   * @param freshness {@link #WIRE_FRESHNESS}
+   * @param keyRole the role whose key {@link #KEY} is (its prefix); null: the cluster key
+   */
+  public record Wire(boolean encrypt, boolean requireEncrypted, int version, boolean acceptV3,
+      Duration freshness, Role keyRole) {
+    public static final Wire DEFAULTS = new Wire(WIRE_ENCRYPT.defaultValue(),
+        WIRE_REQUIRE_ENCRYPTED.defaultValue(), WIRE_VERSION.defaultValue(),
+        WIRE_ACCEPT_V3.defaultValue(), WIRE_FRESHNESS.defaultValue(), null);
+
+    public Wire {
+      if (!encrypt && requireEncrypted) {
+        throw new IllegalArgumentException(WIRE_ENCRYPT.name() + "=false sends datagrams that "
+            + "every receiver requiring encryption drops: set " + WIRE_REQUIRE_ENCRYPTED.name()
+            + "=false here and at every receiver first");
+      }
+      if (keyRole == Role.SERVICE) {
+        throw new IllegalArgumentException(KEY.name() + ": a service needs the cluster key "
+            + "itself, not a service: key");
+      }
+      if (keyRole != null && (version == 3 || acceptV3)) {
+        throw new IllegalArgumentException(KEY.name() + " holds a role key; wire version 3 "
+            + "(" + WIRE_VERSION.name() + ", " + WIRE_ACCEPT_V3.name() + ") needs the cluster key");
+      }
+    }
+  }
 
   /** The client's cross-group transaction settings. */
   public record CrossGroup(int maxGroups, Duration lockTimeout) {
@@ -189,18 +240,17 @@ public final class ClusterConfig {
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties) {
     this(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes, requestTimeout,
         discoveryConnectTimeout, wan, proposerProperties, Optional.empty(),
-        CLIENT_SESSION_GROUPS.defaultValue(), CrossGroup.DEFAULTS, List.of(),
-        WIRE_ENCRYPT.defaultValue());
+        CLIENT_SESSION_GROUPS.defaultValue(), CrossGroup.DEFAULTS, List.of(), Wire.DEFAULTS);
   }
 
   private ClusterConfig(List<Dc> dcs, byte[] key, Optional<String> discoveryZk,
       String discoveryPath, int maxDatagramBytes, Duration requestTimeout,
       Duration discoveryConnectTimeout, Wan wan, Map<String, String> proposerProperties,
       Optional<InetSocketAddress> clientBind, int clientSessionGroups, CrossGroup crossGroup,
-      List<byte[]> acceptedKeys, boolean wireEncrypt) {
+      List<byte[]> acceptedKeys, Wire wire) {
     this.clientBind = clientBind;
     this.acceptedKeys = acceptedKeys.stream().map(byte[]::clone).toList();
-    this.wireEncrypt = wireEncrypt;
+    this.wire = java.util.Objects.requireNonNull(wire);
     this.crossGroup = crossGroup;
     this.clientSessionGroups = clientSessionGroups;
     if (clientSessionGroups < 1) {
@@ -322,7 +372,9 @@ public final class ClusterConfig {
         DISCOVERY_CONNECT_TIMEOUT.from(props), wan, proposer, CLIENT_BIND.optional(props),
         CLIENT_SESSION_GROUPS.from(props), new CrossGroup(CLIENT_XG_MAX_GROUPS.from(props),
             CLIENT_XG_LOCK_TIMEOUT.from(props)), KEY_ACCEPT.from(props),
-        WIRE_ENCRYPT.from(props));
+        new Wire(WIRE_ENCRYPT.from(props), WIRE_REQUIRE_ENCRYPTED.from(props),
+            WIRE_VERSION.from(props), WIRE_ACCEPT_V3.from(props), WIRE_FRESHNESS.from(props),
+            keyRole(props)));
   }
 
   private static ConfigKeys[] concat(ConfigKeys[] a, ConfigKeys b) {
@@ -341,11 +393,38 @@ public final class ClusterConfig {
     return names;
   }
 
+  /**
+   * The role {@link #KEY}'s prefix names (null: none, the cluster key); every key of
+   * {@link #KEY_ACCEPT} must have the same prefix.
+   */
+  private static Role keyRole(Map<String, String> props) {
+    String key = props.get(KEY.name());
+    Role role = key == null ? null : rolePrefix(key.trim());
+    for (String k : names(props.getOrDefault(KEY_ACCEPT.name(), ""))) {
+      if (rolePrefix(k) != role) {
+        throw new IllegalArgumentException(KEY_ACCEPT.name() + ": every key must be of the kind "
+            + KEY.name() + " is (" + (role == null ? "the cluster key" : role.prefix() + "<hex>")
+            + ")");
+      }
+    }
+    return role;
+  }
+
+  private static Role rolePrefix(String v) {
+    int colon = v.indexOf(':');
+    return colon < 0 ? null : Role.ofPrefix(v.substring(0, colon).trim());
+  }
+
+  private static String withoutRole(String v) {
+    int colon = v.indexOf(':');
+    return colon < 0 ? v : v.substring(colon + 1).trim();
+  }
+
   private static List<byte[]> hexKeys(String v) {
     List<byte[]> keys = new ArrayList<>();
     for (String k : names(v)) {
       try {
-        keys.add(HexFormat.of().parseHex(k));
+        keys.add(HexFormat.of().parseHex(withoutRole(k)));
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(KEY_ACCEPT.name() + " must be comma-separated hex "
             + "keys: " + e.getMessage());
@@ -356,7 +435,7 @@ public final class ClusterConfig {
 
   private static byte[] hexKey(String v) {
     try {
-      return HexFormat.of().parseHex(v);
+      return HexFormat.of().parseHex(withoutRole(v));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(KEY.name() + " must be hex digits: " + e.getMessage());
     }
@@ -384,12 +463,17 @@ public final class ClusterConfig {
   public Map<String, String> toProperties() {
     Map<String, String> p = new LinkedHashMap<>();
     p.put(DCS.name(), String.join(",", dcNames()));
-    p.put(KEY.name(), HexFormat.of().formatHex(key));
+    String prefix = wire.keyRole() == null ? "" : wire.keyRole().prefix();
+    p.put(KEY.name(), prefix + HexFormat.of().formatHex(key));
     if (!acceptedKeys.isEmpty()) {
       p.put(KEY_ACCEPT.name(), String.join(",",
-          acceptedKeys.stream().map(HexFormat.of()::formatHex).toList()));
+          acceptedKeys.stream().map(k -> prefix + HexFormat.of().formatHex(k)).toList()));
     }
-    p.put(WIRE_ENCRYPT.name(), Boolean.toString(wireEncrypt));
+    p.put(WIRE_ENCRYPT.name(), Boolean.toString(wire.encrypt()));
+    p.put(WIRE_REQUIRE_ENCRYPTED.name(), Boolean.toString(wire.requireEncrypted()));
+    p.put(WIRE_VERSION.name(), Integer.toString(wire.version()));
+    p.put(WIRE_ACCEPT_V3.name(), Boolean.toString(wire.acceptV3()));
+    p.put(WIRE_FRESHNESS.name(), Long.toString(wire.freshness().toMillis()));
     for (Dc d : dcs) {
       if (!d.endpoints().isEmpty()) {
         List<String> eps = new ArrayList<>();
@@ -505,28 +589,28 @@ public final class ClusterConfig {
   public ClusterConfig with(List<Dc> newDcs, Wan newWan) {
     return new ClusterConfig(newDcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, newWan, proposerProperties, clientBind,
-        clientSessionGroups, crossGroup, acceptedKeys, wireEncrypt);
+        clientSessionGroups, crossGroup, acceptedKeys, wire);
   }
 
   /** A copy whose clients bind {@code bind} (empty: the default); for launchers and tests. */
   public ClusterConfig withClientBind(Optional<InetSocketAddress> bind) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, wan, proposerProperties, bind,
-        clientSessionGroups, crossGroup, acceptedKeys, wireEncrypt);
+        clientSessionGroups, crossGroup, acceptedKeys, wire);
   }
 
   /** A copy whose clients cache at most {@code groups} session positions; for tests. */
   public ClusterConfig withClientSessionGroups(int groups) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind, groups,
-        crossGroup, acceptedKeys, wireEncrypt);
+        crossGroup, acceptedKeys, wire);
   }
 
   /** A copy with other cross-group transaction settings; for tests. */
   public ClusterConfig withCrossGroup(CrossGroup settings) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
         requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind,
-        clientSessionGroups, settings, acceptedKeys, wireEncrypt);
+        clientSessionGroups, settings, acceptedKeys, wire);
   }
 
   /** {@link #KEY_ACCEPT}: keys opened but never sealed with. */
@@ -536,7 +620,60 @@ public final class ClusterConfig {
 
   /** {@link #WIRE_ENCRYPT}. */
   public boolean wireEncrypt() {
-    return wireEncrypt;
+    return wire.encrypt();
+  }
+
+  /** How this process speaks on the wire. */
+  public Wire wire() {
+    return wire;
+  }
+
+  /** {@link #WIRE_REQUIRE_ENCRYPTED}. */
+  public boolean wireRequireEncrypted() {
+    return wire.requireEncrypted();
+  }
+
+  /** {@link #WIRE_VERSION}. */
+  public int wireVersion() {
+    return wire.version();
+  }
+
+  /** {@link #WIRE_ACCEPT_V3}. */
+  public boolean wireAcceptV3() {
+    return wire.acceptV3();
+  }
+
+  /** {@link #WIRE_FRESHNESS}. */
+  public Duration wireFreshness() {
+    return wire.freshness();
+  }
+
+  /** The role whose key {@link #KEY} holds; empty when it is the cluster key. */
+  public Optional<Role> keyRole() {
+    return Optional.ofNullable(wire.keyRole());
+  }
+
+  /** A copy that speaks on the wire as {@code settings} say; for launchers and tests. */
+  public ClusterConfig withWire(Wire settings) {
+    return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,
+        requestTimeout, discoveryConnectTimeout, wan, proposerProperties, clientBind,
+        clientSessionGroups, crossGroup, acceptedKeys, settings);
+  }
+
+  /**
+   * A copy holding role {@code role}'s key instead of the cluster key (what an application or
+   * operator host is given); for launchers and tests.
+   */
+  public ClusterConfig withRoleKey(Role role) {
+    if (wire.keyRole() != null) {
+      throw new IllegalStateException("this configuration holds a role key already");
+    }
+    return new ClusterConfig(dcs, role.keyFrom(key), discoveryZk, discoveryPath,
+        maxDatagramBytes, requestTimeout, discoveryConnectTimeout, wan, proposerProperties,
+        clientBind, clientSessionGroups, crossGroup,
+        acceptedKeys.stream().map(role::keyFrom).toList(),
+        new Wire(wire.encrypt(), wire.requireEncrypted(), wire.version(), wire.acceptV3(),
+            wire.freshness(), role));
   }
 
   /** {@link #CLIENT_XG_MAX_GROUPS} and {@link #CLIENT_XG_LOCK_TIMEOUT}. */

@@ -356,18 +356,28 @@ public sealed interface Message {
   }
 
   /**
-   * Asks a service of the DC being rebuilt to rebuild {@code group} there from its peers
-   * ({@code org.paxoscp.service.DcRebuild}), copying from DC {@code from} if it can ("": the
-   * peer that applied the most). With {@code complete} (and group ""), declares instead that
-   * every group the peers hold was rebuilt. Answered by {@link RebuildReply}.
+   * Asks a service of DC {@code dc} (the DC being rebuilt) to rebuild {@code group} there from its
+   * peers ({@code org.paxoscp.service.DcRebuild}), copying from DC {@code from} if it can ("": the
+   * peer that applied the most). With group "" and not {@code complete}, only starts (or joins)
+   * the rebuild and learns its id. With {@code complete} (and group ""), declares instead that
+   * every group the peers hold was rebuilt under the rebuild {@code rebuildId}: the service acts
+   * on it only when its store is being rebuilt under that id, and only once. A group's request
+   * naming a rebuild id is refused when the rebuild under way has another ("": any). Answered by
+   * {@link RebuildReply}; only an operator's key may send it ({@code Role}).
    */
-  record RebuildRequest(String group, String from, boolean complete) implements Message {
+  record RebuildRequest(String group, String from, String dc, String rebuildId, boolean complete)
+      implements Message {
     public RebuildRequest {
       Objects.requireNonNull(group);
       Objects.requireNonNull(from);
-      if (complete != group.isEmpty()) {
-        throw new IllegalArgumentException("a rebuild request names a group, or none when it "
-            + "declares the rebuild complete");
+      Objects.requireNonNull(dc);
+      Objects.requireNonNull(rebuildId);
+      if (complete && (!group.isEmpty() || rebuildId.isEmpty())) {
+        throw new IllegalArgumentException("a rebuild's completion names no group and names the "
+            + "rebuild it completes");
+      }
+      if (dc.isEmpty()) {
+        throw new IllegalArgumentException("a rebuild request names the DC it rebuilds");
       }
     }
 
@@ -378,16 +388,17 @@ public sealed interface Message {
   }
 
   /**
-   * What rebuilding a group did ({@code outcome}: REBUILT, ALREADY_REBUILT, NOT_BEHIND,
-   * COMPLETE), the position copied at, the fence set, the data versions copied and the peer
-   * copied from.
+   * What rebuilding a group did ({@code outcome}: REBUILT, ALREADY_REBUILT, NOT_BEHIND, BEGUN,
+   * COMPLETE), the position copied at, the fence set, the data versions copied, the peer copied
+   * from, and the id of the rebuild under way (what a completion must name).
    */
   record RebuildReply(String group, String outcome, long position, long fence, long items,
-      String source) implements Message {
+      String source, String rebuildId) implements Message {
     public RebuildReply {
       Objects.requireNonNull(group);
       Objects.requireNonNull(outcome);
       Objects.requireNonNull(source);
+      Objects.requireNonNull(rebuildId);
       if (position < 0 || fence < 0 || items < 0) {
         throw new IllegalArgumentException("counts must be >= 0");
       }

@@ -9,10 +9,15 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
 import org.slf4j.Logger;
@@ -32,10 +37,21 @@ import org.slf4j.LoggerFactory;
  * transport binds its configured address and also serves incoming requests. A reply goes back
  * to the address the request came from; a reply too large for a datagram is replaced by {@link Message.ErrorCode#TOO_LARGE}.
  *
- * <p>Every received datagram is verified before anything else looks at it: a forged, truncated,
- * oversized, unknown-version or otherwise invalid datagram, or one naming a DC the cluster does
- * not have, is dropped, counted by {@link Reason} ({@link #droppedCount}) and logged at most once
- * per reason every 10 seconds. It never reaches the handler and never completes a request.
+ * <p>Every received datagram is verified before anything else looks at it (ARCHITECTURE section
+ * 13): a forged, truncated, oversized, unknown-version, clear (when encryption is required) or
+ * otherwise invalid datagram, one naming a DC the cluster does not have, a stale, repeated or
+ * misdirected one ({@link Freshness}), a request its key's {@link Role} may not send, and a reply
+ * under another role's key than this transport sends with, is dropped, counted by {@link Reason}
+ * ({@link #droppedCount}) and logged at most once per reason every 10 seconds. It never reaches
+ * the handler and never completes a request. So a reply, which may be larger than its request,
+ * goes only to the address a fresh, authentic request came from: a copy of a request sent from
+ * another address is dropped as a replay, and the first copy alone is answered.
+ *
+ * <p>The I/O thread only reads datagrams and makes the checks that need no cryptography
+ * ({@link WireCodec#precheck}); authentication, decryption and the freshness checks run on an
+ * opener thread fed by a bounded queue (a full queue drops, counted as
+ * {@link Reason#OVERLOADED}), so a flood of forged datagrams cannot stall the thread that sends
+ * requests and completes replies.
  *
  * <p>A datagram the socket refuses to send (e.g. EINVAL from a socket bound to an address that
  * cannot reach the destination) fails its request at once with a {@link TransportSendException}
@@ -43,16 +59,23 @@ import org.slf4j.LoggerFactory;
  * most once every 10 seconds; it is never silently turned into a timeout.
  *
  * <p>Thread-safe. Nothing blocks except {@link #close()} (bounded). Reply futures complete on the
- * transport's I/O thread: dependent actions must not block there (use the {@code *Async}
+ * transport's opener thread (timeouts on its I/O thread): dependent actions must not block there (use the {@code *Async}
  * variants with an executor for that).
  */
 public final class UdpTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(UdpTransport.class);
   private static final long LOG_INTERVAL_SECONDS = 10;
+  /** Datagrams that may wait for the opener thread; more are dropped (OVERLOADED). */
+  static final int OPEN_QUEUE = 8192;
 
   private final String localDc;
   private final Set<String> dcNames;
   private final WireCodec codec;
+  private final Role role;
+  private final Freshness freshness;
+  private final ThreadPoolExecutor opener;
+  /** Per DC, the sender's clock minus this one's at the last authentic reply (ms). */
+  private final Map<String, Long> clockOffsets = new ConcurrentHashMap<>();
   private final Endpoints endpoints;
   private final DatagramIo io;
   private final PendingRequests pending;
@@ -84,6 +107,7 @@ public final class UdpTransport implements Transport {
     private Endpoints endpoints;
     private RequestHandler handler;
     private int workerThreads;
+    private Role role;
 
     private Builder(ClusterConfig config, String localDc) {
       this.config = Objects.requireNonNull(config);
@@ -123,6 +147,17 @@ public final class UdpTransport implements Transport {
     }
 
     /**
+     * The role this process seals its requests as ({@link Role}): by default
+     * {@link Role#SERVICE} with a handler, else {@link Role#CLIENT}; the operator's tools say
+     * {@link Role#OPERATOR}. A service transport opens every role's datagrams; any other opens
+     * only its own role's (the replies to its requests).
+     */
+    public Builder role(Role role) {
+      this.role = Objects.requireNonNull(role);
+      return this;
+    }
+
+    /**
      * Binds the socket and starts the I/O thread (and the workers of a service).
      *
      * @throws UncheckedIOException when the address cannot be bound
@@ -135,13 +170,22 @@ public final class UdpTransport implements Transport {
   private UdpTransport(Builder b) {
     this.localDc = b.localDc;
     this.dcNames = Set.copyOf(b.config.dcNames());
-    this.codec = WireCodec.forCluster(b.config);
+    this.role = b.role != null ? b.role : b.handler != null ? Role.SERVICE : Role.CLIENT;
+    this.codec = WireCodec.forCluster(b.config, role);
+    this.freshness = new Freshness(localDc, b.config.wireFreshness(), System::currentTimeMillis);
     this.endpoints = b.endpoints != null ? b.endpoints : Endpoints.fromConfig(b.config);
     this.drops = new DropLog(LOG, "transport of " + localDc, LOG_INTERVAL_SECONDS,
         TimeUnit.SECONDS);
     InetSocketAddress bind = b.bind != null ? b.bind : clientBind(b.config, endpoints);
     this.dispatcher = b.handler == null ? null
         : new RequestDispatcher("udp-" + localDc, b.handler, b.workerThreads);
+    AtomicInteger openers = new AtomicInteger();
+    this.opener = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(OPEN_QUEUE), r -> {
+          Thread t = new Thread(r, "udp-" + localDc + "-open-" + openers.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
     try {
       this.io = new DatagramIo("udp-" + localDc, bind, codec.maxDatagramBytes(),
           this::onDatagram);
@@ -149,14 +193,18 @@ public final class UdpTransport implements Transport {
       if (dispatcher != null) {
         dispatcher.close();
       }
+      opener.shutdownNow();
       throw e;
     }
     this.pending = new PendingRequests(io.eventLoop());
     this.boundAddress = io.boundAddress();
-    LOG.info("transport of {} on {}: {}, max datagram {} bytes, {} under key id {}", localDc,
-        boundAddress, dispatcher == null ? "client" : "service with " + b.workerThreads
-            + " workers", codec.maxDatagramBytes(),
-        codec.encrypts() ? "encrypted" : "authenticated only", codec.keyIdText());
+    LOG.info("transport of {} on {}: {}, max datagram {} bytes, wire version {}{}, {} under "
+        + "key id {} ({} key)", localDc, boundAddress, dispatcher == null ? "client"
+            : "service with " + b.workerThreads + " workers", codec.maxDatagramBytes(),
+        codec.sendVersion(), b.config.wireAcceptV3() ? " (opening version 3 too)" : "",
+        codec.encrypts() ? "encrypted" : "authenticated only",
+        codec.sendVersion() == WireCodec.VERSION_3 ? "(version 3)" : codec.keyIdText(role),
+        role.name().toLowerCase(java.util.Locale.ROOT));
   }
 
   /**
@@ -205,7 +253,8 @@ public final class UdpTransport implements Transport {
   /**
    * {@inheritDoc}
    *
-   * <p>Picks one of the DC's live endpoints at random. The future completes on the I/O thread;
+   * <p>Picks one of the DC's live endpoints at random. The future completes on the opener thread
+   * (a timeout on the I/O thread);
    * with {@link TransportClosedException} if the transport is or becomes closed first.
    */
   @Override
@@ -233,7 +282,8 @@ public final class UdpTransport implements Transport {
     long id = pending.newId();
     byte[] bytes;
     try {
-      bytes = codec.encode(new Envelope(id, localDc, false, request));
+      bytes = codec.encode(new Envelope(id, localDc, false, request), role, dc,
+          codec.sendVersion());
     } catch (TransportException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -259,7 +309,8 @@ public final class UdpTransport implements Transport {
   @Override
   public void send(String dc, Message message) {
     InetSocketAddress to = pick(dc);
-    byte[] bytes = codec.encode(new Envelope(0, localDc, false, message));
+    byte[] bytes = codec.encode(new Envelope(0, localDc, false, message), role, dc,
+        codec.sendVersion());
     if (!closed.get()) {
       io.write(bytes, to, cause -> sendFailed(dc, to, message, cause));
     }
@@ -327,6 +378,7 @@ public final class UdpTransport implements Transport {
       dispatcher.close();
     }
     io.close();
+    opener.shutdownNow();
   }
 
   /**
@@ -336,6 +388,28 @@ public final class UdpTransport implements Transport {
    */
   public static Optional<String> senderDc(byte[] datagram, int length) {
     return WireCodec.senderDc(datagram, length);
+  }
+
+  /**
+   * The destination DC a datagram's clear header names, unverified (version 4; empty for
+   * anything else).
+   */
+  public static Optional<String> destinationDc(byte[] datagram, int length) {
+    return WireCodec.destinationDc(datagram, length);
+  }
+
+  /**
+   * Per DC, how far its clock was ahead of this process's (negative: behind) when its last
+   * authentic reply here was sealed, in milliseconds, including the reply's one-way delay.
+   * Freshness needs clocks within {@link ClusterConfig#WIRE_FRESHNESS}.
+   */
+  public Map<String, Long> clockOffsetsMillis() {
+    return Map.copyOf(clockOffsets);
+  }
+
+  /** How many times this transport drew a new sender id (after 2^32 datagrams, an hour...). */
+  public long senderIdChanges() {
+    return codec.senderChanges();
   }
 
   @Override
@@ -358,15 +432,43 @@ public final class UdpTransport implements Transport {
     return live.get(ThreadLocalRandom.current().nextInt(live.size()));
   }
 
-  /** On the I/O thread: verify, then match a reply or hand a request to the dispatcher. */
+  /**
+   * On the I/O thread: the checks without cryptography, then the datagram goes to the opener
+   * thread (or is dropped when its queue is full).
+   */
   private void onDatagram(byte[] bytes, InetSocketAddress sender) {
-    Envelope env;
     try {
-      env = codec.decode(bytes);
+      codec.precheck(bytes, 0, bytes.length);
+    } catch (MalformedDatagramException e) {
+      drops.record(e, sender);
+      return;
+    } catch (RuntimeException e) {
+      drops.record(new MalformedDatagramException(Reason.MALFORMED, "decoder failed: " + e),
+          sender);
+      return;
+    }
+    try {
+      opener.execute(() -> open(bytes, sender));
+    } catch (RejectedExecutionException e) {
+      if (!closed.get()) {
+        drops.record(new MalformedDatagramException(Reason.OVERLOADED, OPEN_QUEUE
+            + " datagrams wait to be verified"), sender);
+      }
+    }
+  }
+
+  /** On the opener thread: verify, then match a reply or hand a request to the dispatcher. */
+  private void open(byte[] bytes, InetSocketAddress sender) {
+    WireCodec.Opened opened;
+    try {
+      opened = codec.open(bytes, 0, bytes.length);
+      Envelope env = opened.envelope();
       if (!dcNames.contains(env.fromDc())) {
         throw new MalformedDatagramException(Reason.MALFORMED,
             "sender names DC " + env.fromDc() + ", not in the cluster");
       }
+      freshness.check(opened);
+      checkRole(opened);
     } catch (MalformedDatagramException e) {
       drops.record(e, sender);
       return;
@@ -376,7 +478,11 @@ public final class UdpTransport implements Transport {
           sender);
       return;
     }
+    Envelope env = opened.envelope();
     if (env.reply()) {
+      if (opened.sentMillis() >= 0) {
+        clockOffsets.put(env.fromDc(), opened.sentMillis() - System.currentTimeMillis());
+      }
       if (!pending.complete(env.requestId(), env.fromDc(), env.message())) {
         // A late reply (after the timeout), a duplicate, or one from another DC than asked.
         LOG.debug("transport of {}: unmatched reply {} from {}", localDc, env.requestId(),
@@ -386,18 +492,43 @@ public final class UdpTransport implements Transport {
       LOG.debug("transport of {} serves no requests; ignored {} from {}", localDc,
           env.message().getClass().getSimpleName(), sender);
     } else if (!closed.get()) {
-      dispatcher.dispatch(env, sender, (reply, to) -> reply(env, reply, to));
+      dispatcher.dispatch(env, sender, (reply, to) -> reply(opened, reply, to));
+    }
+  }
+
+  /**
+   * A reply must come under the key this transport seals its requests with; a request's type
+   * must be one its key's role may send. Version 3 carries no role (a rollout from it).
+   */
+  private void checkRole(WireCodec.Opened o) {
+    if (o.role() == null) {
+      return;
+    }
+    WireCodec.Type type = WireCodec.Type.of(o.envelope().message());
+    if (o.envelope().reply()) {
+      if (o.role() != role) {
+        throw new MalformedDatagramException(Reason.ROLE, "a reply (" + type + ") under the "
+            + o.role() + " key; this process sends as " + role);
+      }
+    } else if (!o.role().maySend(type)) {
+      throw new MalformedDatagramException(Reason.ROLE, "a " + type + " under the " + o.role()
+          + " key, which may not send it");
     }
   }
 
   /** Sends a service's reply back to where the request came from. */
-  private void reply(Envelope request, Message reply, InetSocketAddress to) {
+  private void reply(WireCodec.Opened opened, Message reply, InetSocketAddress to) {
+    // Under the request's key, to its DC, in its version: what the requester opens.
+    Envelope request = opened.envelope();
+    Role as = opened.role() == null ? role : opened.role();
     byte[] bytes;
     try {
-      bytes = codec.encode(new Envelope(request.requestId(), localDc, true, reply));
+      bytes = codec.encode(new Envelope(request.requestId(), localDc, true, reply), as,
+          request.fromDc(), opened.version());
     } catch (MessageTooLargeException e) {
       bytes = codec.encode(new Envelope(request.requestId(), localDc, true,
-          RequestDispatcher.error(reply, Message.ErrorCode.TOO_LARGE, e.getMessage())));
+          RequestDispatcher.error(reply, Message.ErrorCode.TOO_LARGE, e.getMessage())), as,
+          request.fromDc(), opened.version());
     }
     if (!closed.get()) {
       io.write(bytes, to, cause -> sendFailed(request.fromDc(), to, reply, cause));

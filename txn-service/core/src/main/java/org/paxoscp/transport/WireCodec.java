@@ -26,13 +26,17 @@ import org.paxoscp.wal.XgLocks;
 
 /**
  * The datagram format of {@link UdpTransport}: one {@link Envelope} per datagram, encrypted and
- * authenticated (or, with {@code paxoscp.wire.encrypt=false}, authenticated only) under the
- * cluster's key (ARCHITECTURE section 6; keys and nonces in {@link DatagramKeys}).
+ * authenticated (or, with {@code paxoscp.wire.encrypt=false}, authenticated only) under a key of
+ * the sender's {@link Role} derived from the cluster's key (ARCHITECTURE sections 6 and 13; keys
+ * and nonces in {@link DatagramKeys}).
  *
  * <pre>
  * datagram := header sealed
- * header   := version:u8 (=3) flags:u8 keyId:u32 sender:16 bytes counter:u64
- *             fromDc:(len:u8 ascii)
+ * header   := version:u8 (=4) flags:u8 keyId:u32 sender:16 bytes counter:u64 sentMillis:u64
+ *             toDc:(len:u8 ascii) fromDc:(len:u8 ascii)
+ *   version 3, opened and sent only during a rollout from it (no time, no destination, sealed
+ *   under the cluster key itself, no role):
+ *             version:u8 (=3) flags:u8 keyId:u32 sender:16 bytes counter:u64 fromDc:(len:u8 ascii)
  * sealed   := flags bit 0 set:   ciphertext tag:16
  *                                = AES-256-GCM(senderKey, nonce, aad = header, message)
  *             flags bit 0 clear: message tag:16
@@ -44,9 +48,11 @@ import org.paxoscp.wal.XgLocks;
  * </pre>
  *
  * The header is what an on-path observer sees besides sizes and timing: the format version, the
- * cluster key's public id, the sending process's random id and counter, and the sending DC's name
- * (routing metadata, like the source address; the nemesis' fault proxy reads it). Everything in
- * it is authenticated.
+ * public id of the key (and so the sender's role), the sending process's random id and counter,
+ * its clock, and the names of the destination and sending DCs (routing metadata, like the
+ * addresses; the nemesis' fault proxy reads them). Everything in it is authenticated, so the
+ * receiver can trust the time, the counter and the destination it checks for freshness
+ * ({@link Freshness}): a copy of a datagram is refused as stale, repeated or misdirected.
  *
  * <p>Bodies by type: PREPARE ballot; ACCEPT ballot value; APPLY value; GRANT_REQUEST requester:str;
  * LEARN (none); PREPARE_REPLY ballot promised:bool promise:ballot opt(ballot value) opt(value);
@@ -55,37 +61,54 @@ import org.paxoscp.wal.XgLocks;
  * [locks:bytes (an XgLocks table), only when the group has unresolved cross-group PREPAREs];
  * READ_REQUEST n:varint key:str*; READ_REPLY n:varint (key:str value:bytes)* m:varint
  * (key:str version:varint)*, each list in strictly
- * increasing key order; ERROR_REPLY code:u8 detail:str.
+ * increasing key order; ERROR_REPLY code:u8 detail:str; REBUILD_REQUEST from:str complete:bool
+ * dc:str rebuildId:str; REBUILD_REPLY outcome:str fence:varint items:varint source:str
+ * rebuildId:str.
  *
- * <p>Decoding checks, in order: the length bounds, the version and flags, the key id, the tag
- * (AES-GCM verifies it in constant time before releasing any plaintext), and only then parses the
- * sender's DC name, the type and the body, so that no byte from an unauthenticated sender reaches
- * the parser. Every rejection is a {@link MalformedDatagramException} with its reason; a decoded
- * message is exactly one encoding (no trailing bytes, canonical booleans and key order). A
- * receiver opens both sealed and clear datagrams under any key it accepts, so encryption and a
- * new key can each be rolled out one process at a time.
- *
- * <p>The tag does not stop a replayed datagram: a replay is a duplicate, which the protocol
- * tolerates (every message is idempotent, and a reply is matched to a pending request once).
+ * <p>Decoding checks, in order: the length bounds, the version and flags (a clear datagram is
+ * refused unless {@code paxoscp.wire.require.encrypted=false}), the key id ({@link #precheck}:
+ * cheap, on the I/O thread), then the tag (AES-GCM verifies it in constant time before
+ * releasing any plaintext), and only then parses the DC names, the type and the body, so that no
+ * byte from an unauthenticated sender reaches the parser. Every rejection is a
+ * {@link MalformedDatagramException} with its reason; a decoded message is exactly one encoding
+ * (no trailing bytes, canonical booleans and key order).
  *
  * <p>Thread-safe; its state is the keys and the nonce counter.
  */
 final class WireCodec {
-  static final int VERSION = 3;
+  /** The wire version this build sends by default. */
+  static final int VERSION = 4;
+  /** The version before freshness and roles: opened and sent only while rolling out from it. */
+  static final int VERSION_3 = 3;
   /** Flags bit 0: the message is encrypted (else it travels in the clear, authenticated). */
   static final int FLAG_ENCRYPTED = 1;
   static final int TAG_BYTES = 16;
-  /** version, flags, key id, sender, counter, DC name length. */
+  /** Version 4: version, flags, key id, sender, counter, time, the two DC names' lengths. */
   static final int FIXED_HEADER_BYTES = 1 + 1 + DatagramKeys.KEY_ID_BYTES
+      + DatagramKeys.SENDER_BYTES + 8 + 8 + 1 + 1;
+  /** Version 3: version, flags, key id, sender, counter, DC name length. */
+  static final int FIXED_HEADER_BYTES_V3 = 1 + 1 + DatagramKeys.KEY_ID_BYTES
       + DatagramKeys.SENDER_BYTES + 8 + 1;
   /** type, requestId, reply, empty group, position. */
   static final int MIN_MESSAGE_BYTES = 1 + 8 + 1 + 1 + 8;
-  /** The smallest datagram: a one-letter DC name and the smallest message. */
-  static final int MIN_BYTES = FIXED_HEADER_BYTES + 1 + MIN_MESSAGE_BYTES + TAG_BYTES;
+  /** The smallest datagram: a version 3 one with a one-letter DC name and the smallest message. */
+  static final int MIN_BYTES = FIXED_HEADER_BYTES_V3 + 1 + MIN_MESSAGE_BYTES + TAG_BYTES;
   private static final int MAX_DC_NAME = 40;
   private static final java.util.regex.Pattern DC_NAME =
       java.util.regex.Pattern.compile("[A-Za-z0-9_]{1," + MAX_DC_NAME + "}");
   private static final String AEAD = "AES/GCM/NoPadding";
+
+  /**
+   * An authentic datagram opened: its envelope, and what its header said for the freshness
+   * checks.
+   *
+   * @param version the wire version (3 carries no time, destination or role)
+   * @param role the role whose key sealed it; null for version 3 (the cluster key)
+   * @param sentMillis the sender's clock when it sealed it (version 3: -1)
+   * @param toDc the DC it was sealed for (version 3: "")
+   */
+  record Opened(Envelope envelope, int version, Role role, int keyId, byte[] sender,
+      long counter, long sentMillis, String toDc, boolean encrypted) { }
 
   /** Wire type codes; never renumbered, new types get new codes. */
   enum Type {
@@ -179,35 +202,70 @@ final class WireCodec {
   private final DatagramKeys keys;
   private final boolean encrypt;
   private final int maxDatagramBytes;
+  private final int sendVersion;
+  private final boolean acceptV3;
+  private final boolean requireEncrypted;
+  private final java.util.function.LongSupplier clock;
   /** Cipher objects are not thread-safe; AES-GCM init per datagram is cheap. */
   private final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(WireCodec::newCipher);
 
-  /** Sealing and opening under {@code key} alone, encrypted; for tests. */
+  /** Sealing and opening under the cluster key {@code key}, encrypted, version 4; for tests. */
   WireCodec(byte[] key, int maxDatagramBytes) {
     this(key, List.of(), true, maxDatagramBytes);
   }
 
-  /**
-   * @param key the cluster key this process seals with (at least 16 bytes)
-   * @param alsoAccepted further keys it opens datagrams with (a key change in progress)
-   * @param encrypt whether to encrypt (else authenticate only)
-   * @param maxDatagramBytes the largest datagram encoded or accepted
-   */
+  /** As {@link #WireCodec(byte[], int)}, encrypting or not, opening clear datagrams; for tests. */
   WireCodec(byte[] key, List<byte[]> alsoAccepted, boolean encrypt, int maxDatagramBytes) {
-    if (key.length < 16) {
-      throw new IllegalArgumentException("authentication key must be at least 16 bytes");
-    }
-    if (maxDatagramBytes < MIN_BYTES) {
-      throw new IllegalArgumentException("datagram limit too small: " + maxDatagramBytes);
-    }
-    this.keys = new DatagramKeys(key, alsoAccepted);
-    this.encrypt = encrypt;
-    this.maxDatagramBytes = maxDatagramBytes;
+    this(new DatagramKeys(key, alsoAccepted), encrypt, maxDatagramBytes, VERSION, false, false,
+        System::currentTimeMillis);
   }
 
-  static WireCodec forCluster(ClusterConfig config) {
-    return new WireCodec(config.key(), config.acceptedKeys(), config.wireEncrypt(),
-        config.maxDatagramBytes());
+  /**
+   * @param keys the keys it seals and opens with
+   * @param encrypt whether to encrypt (else authenticate only)
+   * @param maxDatagramBytes the largest datagram encoded or accepted
+   * @param sendVersion the wire version requests are sealed in (3 or 4)
+   * @param acceptV3 whether datagrams of version 3 are opened
+   * @param requireEncrypted whether clear (authenticated only) datagrams are refused
+   * @param clock the wall clock sealed into version 4 headers, in milliseconds
+   */
+  WireCodec(DatagramKeys keys, boolean encrypt, int maxDatagramBytes, int sendVersion,
+      boolean acceptV3, boolean requireEncrypted, java.util.function.LongSupplier clock) {
+    if (maxDatagramBytes < FIXED_HEADER_BYTES + 2 + MIN_MESSAGE_BYTES + TAG_BYTES) {
+      throw new IllegalArgumentException("datagram limit too small: " + maxDatagramBytes);
+    }
+    if (sendVersion != VERSION && sendVersion != VERSION_3) {
+      throw new IllegalArgumentException("wire version " + sendVersion + " is not 3 or 4");
+    }
+    if (sendVersion == VERSION_3 && !keys.canSealV3()) {
+      throw new IllegalArgumentException("wire version 3 needs the cluster key; this process "
+          + "holds one role's key only");
+    }
+    this.keys = keys;
+    this.encrypt = encrypt;
+    this.maxDatagramBytes = maxDatagramBytes;
+    this.sendVersion = sendVersion;
+    this.acceptV3 = acceptV3;
+    this.requireEncrypted = requireEncrypted;
+    this.clock = clock;
+  }
+
+  /** The codec of a process of role {@code role} in {@code config}. */
+  static WireCodec forCluster(ClusterConfig config, Role role) {
+    java.util.Set<Role> open = role == Role.SERVICE ? java.util.EnumSet.allOf(Role.class)
+        : java.util.EnumSet.of(role);
+    Role held = config.keyRole().orElse(null);
+    if (held != null && held != role) {
+      throw new IllegalArgumentException(ClusterConfig.KEY.name() + " holds the key of role "
+          + held.name().toLowerCase(java.util.Locale.ROOT) + "; this process acts as "
+          + role.name().toLowerCase(java.util.Locale.ROOT)
+          + (role == Role.SERVICE ? " and needs the cluster key" : ""));
+    }
+    DatagramKeys keys = new DatagramKeys(config.key(), config.acceptedKeys(), held, open,
+        config.wireAcceptV3(), System::nanoTime, System::currentTimeMillis);
+    return new WireCodec(keys, config.wireEncrypt(), config.maxDatagramBytes(),
+        config.wireVersion(), config.wireAcceptV3(), config.wireRequireEncrypted(),
+        System::currentTimeMillis);
   }
 
   int maxDatagramBytes() {
@@ -219,28 +277,49 @@ final class WireCodec {
     return encrypt;
   }
 
-  /** The public id of the key this codec seals with. */
-  String keyIdText() {
-    return DatagramKeys.keyIdText(keys.sendingKeyId());
+  /** The version requests are sealed in. */
+  int sendVersion() {
+    return sendVersion;
+  }
+
+  /** The public id of the key this codec seals with as {@code role}. */
+  String keyIdText(Role role) {
+    return DatagramKeys.keyIdText(keys.sendingKeyId(role));
+  }
+
+  /** How many times this codec drew a new sender id. */
+  long senderChanges() {
+    return keys.senderChanges();
   }
 
   /**
-   * Encodes and seals {@code envelope}.
+   * Encodes and seals {@code envelope} as a service to the DC it came from, in the send version;
+   * for tests.
+   */
+  byte[] encode(Envelope envelope) {
+    return encode(envelope, Role.SERVICE, envelope.fromDc(), sendVersion);
+  }
+
+  /**
+   * Encodes and seals {@code envelope} as {@code role}, addressed to DC {@code toDc}, in wire
+   * version {@code version} (3: under the cluster key, no role, time or destination).
    *
    * @throws MessageTooLargeException when the datagram would exceed the size limit; the message
    *     names the size, the limit, the message type, group and position
    */
-  byte[] encode(Envelope envelope) {
+  byte[] encode(Envelope envelope, Role role, String toDc, int version) {
     Message m = envelope.message();
     Type type = Type.of(m);
     byte[] message = encodeMessage(envelope);
-    int size = FIXED_HEADER_BYTES + envelope.fromDc().length() + message.length + TAG_BYTES;
+    int header = version == VERSION_3 ? FIXED_HEADER_BYTES_V3 + envelope.fromDc().length()
+        : FIXED_HEADER_BYTES + toDc.length() + envelope.fromDc().length();
+    int size = header + message.length + TAG_BYTES;
     if (size > maxDatagramBytes) {
       throw new MessageTooLargeException(type + " for group " + m.group() + " position "
           + m.position() + " is " + size + " bytes, over the datagram limit of "
           + maxDatagramBytes + " bytes (" + ClusterConfig.MAX_DATAGRAM_BYTES.name() + ")");
     }
-    return seal(envelope.fromDc(), message);
+    return seal(envelope.fromDc(), message, role, toDc, version);
   }
 
   /** The message of {@code envelope} as the datagram carries it, before sealing. */
@@ -254,22 +333,29 @@ final class WireCodec {
     return w.toByteArray();
   }
 
-  /** {@code message} from {@code fromDc} in a datagram as a sender sends it. */
+  /** {@code message} from {@code fromDc} to itself as a service, in the send version; tests. */
   byte[] seal(String fromDc, byte[] message) {
-    byte[] dc = fromDc.getBytes(StandardCharsets.US_ASCII);
-    if (dc.length == 0 || dc.length > MAX_DC_NAME) {
-      throw new IllegalArgumentException("DC name '" + fromDc + "' is not 1-" + MAX_DC_NAME
-          + " characters");
-    }
-    int headerBytes = FIXED_HEADER_BYTES + dc.length;
+    return seal(fromDc, message, Role.SERVICE, fromDc, sendVersion);
+  }
+
+  /** {@code message} from {@code fromDc} in a datagram as a sender sends it. */
+  byte[] seal(String fromDc, byte[] message, Role role, String toDc, int version) {
+    byte[] dc = dcName(fromDc);
+    byte[] to = version == VERSION_3 ? new byte[0] : dcName(toDc);
+    int headerBytes = version == VERSION_3 ? FIXED_HEADER_BYTES_V3 + dc.length
+        : FIXED_HEADER_BYTES + to.length + dc.length;
     byte[] out = new byte[headerBytes + message.length + TAG_BYTES];
-    long counter = keys.nextCounter();
+    DatagramKeys.Seal seal = keys.next(version == VERSION_3 ? null : role);
     ByteBuffer h = ByteBuffer.wrap(out);
-    h.put((byte) VERSION).put((byte) (encrypt ? FLAG_ENCRYPTED : 0)).putInt(keys.sendingKeyId())
-        .put(keys.senderId()).putLong(counter).put((byte) dc.length).put(dc);
+    h.put((byte) version).put((byte) (encrypt ? FLAG_ENCRYPTED : 0)).putInt(seal.keyId())
+        .put(seal.sender()).putLong(seal.counter());
+    if (version != VERSION_3) {
+      h.putLong(clock.getAsLong()).put((byte) to.length).put(to);
+    }
+    h.put((byte) dc.length).put(dc);
     try {
       Cipher c = ciphers.get();
-      c.init(Cipher.ENCRYPT_MODE, keys.senderKey(), nonce(counter));
+      c.init(Cipher.ENCRYPT_MODE, seal.key(), nonce(seal.counter()));
       c.updateAAD(out, 0, headerBytes);
       if (encrypt) {
         c.doFinal(message, 0, message.length, out, headerBytes);
@@ -284,17 +370,32 @@ final class WireCodec {
     return out;
   }
 
-  /** Decodes a whole datagram; see {@link #decode(byte[], int, int)}. */
+  private static byte[] dcName(String name) {
+    byte[] dc = name.getBytes(StandardCharsets.US_ASCII);
+    if (dc.length == 0 || dc.length > MAX_DC_NAME) {
+      throw new IllegalArgumentException("DC name '" + name + "' is not 1-" + MAX_DC_NAME
+          + " characters");
+    }
+    return dc;
+  }
+
+  /** Decodes a whole datagram; see {@link #open}. */
   Envelope decode(byte[] datagram) {
     return decode(datagram, 0, datagram.length);
   }
 
+  /** The envelope of {@link #open}. */
+  Envelope decode(byte[] buf, int offset, int length) {
+    return open(buf, offset, length).envelope();
+  }
+
   /**
-   * Verifies and decodes the datagram in {@code buf[offset, offset + length)}.
+   * The checks that need no cryptography, meant for the I/O thread: length bounds, version,
+   * flags (and clear datagrams when encryption is required) and whether the key id is accepted.
    *
    * @throws MalformedDatagramException with the first check that failed
    */
-  Envelope decode(byte[] buf, int offset, int length) {
+  void precheck(byte[] buf, int offset, int length) {
     if (length > maxDatagramBytes) {
       throw new MalformedDatagramException(Reason.TOO_LARGE,
           length + " bytes, limit " + maxDatagramBytes);
@@ -303,28 +404,63 @@ final class WireCodec {
       throw new MalformedDatagramException(Reason.TRUNCATED,
           length + " bytes, the smallest message is " + MIN_BYTES);
     }
-    ByteBuffer h = ByteBuffer.wrap(buf, offset, length);
-    int version = h.get() & 0xFF;
-    if (version != VERSION) {
-      throw new MalformedDatagramException(Reason.BAD_VERSION,
-          "version " + version + ", this build speaks " + VERSION);
+    int version = buf[offset] & 0xFF;
+    if (version != VERSION && !(version == VERSION_3 && acceptV3)) {
+      throw new MalformedDatagramException(Reason.BAD_VERSION, "version " + version
+          + ", this process opens " + (acceptV3 ? "versions 3 and " + VERSION : "version "
+          + VERSION) + (version == VERSION_3 ? " (" + ClusterConfig.WIRE_ACCEPT_V3.name()
+          + "=true opens it during a rollout)" : ""));
     }
-    int flags = h.get() & 0xFF;
+    int flags = buf[offset + 1] & 0xFF;
     if ((flags & ~FLAG_ENCRYPTED) != 0) {
       throw new MalformedDatagramException(Reason.BAD_VERSION,
-          "unknown flags " + Integer.toBinaryString(flags) + " for version " + VERSION);
+          "unknown flags " + Integer.toBinaryString(flags) + " for version " + version);
     }
-    int keyId = h.getInt();
-    if (!keys.accepts(keyId)) {
+    if ((flags & FLAG_ENCRYPTED) == 0 && requireEncrypted) {
+      throw new MalformedDatagramException(Reason.CLEAR, "a clear datagram, and this process "
+          + "requires encryption (" + ClusterConfig.WIRE_REQUIRE_ENCRYPTED.name() + ")");
+    }
+    int keyId = ByteBuffer.wrap(buf, offset + 2, 4).getInt();
+    DatagramKeys.Key k = keys.accepted(keyId);
+    if (k == null || (k.role() == null) != (version == VERSION_3)) {
       throw new MalformedDatagramException(Reason.UNKNOWN_KEY, "sealed under key id "
-          + DatagramKeys.keyIdText(keyId) + "; this process accepts " + keys.acceptedText()
-          + " (another cluster, or a key retired by a key change)");
+          + DatagramKeys.keyIdText(keyId) + " (version " + version + "); this process accepts "
+          + keys.acceptedText() + " (another cluster, a key retired by a key change, or a role "
+          + "this process takes nothing from)");
     }
+  }
+
+  /**
+   * Verifies and opens the datagram in {@code buf[offset, offset + length)}: {@link #precheck},
+   * the tag, then the message.
+   *
+   * @throws MalformedDatagramException with the first check that failed
+   */
+  Opened open(byte[] buf, int offset, int length) {
+    precheck(buf, offset, length);
+    ByteBuffer h = ByteBuffer.wrap(buf, offset, length);
+    int version = h.get() & 0xFF;
+    int flags = h.get() & 0xFF;
+    int keyId = h.getInt();
+    DatagramKeys.Key k = keys.accepted(keyId);
     byte[] sender = new byte[DatagramKeys.SENDER_BYTES];
     h.get(sender);
     long counter = h.getLong();
-    int dcBytes = h.get() & 0xFF;
-    int headerBytes = FIXED_HEADER_BYTES + dcBytes;
+    long sentMillis = -1;
+    int toBytes = 0;
+    int headerBytes;
+    if (version == VERSION_3) {
+      headerBytes = FIXED_HEADER_BYTES_V3 + (h.get() & 0xFF);
+    } else {
+      sentMillis = h.getLong();
+      toBytes = h.get() & 0xFF;
+      if (FIXED_HEADER_BYTES + toBytes > length) {
+        throw new MalformedDatagramException(Reason.TRUNCATED,
+            length + " bytes, shorter than its header");
+      }
+      h.position(h.position() + toBytes);
+      headerBytes = FIXED_HEADER_BYTES + toBytes + (h.get() & 0xFF);
+    }
     int messageBytes = length - headerBytes - TAG_BYTES;
     if (messageBytes < 0) {
       throw new MalformedDatagramException(Reason.TRUNCATED,
@@ -332,7 +468,7 @@ final class WireCodec {
     }
     byte[] message;
     try {
-      SecretKey key = keys.peerKey(keyId, sender);
+      SecretKey key = keys.peerKey(k, sender);
       Cipher c = ciphers.get();
       c.init(Cipher.DECRYPT_MODE, key, nonce(counter));
       c.updateAAD(buf, offset, headerBytes);
@@ -350,13 +486,29 @@ final class WireCodec {
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(AEAD + " failed to open", e);
     }
-    String fromDc = new String(buf, offset + FIXED_HEADER_BYTES, dcBytes,
-        StandardCharsets.ISO_8859_1);
-    if (!DC_NAME.matcher(fromDc).matches()) {
-      throw new MalformedDatagramException(Reason.MALFORMED, "sender DC name '" + fromDc
+    String toDc = "";
+    String fromDc;
+    if (version == VERSION_3) {
+      fromDc = new String(buf, offset + FIXED_HEADER_BYTES_V3,
+          headerBytes - FIXED_HEADER_BYTES_V3, StandardCharsets.ISO_8859_1);
+    } else {
+      int toStart = offset + FIXED_HEADER_BYTES - 1;
+      toDc = checkedDcName(new String(buf, toStart, toBytes, StandardCharsets.ISO_8859_1),
+          "destination");
+      fromDc = new String(buf, toStart + toBytes + 1, headerBytes - FIXED_HEADER_BYTES - toBytes,
+          StandardCharsets.ISO_8859_1);
+    }
+    checkedDcName(fromDc, "sender");
+    return new Opened(decodeMessage(fromDc, message), version, k.role(), keyId, sender, counter,
+        sentMillis, toDc, (flags & FLAG_ENCRYPTED) != 0);
+  }
+
+  private static String checkedDcName(String name, String what) {
+    if (!DC_NAME.matcher(name).matches()) {
+      throw new MalformedDatagramException(Reason.MALFORMED, what + " DC name '" + name
           + "' is not 1-" + MAX_DC_NAME + " letters, digits or underscores");
     }
-    return decodeMessage(fromDc, message);
+    return name;
   }
 
   /**
@@ -388,18 +540,44 @@ final class WireCodec {
 
   /**
    * The sending DC named in a datagram's clear header, without verifying anything (what a router
-   * or the nemesis' fault proxy may read); empty when the bytes are no header of this version.
+   * or the nemesis' fault proxy may read); empty when the bytes are no header of version 3 or 4.
    */
   static Optional<String> senderDc(byte[] datagram, int length) {
-    if (length > datagram.length || length < FIXED_HEADER_BYTES
-        || (datagram[0] & 0xFF) != VERSION) {
+    return headerDc(datagram, length, true);
+  }
+
+  /** The destination DC a version 4 header names, unverified; empty for anything else. */
+  static Optional<String> destinationDc(byte[] datagram, int length) {
+    return headerDc(datagram, length, false);
+  }
+
+  private static Optional<String> headerDc(byte[] datagram, int length, boolean sender) {
+    if (length > datagram.length || length < FIXED_HEADER_BYTES_V3) {
       return Optional.empty();
     }
-    int n = datagram[FIXED_HEADER_BYTES - 1] & 0xFF;
-    if (n == 0 || n > MAX_DC_NAME || FIXED_HEADER_BYTES + n > length) {
+    int version = datagram[0] & 0xFF;
+    int at;
+    if (version == VERSION_3) {
+      if (!sender) {
+        return Optional.empty();
+      }
+      at = FIXED_HEADER_BYTES_V3 - 1;
+    } else if (version == VERSION && length >= FIXED_HEADER_BYTES) {
+      at = FIXED_HEADER_BYTES - 2;
+      if (sender) {
+        at += 1 + (datagram[at] & 0xFF);
+      }
+    } else {
       return Optional.empty();
     }
-    return Optional.of(new String(datagram, FIXED_HEADER_BYTES, n, StandardCharsets.ISO_8859_1));
+    if (at >= length) {
+      return Optional.empty();
+    }
+    int n = datagram[at] & 0xFF;
+    if (n == 0 || n > MAX_DC_NAME || at + 1 + n > length) {
+      return Optional.empty();
+    }
+    return Optional.of(new String(datagram, at + 1, n, StandardCharsets.ISO_8859_1));
   }
 
   private static GCMParameterSpec nonce(long counter) {
@@ -445,12 +623,13 @@ final class WireCodec {
       }
       case REBUILD_REQUEST -> {
         Message.RebuildRequest q = (Message.RebuildRequest) m;
-        w.writeString(q.from()).writeByte(q.complete() ? 1 : 0);
+        w.writeString(q.from()).writeByte(q.complete() ? 1 : 0).writeString(q.dc())
+            .writeString(q.rebuildId());
       }
       case REBUILD_REPLY -> {
         Message.RebuildReply q = (Message.RebuildReply) m;
         w.writeString(q.outcome()).writeVarint(q.fence()).writeVarint(q.items())
-            .writeString(q.source());
+            .writeString(q.source()).writeString(q.rebuildId());
       }
       case RTT_PROBE, RTT_REPLY -> writeRows(w, ((Message.RttRows) m).rows());
       case GROUPS_REPLY -> {
@@ -701,10 +880,14 @@ final class WireCodec {
       }
       case REBUILD_REQUEST -> {
         requireNoPosition(position);
-        yield new Message.RebuildRequest(group, r.readString("from"), readBool(r, "complete"));
+        String from = r.readString("from");
+        boolean complete = readBool(r, "complete");
+        yield new Message.RebuildRequest(group, from, r.readString("dc"),
+            r.readString("rebuild id"), complete);
       }
       case REBUILD_REPLY -> new Message.RebuildReply(group, r.readString("outcome"), position,
-          r.readVarint("fence"), r.readVarint("items"), r.readString("source"));
+          r.readVarint("fence"), r.readVarint("items"), r.readString("source"),
+          r.readString("rebuild id"));
       case GROUPS_REPLY -> {
         requireNoPosition(position);
         int n = r.readCount("group count", 1);

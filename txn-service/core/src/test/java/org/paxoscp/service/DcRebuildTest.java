@@ -119,13 +119,13 @@ class DcRebuildTest {
     commit(0, "a");
 
     Message.RebuildReply r = (Message.RebuildReply) ask(2,
-        new Message.RebuildRequest(G, "", false));
+        new Message.RebuildRequest(G, "", "O", "", false));
     assertEquals("REBUILT", r.outcome());
     assertEquals(31, r.position(), "copied at what the richest peer applied");
     assertEquals(31 + DcRebuild.FENCE_MARGIN, r.fence(), "the peers' highest position + margin");
     assertEquals(KEYS.size(), r.items(), "one version per key");
     assertEquals("ALREADY_REBUILT", ((Message.RebuildReply) ask(2,
-        new Message.RebuildRequest(G, "", false))).outcome(), "resumable: done once");
+        new Message.RebuildRequest(G, "", "O", "", false))).outcome(), "resumable: done once");
 
     assertEquals(31, readPosition(2));
     assertSameReads(2, 31);
@@ -142,7 +142,8 @@ class DcRebuildTest {
     // Other groups stay refused until the store is declared rebuilt; then they are new here.
     assertEquals(Message.ErrorCode.REBUILDING, ((Message.ErrorReply) ask(2,
         new Message.BeginRequest("other", 0))).code());
-    assertInstanceOf(Message.RebuildReply.class, ask(2, new Message.RebuildRequest("", "", true)));
+    assertEquals("COMPLETE", ((Message.RebuildReply) ask(2,
+        new Message.RebuildRequest("", "", "O", r.rebuildId(), true))).outcome());
     assertEquals(StoreMarker.State.SERVING, StoreMarker.read(stores.get(2)).orElseThrow().state());
 
     // The rebuilt DC takes part again: commits from it, and it learns what it missed.
@@ -160,7 +161,7 @@ class DcRebuildTest {
     stores.get(2).wipe();
     restart();
     stores.get(1).setAvailable(false);
-    Message.ErrorReply e = (Message.ErrorReply) ask(2, new Message.RebuildRequest(G, "", false));
+    Message.ErrorReply e = (Message.ErrorReply) ask(2, new Message.RebuildRequest(G, "", "O", "", false));
     assertEquals(Message.ErrorCode.CATCH_UP_FAILED, e.code());
     assertTrue(e.detail().contains("1 of 2 peers answered") && e.detail().contains("needs 2"),
         e.detail());
@@ -168,7 +169,7 @@ class DcRebuildTest {
         new Message.BeginRequest(G, 0))).code(), "still not served");
     stores.get(1).setAvailable(true);
     assertEquals("REBUILT", ((Message.RebuildReply) ask(2,
-        new Message.RebuildRequest(G, "", false))).outcome());
+        new Message.RebuildRequest(G, "", "O", "", false))).outcome());
     assertSameReads(2, readPosition(0));
   }
 
@@ -188,7 +189,7 @@ class DcRebuildTest {
         "its peers collected what it lacks: " + behind);
 
     Message.RebuildReply r = (Message.RebuildReply) ask(2,
-        new Message.RebuildRequest(G, "V1", false));
+        new Message.RebuildRequest(G, "V1", "O", "", false));
     assertEquals("REBUILT", r.outcome());
     assertEquals(0, r.fence(), "it kept its acceptor state: no fence");
     assertEquals("V1", r.source());

@@ -1,6 +1,7 @@
 package org.paxoscp.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -270,66 +271,159 @@ class UdpTransportIT {
         () -> client.send("Z9", new Message.BeginRequest("g", 1)));
   }
 
+  /** A client's codec of {@code cfg}, sealing at {@code clock}. */
+  private static WireCodec clientCodec(ClusterConfig cfg, java.util.function.LongSupplier clock) {
+    return new WireCodec(new DatagramKeys(KEY, List.of(), null,
+        java.util.EnumSet.of(Role.CLIENT), false, System::nanoTime, clock), true, LIMIT,
+        WireCodec.VERSION, false, true, clock);
+  }
+
+  /** {@code e} sealed as a client for the service of O1, now. */
+  private static byte[] toO1(WireCodec codec, Envelope e) {
+    return codec.encode(e, Role.CLIENT, "O1", WireCodec.VERSION);
+  }
+
   @Test
   void invalidDatagramsAreDroppedCountedAndNeverHandled() throws Exception {
     ClusterConfig cfg = config(ClusterConfig.Wan.off());
     CountingHandler h = new CountingHandler();
     UdpTransport service = service(cfg, h);
-    WireCodec ours = WireCodec.forCluster(cfg);
+    WireCodec ours = clientCodec(cfg, System::currentTimeMillis);
     byte[] otherKey = KEY.clone();
     otherKey[5] ^= 0x40;
     WireCodec theirs = new WireCodec(otherKey, LIMIT);
     Envelope begin = new Envelope(77, "V1", false, new Message.BeginRequest("g", 1));
 
-    byte[] forged = theirs.encode(begin);
-    byte[] cut = Arrays.copyOf(ours.encode(begin), ours.encode(begin).length - 1);
+    byte[] forged = theirs.encode(begin, Role.CLIENT, "O1", WireCodec.VERSION);
+    byte[] cut = Arrays.copyOf(toO1(ours, begin), toO1(ours, begin).length - 1);
     byte[] tiny = {1, 20, 0};
-    byte[] badVersion = ours.encode(begin);
+    byte[] badVersion = toO1(ours, begin);
     badVersion[0] = (byte) (WireCodec.VERSION + 1);
-    byte[] badFlags = ours.encode(begin);
+    byte[] v3 = new WireCodec(KEY, LIMIT).encode(begin, Role.CLIENT, "O1", WireCodec.VERSION_3);
+    byte[] badFlags = toO1(ours, begin);
     badFlags[1] = (byte) 0x81;
+    byte[] clear = new WireCodec(KEY, List.of(), false, LIMIT).encode(begin, Role.CLIENT, "O1",
+        WireCodec.VERSION);
     byte[] beginMessage = WireCodec.encodeMessage(begin);
     beginMessage[0] = (byte) 200;
-    byte[] badType = ours.seal("V1", beginMessage);
+    byte[] badType = ours.seal("V1", beginMessage, Role.CLIENT, "O1", WireCodec.VERSION);
     byte[] garbage = new byte[300];
     new Random(42).nextBytes(garbage);
     garbage[0] = WireCodec.VERSION;
     garbage[1] = 1;
-    garbage[30] = 2;
-    java.nio.ByteBuffer.wrap(garbage).putInt(2, DatagramKeys.keyId(KEY));
+    garbage[38] = 2;
+    garbage[41] = 2;
+    java.nio.ByteBuffer.wrap(garbage).putInt(2,
+        DatagramKeys.keyId(Role.CLIENT.keyFrom(KEY)));
     byte[] oversized = new byte[LIMIT + 500];
     oversized[0] = WireCodec.VERSION;
-    byte[] strangerDc = ours.encode(new Envelope(78, "X9", false,
+    byte[] strangerDc = toO1(ours, new Envelope(78, "X9", false,
         new Message.BeginRequest("g", 1)));
     // A forged reply must not complete anything either.
     byte[] forgedReply = theirs.encode(new Envelope(79, "V1", true,
-        new Message.BeginReply("g", 1, "V1")));
+        new Message.BeginReply("g", 1, "V1")), Role.CLIENT, "O1", WireCodec.VERSION);
+    // Authentic, but not fresh or not for O1, or more than a client's key may ask.
+    byte[] stale = toO1(clientCodec(cfg, () -> System.currentTimeMillis() - 60_000), begin);
+    byte[] ahead = toO1(clientCodec(cfg, () -> System.currentTimeMillis() + 60_000), begin);
+    byte[] misdirected = ours.encode(begin, Role.CLIENT, "V1", WireCodec.VERSION);
+    byte[] rebuild = toO1(ours, new Envelope(80, "V1", false,
+        new Message.RebuildRequest("", "", "O1", "", false)));
+    byte[] snapshot = toO1(ours, new Envelope(81, "V1", false,
+        new Message.SnapshotRequest("g", 0, "")));
 
+    List<byte[]> bad = List.of(forged, cut, tiny, badVersion, v3, badFlags, clear, badType,
+        garbage, oversized, strangerDc, forgedReply, stale, ahead, misdirected, rebuild,
+        snapshot);
     try (DatagramSocket raw = new DatagramSocket(new InetSocketAddress(LOOPBACK, 0))) {
       raw.setSoTimeout((int) WAIT.toMillis());
-      for (byte[] d : List.of(forged, cut, tiny, badVersion, badFlags, badType, garbage,
-          oversized, strangerDc, forgedReply)) {
+      for (byte[] d : bad) {
         raw.send(new DatagramPacket(d, d.length, service.boundAddress()));
       }
-      Poll.until("ten drops", WAIT, () -> service.droppedCounts().values().stream()
-          .mapToLong(Long::longValue).sum() == 10);
+      Poll.until(bad.size() + " drops", WAIT, () -> service.droppedCounts().values().stream()
+          .mapToLong(Long::longValue).sum() == bad.size());
       assertEquals(2, service.droppedCount(Reason.UNKNOWN_KEY)); // forged, forged reply
-      assertEquals(2, service.droppedCount(Reason.BAD_MAC)); // cut, garbage under our key id
+      assertEquals(2, service.droppedCount(Reason.BAD_MAC)); // cut, garbage under a key id
       assertEquals(1, service.droppedCount(Reason.TRUNCATED));
-      assertEquals(2, service.droppedCount(Reason.BAD_VERSION)); // version, flags
+      assertEquals(3, service.droppedCount(Reason.BAD_VERSION)); // version, version 3, flags
+      assertEquals(1, service.droppedCount(Reason.CLEAR));
       assertEquals(1, service.droppedCount(Reason.BAD_TYPE));
       assertEquals(1, service.droppedCount(Reason.TOO_LARGE));
       assertEquals(1, service.droppedCount(Reason.MALFORMED));
+      assertEquals(2, service.droppedCount(Reason.STALE)); // behind and ahead
+      assertEquals(1, service.droppedCount(Reason.MISDIRECTED));
+      assertEquals(2, service.droppedCount(Reason.ROLE)); // a client's rebuild and snapshot
       assertEquals(0, h.calls.get());
 
       // The service still serves an authentic request, and answers the sender's address.
-      byte[] good = ours.encode(begin);
+      byte[] good = toO1(ours, begin);
       raw.send(new DatagramPacket(good, good.length, service.boundAddress()));
       DatagramPacket in = new DatagramPacket(new byte[LIMIT], LIMIT);
       raw.receive(in);
-      Envelope reply = ours.decode(in.getData(), 0, in.getLength());
-      assertEquals(new Envelope(77, "O1", true, new Message.BeginReply("g", 1, "V1")), reply);
+      WireCodec.Opened reply = ours.open(in.getData(), 0, in.getLength());
+      assertEquals(new Envelope(77, "O1", true, new Message.BeginReply("g", 1, "V1")),
+          reply.envelope());
+      assertEquals(Role.CLIENT, reply.role(), "answered under the request's key");
+      assertEquals("V1", reply.toDc(), "addressed to the requester's DC");
       assertEquals(1, h.calls.get());
+
+      // The same datagram again, from this and from another address: never answered.
+      try (DatagramSocket other = new DatagramSocket(new InetSocketAddress(LOOPBACK, 0))) {
+        raw.send(new DatagramPacket(good, good.length, service.boundAddress()));
+        other.send(new DatagramPacket(good, good.length, service.boundAddress()));
+        Poll.until("two replays dropped", WAIT, () -> service.droppedCount(Reason.REPLAY) == 2);
+        assertEquals(1, h.calls.get());
+      }
+    }
+  }
+
+  @Test
+  void aVersion3ClientIsServedOnlyWhileTheRolloutAllowsIt() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    ClusterConfig.Wire v3 = new ClusterConfig.Wire(true, true, 3, true, Duration.ofSeconds(30),
+        null);
+    ClusterConfig.Wire both = new ClusterConfig.Wire(true, true, 4, true, Duration.ofSeconds(30),
+        null);
+    UdpTransport strict = service(cfg, new CountingHandler());
+    UdpTransport rolling = service(cfg.withWire(both), new CountingHandler());
+    UdpTransport oldClient = closeLater(UdpTransport.builder(cfg.withWire(v3), "V1")
+        .endpoints(dc -> List.of(strict.boundAddress())).build());
+    UdpTransport rollingClient = closeLater(UdpTransport.builder(cfg.withWire(v3), "V1")
+        .endpoints(dc -> List.of(rolling.boundAddress())).build());
+    Duration shortWait = Duration.ofMillis(500);
+    assertInstanceOf(TransportTimeoutException.class,
+        failure(oldClient.request("O1", new Message.BeginRequest("g", 1), shortWait)));
+    assertEquals(1, strict.droppedCount(Reason.BAD_VERSION), "version 3 once the rollout ended");
+    assertEquals(new Message.BeginReply("g", 1, "V1"), rollingClient.request("O1",
+        new Message.BeginRequest("g", 1), WAIT).get(WAIT.toMillis(), TimeUnit.MILLISECONDS),
+        "a service opening both answers version 3 in version 3");
+  }
+
+  @Test
+  void aReplyUnderAnotherRolesKeyCompletesNothing() throws Exception {
+    ClusterConfig cfg = config(ClusterConfig.Wan.off());
+    try (DatagramSocket peer = new DatagramSocket(new InetSocketAddress(LOOPBACK, 0))) {
+      peer.setSoTimeout((int) WAIT.toMillis());
+      UdpTransport client = client(cfg, (InetSocketAddress) peer.getLocalSocketAddress());
+      CompletableFuture<Message> f = client.request("O1", new Message.BeginRequest("g", 1),
+          WAIT);
+      DatagramPacket in = new DatagramPacket(new byte[LIMIT], LIMIT);
+      peer.receive(in);
+      WireCodec service = new WireCodec(KEY, LIMIT);
+      WireCodec.Opened req = service.open(in.getData(), 0, in.getLength());
+      assertEquals(Role.CLIENT, req.role());
+      // Another client (holding the client key) could forge a service's reply to it only under
+      // the client key; a reply under the service key is not what this client asked for.
+      Envelope answer = new Envelope(req.envelope().requestId(), "O1", true,
+          new Message.BeginReply("g", 1, "V1"));
+      byte[] wrongRole = service.encode(answer, Role.SERVICE, "V1", WireCodec.VERSION);
+      peer.send(new DatagramPacket(wrongRole, wrongRole.length, in.getSocketAddress()));
+      Poll.until("dropped", WAIT, () -> client.droppedCount(Reason.UNKNOWN_KEY)
+          + client.droppedCount(Reason.ROLE) == 1);
+      assertFalse(f.isDone());
+      byte[] right = service.encode(answer, Role.CLIENT, "V1", WireCodec.VERSION);
+      peer.send(new DatagramPacket(right, right.length, in.getSocketAddress()));
+      assertEquals(answer.message(), f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+      assertTrue(client.clockOffsetsMillis().containsKey("O1"));
     }
   }
 

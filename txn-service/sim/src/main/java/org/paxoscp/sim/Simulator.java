@@ -639,6 +639,9 @@ public final class Simulator {
     });
   }
 
+  /** The id of the rebuild under way (null until begun; again null to begin anew). */
+  private String rebuildId;
+
   /**
    * Rebuilds the lost DC's groups one by one through a live instance, as {@code paxoscp dc
    * rebuild} does, then declares the store rebuilt; a request that fails (peers unreachable, the
@@ -650,11 +653,19 @@ public final class Simulator {
       return;
     }
     String group = left.peekFirst();
-    org.paxoscp.transport.Message request = group == null
-        ? new org.paxoscp.transport.Message.RebuildRequest("", "", true)
-        : new org.paxoscp.transport.Message.RebuildRequest(group, "", false);
+    // Begun first, to learn the rebuild's id, which the completion names.
+    org.paxoscp.transport.Message request = rebuildId == null
+        ? new org.paxoscp.transport.Message.RebuildRequest("", "", dc.name, "", false)
+        : group == null
+        ? new org.paxoscp.transport.Message.RebuildRequest("", "", dc.name, rebuildId, true)
+        : new org.paxoscp.transport.Message.RebuildRequest(group, "", dc.name, rebuildId, false);
     dc.live.get(0).service.handle(dc.name, request).whenComplete((r, t) -> {
       if (r instanceof org.paxoscp.transport.Message.RebuildReply reply) {
+        if (rebuildId == null) {
+          rebuildId = reply.rebuildId();
+          rebuildNext(dc, left);
+          return;
+        }
         if (group == null) {
           lost.complete = true;
           return;
@@ -665,6 +676,10 @@ public final class Simulator {
         rebuildNext(dc, left);
       } else {
         lost.retried++;
+        if (r instanceof org.paxoscp.transport.Message.ErrorReply e
+            && e.code() == org.paxoscp.transport.Message.ErrorCode.BAD_REQUEST) {
+          rebuildId = null; // another rebuild is under way (the store was lost again): begin anew
+        }
         events.after(200_000, () -> rebuildNext(dc, left));
       }
     });

@@ -17,11 +17,13 @@ import org.paxoscp.store.KvStore.Table;
  * chosen where its lost promise or vote counted).
  *
  * @param state serving, or being rebuilt
- * @param id a random identity written with the marker (a rebuilt store gets a new one)
+ * @param id a random identity written with the marker: a rebuild's id while it is under way
+ *     (requests that complete it must name it), a new one once the store is rebuilt
  * @param unknownGroupFence after a rebuild: the positions at or below which the DC does not vote
  *     in a group it rebuilt no state for (0 for a store that never lost anything)
+ * @param rebuiltFrom the id of the rebuild that made this store serving ("" if none did)
  */
-public record StoreMarker(State state, String id, long unknownGroupFence) {
+public record StoreMarker(State state, String id, long unknownGroupFence, String rebuiltFrom) {
 
   /** A store's state. */
   public enum State {
@@ -39,6 +41,9 @@ public record StoreMarker(State state, String id, long unknownGroupFence) {
   static final String STATE = "s";
   static final String ID = "i";
   static final String FENCE = "f";
+  static final String REBUILT_FROM = "r";
+  /** How a rebuild's id begins; a serving store's id never does. */
+  static final String REBUILD_ID = "rebuild-";
 
   /** The store's marker; empty when it has none (a store that lost its contents). */
   public static Optional<StoreMarker> read(KvStore store) {
@@ -55,9 +60,11 @@ public record StoreMarker(State state, String id, long unknownGroupFence) {
     };
     Cell id = cells.get(ID);
     Cell fence = cells.get(FENCE);
+    Cell from = cells.get(REBUILT_FROM);
     return Optional.of(new StoreMarker(st,
         id == null ? "" : new String(id.value(), StandardCharsets.UTF_8),
-        fence == null ? 0 : ByteBuffer.wrap(fence.value()).getLong()));
+        fence == null ? 0 : ByteBuffer.wrap(fence.value()).getLong(),
+        from == null ? "" : new String(from.value(), StandardCharsets.UTF_8)));
   }
 
   /**
@@ -97,7 +104,7 @@ public record StoreMarker(State state, String id, long unknownGroupFence) {
    */
   public static StoreMarker markRebuilding(KvStore store) {
     store.checkAndWrite(Table.META, ROW, STATE, null, KvStore.UNVERSIONED,
-        Map.of(STATE, bytes("rebuilding"), ID, bytes(UUID.randomUUID().toString())));
+        Map.of(STATE, bytes("rebuilding"), ID, bytes(REBUILD_ID + UUID.randomUUID())));
     StoreMarker m = read(store).orElseThrow(() -> new StoreUnavailableException(
         "the store marker just written is not there"));
     if (m.state() == State.SERVING) {
@@ -107,24 +114,35 @@ public record StoreMarker(State state, String id, long unknownGroupFence) {
   }
 
   /**
-   * Ends a rebuild: every group that had state at the peers is rebuilt here, so a group without a
-   * meta row is new here except for positions at or below {@code unknownGroupFence}. Repeating it
-   * changes nothing (a first call whose answer was lost).
+   * Ends the rebuild {@code rebuildId}: every group that had state at the peers is rebuilt here,
+   * so a group without a meta row is new here except for positions at or below
+   * {@code unknownGroupFence}. Acts once, and only on that rebuild: the write is conditional on
+   * the marker's id being {@code rebuildId} and gives the store a new id, so a completion of an
+   * earlier rebuild (a copy delivered late, or a store lost again since) changes nothing. Calling
+   * it again for the rebuild that made the store serving (a first call whose answer was lost)
+   * returns {@code false} and changes nothing.
    *
-   * @throws IllegalStateException if the store has no marker, or serves without having been
-   *     rebuilt
+   * @return whether this call ended the rebuild
+   * @throws IllegalStateException if the store is not being rebuilt under {@code rebuildId}
+   *     and was not made serving by it
    */
-  public static void markRebuilt(KvStore store, long unknownGroupFence) {
-    if (store.checkAndWrite(Table.META, ROW, STATE, bytes("rebuilding"), KvStore.UNVERSIONED,
-        Map.of(STATE, bytes("serving"),
+  public static boolean markRebuilt(KvStore store, String rebuildId, long unknownGroupFence) {
+    if (!rebuildId.startsWith(REBUILD_ID)) {
+      throw new IllegalStateException("'" + rebuildId + "' is no rebuild's id");
+    }
+    if (store.checkAndWrite(Table.META, ROW, ID, bytes(rebuildId), KvStore.UNVERSIONED,
+        Map.of(STATE, bytes("serving"), ID, bytes(UUID.randomUUID().toString()),
+            REBUILT_FROM, bytes(rebuildId),
             FENCE, ByteBuffer.allocate(8).putLong(unknownGroupFence).array()))) {
-      return;
+      return true;
     }
     Optional<StoreMarker> now = read(store);
-    if (now.isEmpty() || now.get().state() != State.SERVING
-        || now.get().unknownGroupFence() != unknownGroupFence) {
-      throw new IllegalStateException("the store is not being rebuilt: " + now);
+    if (now.isPresent() && now.get().state() == State.SERVING
+        && now.get().rebuiltFrom().equals(rebuildId)) {
+      return false;
     }
+    throw new IllegalStateException("the store is not being rebuilt under rebuild " + rebuildId
+        + ": " + now.map(m -> m.state() + " as " + m.id()).orElse("it has no marker (lost)"));
   }
 
   private static byte[] bytes(String s) {

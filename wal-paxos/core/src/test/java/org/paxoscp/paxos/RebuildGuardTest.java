@@ -1,6 +1,8 @@
 package org.paxoscp.paxos;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -100,8 +102,7 @@ class RebuildGuardTest {
   @Test
   void afterTheRebuildAGroupWithoutStateIsFencedAtTheStoreFence() {
     store.wipe();
-    StoreMarker.markRebuilding(store);
-    StoreMarker.markRebuilt(store, 4);
+    StoreMarker.markRebuilt(store, StoreMarker.markRebuilding(store).id(), 4);
     Acceptor a = new Acceptor(store);
     a.guard().checkServed("new-group");
     assertThrows(RebuildingException.class,
@@ -133,14 +134,37 @@ class RebuildGuardTest {
   void markersChangeOnlyAlongTheirPath() {
     assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilding(store),
         "a serving store lost nothing");
-    assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilt(store, 4));
+    String serving = StoreMarker.read(store).orElseThrow().id();
+    assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilt(store, serving, 4),
+        "a store that lost nothing is not completed by naming its id");
     store.wipe();
     String id = StoreMarker.markRebuilding(store).id();
     assertEquals(id, StoreMarker.markRebuilding(store).id(), "a resumed rebuild keeps its mark");
     assertEquals(false, StoreMarker.initialize(store), "initialize never overwrites a marker");
-    StoreMarker.markRebuilt(store, 4);
-    StoreMarker.markRebuilt(store, 4);
-    assertEquals(new StoreMarker(StoreMarker.State.SERVING, id, 4),
-        StoreMarker.read(store).orElseThrow());
+    assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilt(store, "rebuild-other", 4),
+        "another rebuild's completion");
+    assertEquals(StoreMarker.State.REBUILDING, StoreMarker.read(store).orElseThrow().state());
+    assertTrue(StoreMarker.markRebuilt(store, id, 4));
+    StoreMarker done = StoreMarker.read(store).orElseThrow();
+    assertFalse(StoreMarker.markRebuilt(store, id, 4), "a repeated completion acts once");
+    assertEquals(done, StoreMarker.read(store).orElseThrow());
+    assertEquals(StoreMarker.State.SERVING, done.state());
+    assertEquals(id, done.rebuiltFrom());
+    assertEquals(4, done.unknownGroupFence());
+    assertNotEquals(id, done.id(), "a rebuilt store gets a new id");
+  }
+
+  @Test
+  void aCompletionOfAnEarlierRebuildNeverEndsALaterOne() {
+    store.wipe();
+    String first = StoreMarker.markRebuilding(store).id();
+    assertTrue(StoreMarker.markRebuilt(store, first, 4));
+    store.wipe(); // lost again, while the first rebuild's completion may still be on the wire
+    String second = StoreMarker.markRebuilding(store).id();
+    assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilt(store, first, 4));
+    assertEquals(StoreMarker.State.REBUILDING, StoreMarker.read(store).orElseThrow().state());
+    store.wipe(); // and a store without a marker is never completed either
+    assertThrows(IllegalStateException.class, () -> StoreMarker.markRebuilt(store, second, 4));
+    assertTrue(StoreMarker.read(store).isEmpty());
   }
 }
