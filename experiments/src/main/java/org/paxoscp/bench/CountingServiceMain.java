@@ -12,7 +12,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.paxoscp.local.LocalCluster;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.service.ServiceRunner;
 import org.paxoscp.service.ServiceTransportFactory;
@@ -43,8 +43,7 @@ public final class CountingServiceMain {
       System.err.println("usage: CountingServiceMain CONFIG COUNTS_FILE");
       System.exit(2);
     }
-    ServiceConfig config = ServiceConfig.fromProperties(
-        LocalCluster.readProperties(Path.of(args[0])));
+    ServiceConfig config = ServiceConfig.fromProperties(KeyFiles.read(Path.of(args[0])));
     Path countsFile = Path.of(args[1]);
     KvStore inner = config.store() == ServiceConfig.StoreKind.MEMORY ? new InMemoryKvStore()
         : HBaseKvStore.open(config.hbase().orElseThrow());

@@ -5,7 +5,6 @@ import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -196,12 +195,14 @@ public final class ClusterCommand implements Callable<Integer> {
     return foreground != null;
   }
 
-  /** Writes the client configuration with {@code writer}; on failure closes the cluster. */
+  /**
+   * Writes the client configuration with {@code writer} (owner-only, {@link
+   * org.paxoscp.config.KeyFiles#writePrivate}, or it fails); on failure closes the cluster.
+   */
   private static void writeConfig(java.util.function.Consumer<Path> writer, AutoCloseable cluster,
       Path file) {
     try {
       writer.accept(file);
-      ownerOnly(file);
     } catch (RuntimeException e) {
       closeCluster(cluster);
       throw e;
@@ -257,15 +258,6 @@ public final class ClusterCommand implements Callable<Integer> {
     out.println();
     out.println("Ctrl-C stops the cluster.");
     out.flush();
-  }
-
-  /** The file holds the cluster's datagram key: readable by its owner only, where possible. */
-  private static void ownerOnly(Path file) {
-    try {
-      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-    } catch (UnsupportedOperationException | IOException e) {
-      // Not a POSIX file system: the file keeps the default permissions of its directory.
-    }
   }
 
   static String oneLine(Throwable e) {

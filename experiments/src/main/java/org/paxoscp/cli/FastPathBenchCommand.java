@@ -3,6 +3,7 @@ package org.paxoscp.cli;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +20,7 @@ import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 import org.paxoscp.bench.ClosedLoopThroughput;
 import org.paxoscp.bench.FastPathLatency;
+import org.paxoscp.bench.ForgedFlood;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.service.ServiceConfig;
@@ -122,6 +124,15 @@ public final class FastPathBenchCommand implements Callable<Integer> {
           + "tables show them side by side (default: ${DEFAULT-VALUE}).")
   List<String> wire;
 
+  @Option(names = "--flood", defaultValue = "0", paramLabel = "N",
+      description = "Latency with WAN emulation is measured again while N forged 1 KB "
+          + "datagrams per second (a valid header under the service key's public id, a wrong "
+          + "tag) flood the home DC's service; rows labelled +flood (default: ${DEFAULT-VALUE}, "
+          + "none).")
+  int flood;
+
+  private static final int FLOOD_BYTES = 1024;
+
   @Option(names = "--metrics", defaultValue = "on", split = ",", paramLabel = "on|off|both",
       description = "The services' metrics (paxoscp.service.metrics) on or off; several, "
           + "comma-separated, run every part once per setting and wire setting, side by side "
@@ -159,15 +170,19 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       default -> throw new picocli.CommandLine.ParameterException(
           new picocli.CommandLine(this), "--access must be service, direct or both");
     };
-    List<Boolean> encryptions = new ArrayList<>();
+    List<String> encryptions = new ArrayList<>();
     for (String w : wire) {
       switch (w) {
-        case "encrypted" -> encryptions.add(true);
-        case "clear" -> encryptions.add(false);
-        case "both" -> encryptions.addAll(List.of(true, false));
+        case "encrypted", "clear", "v3" -> encryptions.add(w);
+        case "both" -> encryptions.addAll(List.of("encrypted", "clear"));
         default -> throw new picocli.CommandLine.ParameterException(
-            new picocli.CommandLine(this), "--wire takes encrypted, clear or both, was " + w);
+            new picocli.CommandLine(this), "--wire takes encrypted, clear, v3 or both, was "
+                + w);
       }
+    }
+    if (flood < 0) {
+      throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+          "--flood must be >= 0");
     }
     List<Boolean> metricsSettings = new ArrayList<>();
     for (String m : metrics) {
@@ -202,23 +217,31 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     List<Tput> tput = new ArrayList<>();
     int failures = 0;
     Map<String, Integer> passes = new LinkedHashMap<>();
-    List<boolean[]> runs = new ArrayList<>();
-    for (boolean encrypt : encryptions) {
+    List<Object[]> runs = new ArrayList<>();
+    for (String encrypt : encryptions) {
       for (boolean metered : metricsSettings) {
-        runs.add(new boolean[] {encrypt, metered});
+        runs.add(new Object[] {encrypt, metered});
       }
     }
     boolean labelMetrics = metricsSettings.contains(false);
-    for (boolean[] run : runs) {
-      boolean encrypt = run[0];
-      boolean metered = run[1];
-      String name = wireName(encrypt) + (labelMetrics ? (metered ? "+metrics" : "+no-metrics")
+    for (Object[] run : runs) {
+      String wireSetting = (String) run[0];
+      boolean encrypt = !wireSetting.equals("clear");
+      boolean metered = (Boolean) run[1];
+      String name = wireSetting + (labelMetrics ? (metered ? "+metrics" : "+no-metrics")
           : "");
       // A setting run again is labelled with its pass: encrypted, then encrypted-2, ...
       int pass = passes.merge(name, 1, Integer::sum);
       String w = name + (pass > 1 ? "-" + pass : "");
       Map<String, String> settings = new LinkedHashMap<>();
       settings.put(ClusterConfig.WIRE_ENCRYPT.name(), Boolean.toString(encrypt));
+      // Clear datagrams are opened only where encryption is not required.
+      settings.put(ClusterConfig.WIRE_REQUIRE_ENCRYPTED.name(), Boolean.toString(encrypt));
+      if (wireSetting.equals("v3")) {
+        // The rollout from wire version 3: no freshness checks, no roles.
+        settings.put(ClusterConfig.WIRE_VERSION.name(), "3");
+        settings.put(ClusterConfig.WIRE_ACCEPT_V3.name(), "true");
+      }
       settings.put(ServiceConfig.METRICS.name(), Boolean.toString(metered));
       if (holdShare != null) {
         settings.put(ServiceConfig.LEADER_HOLD_SHARE.name(), Double.toString(holdShare));
@@ -270,10 +293,6 @@ public final class FastPathBenchCommand implements Callable<Integer> {
     return safe && failures == 0 ? 0 : 1;
   }
 
-  private static String wireName(boolean encrypt) {
-    return encrypt ? "encrypted" : "clear";
-  }
-
   private int latencyPhase(ClusterConfig.Wan w, List<Boolean> modes, Map<String, Long> nm,
       Map<String, String> settings, String wireSetting, List<Row> rows) throws IOException {
     Path dataDir = Files.createTempDirectory("paxoscp-bench-local-");
@@ -294,10 +313,27 @@ public final class FastPathBenchCommand implements Callable<Integer> {
         FastPathLatency.Result r = FastPathLatency.run(cluster, home, direct, group, warmup, txns);
         rows.add(new Row(wanOn, r, nm.get(home), wireSetting));
         failures += r.failed();
-        o.printf(Locale.ROOT, "  %s %-7s begin p50 %6.2f ms, commit p50 %6.2f ms, fast path "
-                + "%d/%d%s%n", home, direct ? "direct" : "service", p50(r.beginMicros()),
-            p50(r.commitMicros()), r.fastPath(), r.measured(),
-            r.failed() > 0 ? ", " + r.failed() + " FAILED" : "");
+        o.printf(Locale.ROOT, "  %s %-7s begin p50 %6.2f ms, commit p50 %6.2f ms, p99 %6.2f ms, "
+                + "fast path %d/%d%s%n", home, direct ? "direct" : "service",
+            p50(r.beginMicros()), p50(r.commitMicros()), pct(r.commitMicros(), 99),
+            r.fastPath(), r.measured(), r.failed() > 0 ? ", " + r.failed() + " FAILED" : "");
+        if (wanOn && flood > 0) {
+          // The same measurement while forged datagrams flood the home DC's service.
+          InetSocketAddress target = cluster.config().dc(home).endpoints().get(0);
+          try (ForgedFlood f = ForgedFlood.start(cluster.config(), home, target, flood,
+              FLOOD_BYTES)) {
+            FastPathLatency.Result fr = FastPathLatency.run(cluster, home, direct,
+                group + "-flood", warmup, txns);
+            rows.add(new Row(wanOn, fr, nm.get(home), wireSetting + "+flood"));
+            failures += fr.failed();
+            o.printf(Locale.ROOT, "  %s %-7s under a flood of %.0f forged %d-byte datagrams/s: "
+                    + "begin p50 %6.2f ms, commit p50 %6.2f ms, p99 %6.2f ms, fast path %d/%d%s%n",
+                home, direct ? "direct" : "service", f.achievedRate(), FLOOD_BYTES,
+                p50(fr.beginMicros()), p50(fr.commitMicros()), pct(fr.commitMicros(), 99),
+                fr.fastPath(), fr.measured(), fr.failed() > 0 ? ", " + fr.failed()
+                    + " FAILED" : "");
+          }
+        }
       }
     }
     return failures;

@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.paxoscp.local.LocalCluster;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.service.ServiceRunner;
 import org.paxoscp.service.ServiceTransportFactory;
@@ -100,6 +100,6 @@ public final class ServiceCommand implements Callable<Integer> {
     if (!Files.isRegularFile(file)) {
       throw new IllegalArgumentException("no such file");
     }
-    return LocalCluster.readProperties(file);
+    return KeyFiles.read(file);
   }
 }

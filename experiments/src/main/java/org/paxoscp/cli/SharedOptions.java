@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.transport.ClusterConfig;
 import picocli.CommandLine.Mixin;
@@ -36,14 +37,15 @@ public final class SharedOptions {
     /**
      * The cluster the file describes (a service's own keys are allowed and ignored).
      *
-     * @throws IllegalArgumentException naming the file or the key, if it is missing or wrong
+     * @throws IllegalArgumentException naming the file or the key, if it is missing or wrong,
+     *     or if it holds the key and others may read it ({@link KeyFiles})
      * @throws java.io.UncheckedIOException if it cannot be read
      */
     public ClusterConfig load() {
       if (!java.nio.file.Files.isRegularFile(file)) {
         throw new IllegalArgumentException("no such file " + file);
       }
-      return ClusterConfig.fromProperties(LocalCluster.readProperties(file),
+      return ClusterConfig.fromProperties(KeyFiles.read(file),
           org.paxoscp.service.ServiceConfig.KEYS);
     }
   }

@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import org.paxoscp.local.LocalCluster;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.ycsb.ClosedEconomyWorkload;
 import org.paxoscp.ycsb.PaxosCpDB;
@@ -67,7 +67,7 @@ public final class YcsbCommand implements Callable<Integer> {
       return 2;
     }
     try {
-      ClusterConfig.fromProperties(LocalCluster.readProperties(configFile));
+      ClusterConfig.fromProperties(KeyFiles.read(configFile));
     } catch (IllegalArgumentException | UncheckedIOException e) {
       err.println("ycsb: bad configuration in " + configFile + ": " + ClusterCommand.oneLine(e));
       return 2;
@@ -105,6 +105,11 @@ public final class YcsbCommand implements Callable<Integer> {
       List<String> ycsbArgs) {
     List<String> cmd = new ArrayList<>();
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    String keyFileCheck = System.getProperty(KeyFiles.CHECK);
+    if (keyFileCheck != null) {
+      // The YCSB JVM reads the same cluster file: it checks it as this one does.
+      cmd.add("-D" + KeyFiles.CHECK + "=" + keyFileCheck);
+    }
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add("site.ycsb.Client");

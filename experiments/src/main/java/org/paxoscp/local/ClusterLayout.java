@@ -1,19 +1,13 @@
 package org.paxoscp.local;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.transport.ClusterConfig;
@@ -88,24 +82,14 @@ public final class ClusterLayout {
 
   /**
    * Writes {@code props} as a properties file readable by its owner only (it holds the cluster
-   * key), replacing any file there; creates the parent directories.
+   * key), replacing any file or link there without following it; creates the parent
+   * directories. The same as {@link KeyFiles#writePrivate}, which every writer of key files uses.
+   *
+   * @throws java.io.UncheckedIOException naming the file, if it cannot be written or made
+   *     owner-only
    */
   public static void writePrivate(Path file, Map<String, String> props, String comment) {
-    Properties p = new Properties();
-    props.forEach(p::setProperty);
-    try {
-      if (file.getParent() != null) {
-        Files.createDirectories(file.getParent());
-      }
-      Files.deleteIfExists(file);
-      Files.createFile(file, PosixFilePermissions.asFileAttribute(
-          PosixFilePermissions.fromString("rw-------")));
-      try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-        p.store(w, comment);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("could not write " + file, e);
-    }
+    KeyFiles.writePrivate(file, props, comment);
   }
 
   /** Builds a layout; every DC needs its endpoints. */

@@ -2,7 +2,6 @@ package org.paxoscp.local;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,10 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.SortedMap;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.paxos.LogCollector;
@@ -318,21 +314,6 @@ public final class LocalCluster implements AutoCloseable {
   public void writeConfig(Path file) {
     layout.writeClientConfig(file, "paxoscp local cluster " + options.dcs()
         + "; the key seals every datagram: keep this file private");
-  }
-
-  /** Reads a properties file into a sorted map (keys in file order do not matter). */
-  public static Map<String, String> readProperties(Path file) {
-    Properties p = new Properties();
-    try (var r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      p.load(r);
-    } catch (IOException e) {
-      throw new UncheckedIOException("could not read " + file, e);
-    }
-    Map<String, String> m = new TreeMap<>();
-    for (String k : new TreeSet<>(p.stringPropertyNames())) {
-      m.put(k, p.getProperty(k));
-    }
-    return m;
   }
 
   /** Stops every service, then the stores, HBase and ZooKeeper. Idempotent. */

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.local.FreePorts;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.service.ServiceRunner;
@@ -161,9 +162,8 @@ class ClientArtifactIT {
           ServiceTransportFactory.UDP));
     }
     Path file = tmp.resolve("cluster.properties");
-    StringBuilder props = new StringBuilder();
-    cluster.forEach((k, v) -> props.append(k).append('=').append(v).append('\n'));
-    Files.writeString(file, props);
+    KeyFiles.writePrivate(file, cluster, null); // it holds the key: owner-only, as deployed
+
 
     String javaCommand = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classpath = app.resolve("target/app-1.jar") + java.io.File.pathSeparator

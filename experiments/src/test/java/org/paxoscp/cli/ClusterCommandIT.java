@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +35,8 @@ class ClusterCommandIT {
       assertTrue(command.running(), run.err());
       Path config = dir.resolve("cluster.properties");
       assertTrue(Files.isRegularFile(config));
+      assertEquals("rw-------", PosixFilePermissions.toString(
+          Files.getPosixFilePermissions(config)), "it holds the key: owner-only");
       String connect = "./paxoscp shell --config " + config + " --dc V1";
       assertTrue(run.out().contains("Connect with:\n  " + connect + "\n"), run.out());
       assertTrue(run.out().matches("(?s).*  DC V3  udp 127\\.0\\.0\\.1:\\d+\n.*"), run.out());

@@ -9,13 +9,13 @@ import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
+import org.paxoscp.config.KeyFiles;
 import picocli.CommandLine;
 
 /** Runs commands with captured output, in the test thread or in the background. */
@@ -84,14 +84,12 @@ final class CommandRun {
     return HexFormat.of().formatHex(k);
   }
 
-  /** Writes {@code props} as a properties file. */
+  /**
+   * Writes {@code props} as a properties file readable by its owner only, as the product writes
+   * files that hold the key (readers refuse others).
+   */
   static Path write(Path file, Map<String, String> props) {
-    StringBuilder b = new StringBuilder();
-    props.forEach((k, v) -> b.append(k).append('=').append(v).append('\n'));
-    try {
-      return Files.writeString(file, b.toString(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    KeyFiles.writePrivate(file, props, null);
+    return file;
   }
 }

@@ -9,13 +9,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.local.FreePorts;
 import org.paxoscp.testing.Poll;
 
@@ -103,21 +106,24 @@ class ReleaseArchiveIT {
         "the Grafana dashboard operating.md names");
 
     List<String> dcs = List.of("V1", "V2", "O");
-    StringBuilder cluster = new StringBuilder("paxoscp.dcs=V1,V2,O\n"
-        + "paxoscp.key=00112233445566778899aabbccddeeff\n");
+    Map<String, String> cluster = new LinkedHashMap<>();
+    cluster.put("paxoscp.dcs", "V1,V2,O");
+    cluster.put("paxoscp.key", "00112233445566778899aabbccddeeff");
     List<Integer> ports = new ArrayList<>();
     for (String dc : dcs) {
       int port = FreePorts.udp();
       ports.add(port);
-      cluster.append("paxoscp.dc.").append(dc).append(".endpoints=127.0.0.1:").append(port)
-          .append('\n');
+      cluster.put("paxoscp.dc." + dc + ".endpoints", "127.0.0.1:" + port);
     }
-    Files.writeString(home.resolve("conf/cluster.properties"), cluster);
+    // Owner-only, as deploying.md asks: the launcher's readers refuse a key file others may read.
+    KeyFiles.writePrivate(home.resolve("conf/cluster.properties"), cluster, null);
     for (int i = 0; i < dcs.size(); i++) {
       Path conf = home.resolve("conf/service-" + dcs.get(i) + ".properties");
-      Files.writeString(conf, cluster + "paxoscp.service.dc=" + dcs.get(i) + "\n"
-          + "paxoscp.service.bind=127.0.0.1:" + ports.get(i) + "\n"
-          + "paxoscp.service.store=memory\n");
+      Map<String, String> service = new LinkedHashMap<>(cluster);
+      service.put("paxoscp.service.dc", dcs.get(i));
+      service.put("paxoscp.service.bind", "127.0.0.1:" + ports.get(i));
+      service.put("paxoscp.service.store", "memory");
+      KeyFiles.writePrivate(conf, service, null);
       Path log = home.resolve("service-" + dcs.get(i) + ".log");
       processes.add(new ProcessBuilder("bin/paxoscp", "service", "--config", conf.toString())
           .directory(home.toFile()).redirectErrorStream(true)

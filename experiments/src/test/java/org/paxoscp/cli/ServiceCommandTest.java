@@ -3,16 +3,23 @@ package org.paxoscp.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.cli.CommandRun.Result;
 
-/** {@code service}: configuration errors exit 2 naming the key; an unreachable store exits 1. */
+/**
+ * {@code service}: configuration errors (a key file others may read among them) exit 2 naming
+ * the key or the fix; an unreachable store exits 1.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ServiceCommandTest {
   @TempDir
@@ -63,6 +70,21 @@ class ServiceCommandTest {
     Result invalid = service(p);
     assertEquals(2, invalid.code(), invalid.err());
     assertTrue(invalid.err().contains("paxoscp.service.store"), invalid.err());
+  }
+
+  @Test
+  void aKeyFileOthersMayReadIsExit2NamingTheFix() throws Exception {
+    Assumptions.assumeTrue(FileSystems.getDefault().supportedFileAttributeViews()
+        .contains("posix"), "modes exist on POSIX file systems only");
+    Map<String, String> p = oneDc();
+    p.put("paxoscp.service.dc", "V1");
+    p.put("paxoscp.service.store", "memory");
+    Path file = CommandRun.write(dir.resolve("service.properties"), p);
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+    Result r = CommandRun.run(new ServiceCommand(), "--config", file.toString());
+    assertEquals(2, r.code(), r.err());
+    assertTrue(r.err().contains("0644") && r.err().contains("chmod 600 " + file), r.err());
+    assertEquals(1, r.err().strip().lines().count(), r.err());
   }
 
   @Test

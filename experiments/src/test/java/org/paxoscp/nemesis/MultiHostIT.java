@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -24,6 +22,7 @@ import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.local.ServiceProcess;
 import org.paxoscp.transport.ClusterConfig;
 
@@ -66,15 +65,12 @@ class MultiHostIT {
 
   private void startServices(Path dir) throws IOException {
     for (String dc : DCS) {
-      Properties p = new Properties();
-      p.putAll(cluster());
+      Map<String, String> p = cluster();
       p.put("paxoscp.service.dc", dc);
       p.put("paxoscp.service.bind", hosts.address(dc) + ":" + PORT);
       p.put("paxoscp.service.store", "memory");
       Path file = dir.resolve(dc + ".properties");
-      try (var w = Files.newBufferedWriter(file)) {
-        p.store(w, "service of " + dc + " in its own network namespace");
-      }
+      KeyFiles.writePrivate(file, p, "service of " + dc + " in its own network namespace");
       ServiceProcess s = ServiceProcess.service("service-" + dc, dc, file,
           dir.resolve("service-" + dc + ".log"), hosts.exec(dc));
       services.add(s);

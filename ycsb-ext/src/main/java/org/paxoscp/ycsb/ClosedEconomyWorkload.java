@@ -18,6 +18,7 @@ import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TransactionException;
 import org.paxoscp.client.TxnClient;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.transport.ClusterConfig;
 import site.ycsb.ByteIterator;
 import site.ycsb.DB;
@@ -109,7 +110,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
       throw new WorkloadException(PaxosCpDB.CONFIG + " is required");
     }
     try {
-      return ClusterConfig.fromProperties(PaxosCpDB.readProperties(Path.of(file)));
+      return ClusterConfig.fromProperties(KeyFiles.read(Path.of(file)));
     } catch (IllegalArgumentException | UncheckedIOException e) {
       throw new WorkloadException("bad cluster configuration " + file + ": " + e.getMessage(), e);
     }

@@ -1,11 +1,8 @@
 package org.paxoscp.ycsb;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -30,6 +27,7 @@ import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TransactionException;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.transport.ClusterConfig;
 import site.ycsb.ByteIterator;
 import site.ycsb.DB;
@@ -54,7 +52,8 @@ import site.ycsb.measurements.Measurements;
  * {@code scan} spans records, hence groups, and is not offered ({@link Status#NOT_IMPLEMENTED}).
  *
  * <p><b>Properties.</b> {@value #CONFIG} (required): the cluster's client configuration, as
- * {@code ./paxoscp cluster} writes it. {@value #DC}: the home DC, or a comma-separated list that
+ * {@code ./paxoscp cluster} writes it; it holds the cluster key, so it is refused when group or
+ * others may read it ({@link KeyFiles}). {@value #DC}: the home DC, or a comma-separated list that
  * the client threads take in turn (default: every DC of the cluster, in turn). {@value #PROTOCOL}:
  * the commit mode, a {@link CommitProtocol} name (default {@code cp}).
  *
@@ -159,7 +158,7 @@ public class PaxosCpDB extends DB {
     }
     ClusterConfig cluster;
     try {
-      cluster = ClusterConfig.fromProperties(readProperties(Path.of(file)));
+      cluster = ClusterConfig.fromProperties(KeyFiles.read(Path.of(file)));
     } catch (IllegalArgumentException | UncheckedIOException e) {
       throw new DBException("bad cluster configuration " + file + ": " + e.getMessage(), e);
     }
@@ -209,18 +208,6 @@ public class PaxosCpDB extends DB {
       names.add(c.name().toLowerCase(Locale.ROOT));
     }
     throw new DBException(PROTOCOL + ": unknown commit mode '" + name + "'; one of " + names);
-  }
-
-  static Map<String, String> readProperties(Path file) {
-    Properties props = new Properties();
-    try (InputStream in = Files.newInputStream(file)) {
-      props.load(in);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + file, e);
-    }
-    Map<String, String> out = new HashMap<>();
-    props.stringPropertyNames().forEach(k -> out.put(k, props.getProperty(k)));
-    return out;
   }
 
   @Override

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.RebuildInstall;
 import org.paxoscp.paxos.WalLayout;
@@ -93,6 +94,8 @@ public final class DcRebuild {
   private final KvStore store;
   private final Transport transport;
   private final Duration timeout;
+  /** Where store work after a peer's reply runs (never the transport's receiving thread). */
+  private final Executor storeWork;
   private final Mode mode;
   /** The store marker's id when this rebuild began: what its completion must name. */
   private final String rebuildId;
@@ -103,9 +106,11 @@ public final class DcRebuild {
    *
    * @param dcs the cluster's DCs
    * @param timeout how long one request to a peer waits for its reply (each is tried 3 times)
+   * @param storeWork runs what follows a peer's reply (store reads and writes): replies complete
+   *     on the transport's receiving thread, which must never wait for the store
    */
   public DcRebuild(String dc, List<String> dcs, KvStore store, Transport transport,
-      Duration timeout) {
+      Duration timeout, Executor storeWork) {
     this.dc = Objects.requireNonNull(dc);
     this.peers = dcs.stream().filter(d -> !d.equals(dc)).toList();
     if (peers.size() != dcs.size() - 1 || peers.isEmpty()) {
@@ -114,6 +119,7 @@ public final class DcRebuild {
     this.store = Objects.requireNonNull(store);
     this.transport = Objects.requireNonNull(transport);
     this.timeout = Objects.requireNonNull(timeout);
+    this.storeWork = Objects.requireNonNull(storeWork);
     StoreMarker m = StoreMarker.read(store).orElse(null);
     this.mode = m != null && m.state() == StoreMarker.State.SERVING ? Mode.BEHIND : Mode.LOST;
     this.rebuildId = mode == Mode.LOST ? StoreMarker.markRebuilding(store).id() : m.id();
@@ -178,6 +184,15 @@ public final class DcRebuild {
       }
       String src = source;
       return copy(group, src, ATTEMPTS).thenApply(c -> {
+        if (!current()) {
+          // The store was lost again (or rebuilt) while this group was copied: its fence was
+          // computed for a store that is gone. (A loss between this check and the install is
+          // the case of a store lost under a running service, which the rebuild guard alone
+          // cannot tell apart: docs/rebuilding.md.)
+          throw new IllegalStateException("the store of DC " + dc + " changed while group "
+              + group + " was copied (lost again, or rebuilt by another instance): start the "
+              + "rebuild again");
+        }
         if (!RebuildInstall.finish(store, group, c.position, c.locks, c.chosen, fence)) {
           return new GroupResult(group, Outcome.ALREADY_REBUILT, 0, 0, 0, "", applied);
         }
@@ -281,7 +296,7 @@ public final class DcRebuild {
 
   /** A request with retries on no reply; an error reply other than TOO_OLD fails it. */
   private CompletableFuture<Message> ask(String peer, Message m, int attemptsLeft) {
-    return transport.request(peer, m, timeout).handle((r, t) -> {
+    return transport.request(peer, m, timeout).handleAsync((r, t) -> {
       if (t != null) {
         return attemptsLeft > 1 ? ask(peer, m, attemptsLeft - 1)
             : CompletableFuture.<Message>failedFuture(t);
@@ -291,7 +306,7 @@ public final class DcRebuild {
             + ": " + e.code() + " " + e.detail()));
       }
       return CompletableFuture.completedFuture(r);
-    }).thenCompose(f -> f);
+    }, storeWork).thenCompose(f -> f);
   }
 
   private static String describe(CompletableFuture<Message> f) {

@@ -702,7 +702,8 @@ public final class TransactionService implements RequestHandler {
    */
   private synchronized DcRebuild rebuilder() {
     if (rebuilder == null || !rebuilder.current()) {
-      rebuilder = new DcRebuild(dc, dcs, store, catchUp.transport(), limits.catchUpWait());
+      rebuilder = new DcRebuild(dc, dcs, store, catchUp.transport(), limits.catchUpWait(),
+          scheduler.executor());
     }
     return rebuilder;
   }

@@ -51,8 +51,7 @@ public final class ClusterConfig {
           + "while debugging with paxoscp.wire.encrypt=false");
   public static final ConfigKey<Integer> WIRE_VERSION = ConfigKey.integer("paxoscp.wire.version",
       4, 3, 4, "the wire version this process sends: 4 (fresh, addressed, per-role keys); 3 only "
-          + "while rolling out from a build that speaks 3 (docs/operating.md, upgrading the "
-          + "wire)");
+          + "while rolling out from a build that speaks 3 (docs/wire.md)");
   public static final ConfigKey<Boolean> WIRE_ACCEPT_V3 = ConfigKey.bool("paxoscp.wire.accept.v3",
       false, "also open datagrams of wire version 3 (no freshness, no roles: copies are "
           + "answered), only while rolling out from it; a reply goes in its request's version");

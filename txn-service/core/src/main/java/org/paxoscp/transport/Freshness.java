@@ -20,10 +20,13 @@ import org.paxoscp.transport.MalformedDatagramException.Reason;
  * <p>Why the window is enough: a copy of a datagram sealed at time {@code t} is stale once this
  * clock passes {@code t + window}; before that, its sender's state is here (it is kept three
  * windows after the sender was last heard), so its counter is. A sender forgotten early, because
- * more than {@link #MAX_SENDERS} were heard within that time (a flood of authentic senders), raises
- * a floor: an unknown sender's datagram sealed at or before the newest time such a sender was
- * heard at is refused as a possible copy (a new process is refused only until its clock passes
- * the floor, which a flood keeps near the present).
+ * more than {@link #MAX_SENDERS} of its role were heard within that time (a flood of authentic
+ * senders, which needs that role's key), raises its role's floor: an unknown sender's datagram
+ * sealed at or before the newest time such a sender was heard at (never later than when it was
+ * heard) is refused as a possible copy. A receiver that just started knows no sender: its floors
+ * start at its start time, so a copy of a datagram sealed before it started is refused too. Each
+ * role has its own table and floor, so a flood under the client key cannot make a service forget
+ * its peers or refuse a new service.
  *
  * <p>Version 3 datagrams (a rollout from it) carry no time, destination or role and pass
  * unchecked: that is what finishing the rollout ends. Thread-safe.
@@ -80,11 +83,30 @@ final class Freshness {
     }
   }
 
+  /** One role's senders (version 4 datagrams of one role) and their floor. */
+  private static final class Table {
+    final AtomicLong floorMillis;
+    final Cache<SenderRef, Seen> senders;
+
+    Table(long startMillis, Duration window, int maxSenders) {
+      this.floorMillis = new AtomicLong(startMillis);
+      this.senders = Caffeine.newBuilder()
+          .maximumSize(maxSenders)
+          .expireAfterAccess(window.multipliedBy(3))
+          .executor(Runnable::run)
+          .<SenderRef, Seen>removalListener((k, v, cause) -> {
+            if (cause == RemovalCause.SIZE && v != null) {
+              floorMillis.accumulateAndGet(v.newestMillis, Math::max);
+            }
+          })
+          .build();
+    }
+  }
+
   private final String localDc;
   private final long windowMillis;
   private final LongSupplier clock;
-  private final AtomicLong floorMillis = new AtomicLong(Long.MIN_VALUE);
-  private final Cache<SenderRef, Seen> senders;
+  private final java.util.Map<Role, Table> tables = new java.util.EnumMap<>(Role.class);
 
   /**
    * @param localDc the DC this process belongs to (a datagram for another is misdirected)
@@ -99,16 +121,10 @@ final class Freshness {
     this.localDc = localDc;
     this.windowMillis = window.toMillis();
     this.clock = clock;
-    this.senders = Caffeine.newBuilder()
-        .maximumSize(maxSenders)
-        .expireAfterAccess(window.multipliedBy(3))
-        .executor(Runnable::run)
-        .<SenderRef, Seen>removalListener((k, v, cause) -> {
-          if (cause == RemovalCause.SIZE && v != null) {
-            floorMillis.accumulateAndGet(v.newestMillis, Math::max);
-          }
-        })
-        .build();
+    long start = clock.getAsLong();
+    for (Role r : Role.values()) {
+      tables.put(r, new Table(start, window, maxSenders));
+    }
   }
 
   /**
@@ -126,22 +142,26 @@ final class Freshness {
     }
     long now = clock.getAsLong();
     long skew = o.sentMillis() - now;
-    if (Math.abs(skew) > windowMillis) {
+    if (skew > windowMillis || skew < -windowMillis) {
       throw new MalformedDatagramException(Reason.STALE, "sealed " + (skew < 0
           ? -skew + " ms ago" : skew + " ms ahead of this clock") + " by DC "
           + o.envelope().fromDc() + "; the window is " + windowMillis + " ms ("
           + ClusterConfig.WIRE_FRESHNESS.name() + "; clocks need NTP)");
     }
+    Table table = tables.get(o.role());
     SenderRef ref = new SenderRef(o.keyId(), ByteBuffer.wrap(o.sender()));
-    Seen seen = senders.getIfPresent(ref);
+    Seen seen = table.senders.getIfPresent(ref);
     if (seen == null) {
-      if (o.sentMillis() <= floorMillis.get()) {
+      if (o.sentMillis() <= table.floorMillis.get()) {
         throw new MalformedDatagramException(Reason.REPLAY, "from a sender not known here, "
-            + "sealed before senders were forgotten under load (" + MAX_SENDERS + " heard)");
+            + "sealed before this process started or before senders of its role were forgotten "
+            + "under load");
       }
-      seen = senders.get(ref, r -> new Seen());
+      seen = table.senders.get(ref, r -> new Seen());
     }
-    if (!seen.admit(o.counter(), o.sentMillis())) {
+    // The time it is remembered by is never later than now: a sender claiming a future time
+    // cannot push the floor ahead of the present.
+    if (!seen.admit(o.counter(), Math.min(o.sentMillis(), now))) {
       throw new MalformedDatagramException(Reason.REPLAY, "counter " + o.counter()
           + " of this sender (DC " + o.envelope().fromDc() + ") was seen already or is "
           + WINDOW + " or more below its newest");
@@ -150,7 +170,11 @@ final class Freshness {
 
   /** How many senders are remembered now (for tests and metrics). */
   long senders() {
-    senders.cleanUp();
-    return senders.estimatedSize();
+    long n = 0;
+    for (Table t : tables.values()) {
+      t.senders.cleanUp();
+      n += t.senders.estimatedSize();
+    }
+    return n;
   }
 }

@@ -44,8 +44,9 @@ import org.slf4j.LoggerFactory;
  * under another role's key than this transport sends with, is dropped, counted by {@link Reason}
  * ({@link #droppedCount}) and logged at most once per reason every 10 seconds. It never reaches
  * the handler and never completes a request. So a reply, which may be larger than its request,
- * goes only to the address a fresh, authentic request came from: a copy of a request sent from
- * another address is dropped as a replay, and the first copy alone is answered.
+ * goes only to the address a fresh, authentic request came from: at one process, a copy of a
+ * request sent from another address is dropped as a replay, and the first copy alone is answered
+ * (another instance of the same DC keeps its own window: docs/wire.md).
  *
  * <p>The I/O thread only reads datagrams and makes the checks that need no cryptography
  * ({@link WireCodec#precheck}); authentication, decryption and the freshness checks run on an
@@ -407,6 +408,25 @@ public final class UdpTransport implements Transport {
     return Map.copyOf(clockOffsets);
   }
 
+  /**
+   * A forgery for load tests ({@code bench-fastpath --flood}): {@code size} bytes that pass every
+   * check made without cryptography at a process of {@code config} in DC {@code toDc} (version,
+   * flags, the service key's public id, as an observer of the wire learns it) and fail the tag.
+   */
+  public static byte[] forgedDatagram(ClusterConfig config, String toDc, int size,
+      java.util.Random random) {
+    byte[] d = new byte[size];
+    random.nextBytes(d);
+    java.nio.ByteBuffer h = java.nio.ByteBuffer.wrap(d);
+    h.put((byte) WireCodec.VERSION).put((byte) WireCodec.FLAG_ENCRYPTED)
+        .putInt(DatagramKeys.keyId(Role.SERVICE.keyFrom(config.key())));
+    h.position(WireCodec.FIXED_HEADER_BYTES - 10);
+    h.putLong(System.currentTimeMillis());
+    byte[] to = toDc.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    h.put((byte) to.length).put(to).put((byte) to.length).put(to);
+    return d;
+  }
+
   /** How many times this transport drew a new sender id (after 2^32 datagrams, an hour...). */
   public long senderIdChanges() {
     return codec.senderChanges();
@@ -467,6 +487,10 @@ public final class UdpTransport implements Transport {
         throw new MalformedDatagramException(Reason.MALFORMED,
             "sender names DC " + env.fromDc() + ", not in the cluster");
       }
+      if (env.reply() && opened.sentMillis() >= 0) {
+        // Authentic: its clock is known even when it is too far off to be fresh (status).
+        clockOffsets.put(env.fromDc(), opened.sentMillis() - System.currentTimeMillis());
+      }
       freshness.check(opened);
       checkRole(opened);
     } catch (MalformedDatagramException e) {
@@ -480,9 +504,6 @@ public final class UdpTransport implements Transport {
     }
     Envelope env = opened.envelope();
     if (env.reply()) {
-      if (opened.sentMillis() >= 0) {
-        clockOffsets.put(env.fromDc(), opened.sentMillis() - System.currentTimeMillis());
-      }
       if (!pending.complete(env.requestId(), env.fromDc(), env.message())) {
         // A late reply (after the timeout), a duplicate, or one from another DC than asked.
         LOG.debug("transport of {}: unmatched reply {} from {}", localDc, env.requestId(),

@@ -137,6 +137,7 @@ class ServiceConfigTest {
     p.put("paxoscp.key.accept",
         "ffeeddccbbaa99887766554433221100, 0123456789abcdef0123456789abcdef");
     p.put("paxoscp.wire.encrypt", "false");
+    p.put("paxoscp.wire.require.encrypted", "false");
     ClusterConfig c = ServiceConfig.fromProperties(p).cluster();
     assertEquals(2, c.acceptedKeys().size());
     assertEquals("ffeeddccbbaa99887766554433221100",
@@ -153,6 +154,46 @@ class ServiceConfigTest {
     Map<String, String> q = base();
     q.put("paxoscp.wire.encrypt", "maybe");
     assertRejected(q, "paxoscp.wire.encrypt");
+  }
+
+  @Test
+  void theWireVersionRolesAndFreshnessAreReadAndChecked() {
+    ClusterConfig d = ServiceConfig.fromProperties(base()).cluster();
+    assertEquals(4, d.wireVersion());
+    assertFalse(d.wireAcceptV3());
+    assertTrue(d.wireRequireEncrypted());
+    assertEquals(java.time.Duration.ofSeconds(30), d.wireFreshness());
+    assertTrue(d.keyRole().isEmpty(), "a service's file holds the cluster key");
+
+    Map<String, String> clear = base();
+    clear.put("paxoscp.wire.encrypt", "false");
+    assertRejected(clear, "paxoscp.wire.require.encrypted");
+    Map<String, String> v5 = base();
+    v5.put("paxoscp.wire.version", "5");
+    assertRejected(v5, "paxoscp.wire.version");
+
+    // An application host's file: the client key, derived from the cluster key.
+    ClusterConfig client = d.withRoleKey(org.paxoscp.transport.Role.CLIENT);
+    Map<String, String> props = client.toProperties();
+    assertTrue(props.get("paxoscp.key").startsWith("client:"), props.get("paxoscp.key"));
+    ClusterConfig back = ClusterConfig.fromProperties(props);
+    assertEquals(java.util.Optional.of(org.paxoscp.transport.Role.CLIENT), back.keyRole());
+    assertEquals(java.util.HexFormat.of().formatHex(
+        org.paxoscp.transport.Role.CLIENT.keyFrom(d.key())),
+        java.util.HexFormat.of().formatHex(back.key()));
+    Map<String, String> v3 = new java.util.HashMap<>(props);
+    v3.put("paxoscp.wire.version", "3");
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalArgumentException.class, () -> ClusterConfig.fromProperties(v3));
+    assertTrue(e.getMessage().contains("needs the cluster key"), e.getMessage());
+    Map<String, String> service = base();
+    service.put("paxoscp.key", "service:" + service.get("paxoscp.key"));
+    assertRejected(service, "paxoscp.key");
+    Map<String, String> mixed = new java.util.HashMap<>(props);
+    mixed.put("paxoscp.key.accept", "0123456789abcdef0123456789abcdef");
+    e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> ClusterConfig.fromProperties(mixed));
+    assertTrue(e.getMessage().contains("paxoscp.key.accept"), e.getMessage());
   }
 
   @Test

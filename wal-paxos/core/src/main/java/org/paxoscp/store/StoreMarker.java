@@ -110,6 +110,12 @@ public record StoreMarker(State state, String id, long unknownGroupFence, String
     if (m.state() == State.SERVING) {
       throw new IllegalStateException("the store is serving; it lost nothing");
     }
+    if (!m.id().startsWith(REBUILD_ID)) {
+      // A rebuild begun by a version whose ids had no prefix: given one, so it can complete.
+      store.checkAndWrite(Table.META, ROW, ID, bytes(m.id()), KvStore.UNVERSIONED,
+          Map.of(ID, bytes(REBUILD_ID + UUID.randomUUID())));
+      return markRebuilding(store);
+    }
     return m;
   }
 
