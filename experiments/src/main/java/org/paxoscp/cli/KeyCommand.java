@@ -16,7 +16,7 @@ import picocli.CommandLine.Parameters;
  * operator's host holds instead of the cluster key.
  */
 @Command(name = "key", mixinStandardHelpOptions = true,
-    footer = "%nExplained in docs/deploying.md (\"The key\").",
+    footer = "%nExplained in docs/deploying.md.",
     description = "Cluster keys and the keys of roles.",
     subcommands = {KeyCommand.Generate.class, KeyCommand.Derive.class})
 public final class KeyCommand implements Callable<Integer> {
@@ -28,6 +28,7 @@ public final class KeyCommand implements Callable<Integer> {
 
   /** {@code paxoscp key generate}: a new random cluster key. */
   @Command(name = "generate", mixinStandardHelpOptions = true,
+      footer = "%nExplained in docs/deploying.md.",
       description = "Prints a new random 32-byte cluster key as a paxoscp.key line.")
   static final class Generate implements Callable<Integer> {
     @Override
@@ -41,6 +42,7 @@ public final class KeyCommand implements Callable<Integer> {
 
   /** {@code paxoscp key derive ROLE --config FILE}: one role's key from the cluster key. */
   @Command(name = "derive", mixinStandardHelpOptions = true,
+      footer = "%nExplained in docs/wire.md.",
       description = "Prints the paxoscp.key line (and paxoscp.key.accept, if the file has one) "
           + "for a host of ROLE (client or operator), derived from the cluster key in the "
           + "file: an application host holding it can run transactions but cannot rebuild a DC, "

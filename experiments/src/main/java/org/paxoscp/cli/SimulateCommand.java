@@ -138,6 +138,19 @@ public final class SimulateCommand implements Callable<Integer> {
       + "done (an ambiguous write).")
   double storeFaults;
 
+  @Option(names = "--replay", defaultValue = "0", paramLabel = "P", description = "Probability "
+      + "that a delivered message is sent once more, --replay-min-ms to --replay-max-ms later, "
+      + "to the same DC or (half of them) to another DC's service.")
+  double replay;
+
+  @Option(names = "--replay-min-ms", paramLabel = "MS", description = "With --replay, the "
+      + "earliest a copy comes after its original. Default: 2000.")
+  Long replayMinMs;
+
+  @Option(names = "--replay-max-ms", paramLabel = "MS", description = "With --replay, the "
+      + "latest a copy comes after its original. Default: 120000.")
+  Long replayMaxMs;
+
   @Option(names = "--no-leader-costs", description = "Leader combination as in production "
       + "without WAN emulation and with round-trip probes off: services and clients know no "
       + "leading costs, so services pass entries on to the next position's leader as they know "
@@ -206,6 +219,10 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     if (target != null) {
       targeted = true;
+    }
+    if ((replayMinMs != null || replayMaxMs != null) && replay <= 0) {
+      throw new ParameterException(spec.commandLine(),
+          "--replay-min-ms and --replay-max-ms need --replay");
     }
     SimConfig base;
     try {
@@ -291,7 +308,20 @@ public final class SimulateCommand implements Callable<Integer> {
         .withTiming(rate, Math.round(opMillis * 1000))
         .withKeys(readFraction, zipfian)
         .withFaults(new SimConfig.Faults(loss, dup, reorder, partitions, crashes, outages,
-            restarts, twoInstances, targeted, storeFaults));
+            restarts, twoInstances, targeted, storeFaults, replayFault()));
+  }
+
+  private SimConfig.Replay replayFault() {
+    long min = replayMinMs != null ? replayMinMs * 1000 : SimConfig.Replay.DEFAULT_MIN_MICROS;
+    long max = replayMaxMs != null ? replayMaxMs * 1000 : SimConfig.Replay.DEFAULT_MAX_MICROS;
+    // One bound given: the other's default gives way to it.
+    if (replayMaxMs == null) {
+      max = Math.max(min, max);
+    }
+    if (replayMinMs == null) {
+      min = Math.min(min, max);
+    }
+    return new SimConfig.Replay(replay, min, max);
   }
 
   private String replayCommand(Protocol protocol, long s) {
@@ -341,6 +371,15 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     if (storeFaults > 0) {
       b.append(" --store-faults ").append(storeFaults);
+    }
+    if (replay > 0) {
+      b.append(" --replay ").append(replay);
+      if (replayMinMs != null) {
+        b.append(" --replay-min-ms ").append(replayMinMs);
+      }
+      if (replayMaxMs != null) {
+        b.append(" --replay-max-ms ").append(replayMaxMs);
+      }
     }
     if (noLeaderCosts) {
       b.append(" --no-leader-costs");
@@ -407,6 +446,12 @@ public final class SimulateCommand implements Callable<Integer> {
       out.printf("%s exercised (all runs): %s%n", s.protocol.name().toLowerCase(Locale.ROOT),
           s.exercised);
     }
+    for (Summary s : summaries) {
+      if (s.replays.copies() > 0) {
+        out.printf("%s replay (all runs): %s%n", s.protocol.name().toLowerCase(Locale.ROOT),
+            s.replays);
+      }
+    }
   }
 
   private static double pct(Histogram h, double p) {
@@ -433,6 +478,7 @@ public final class SimulateCommand implements Callable<Integer> {
     long noops;
     int violations;
     SimResult.Exercised exercised = SimResult.Exercised.none();
+    SimResult.Replays replays = SimResult.Replays.NONE;
 
     Summary(Protocol protocol) {
       this.protocol = protocol;
@@ -452,6 +498,7 @@ public final class SimulateCommand implements Callable<Integer> {
       latency.add(r.commitLatencyMicros());
       violations += r.safe() ? 0 : 1;
       exercised = exercised.plus(r.exercised());
+      replays = replays.plus(r.replays());
     }
   }
 }

@@ -9,6 +9,7 @@ public enum Fault {
   PARTITION("one DC partitioned"),
   MAJORITY_DOWN("two DCs down at once"),
   NET_BURST("loss/dup/delay burst"),
+  REPLAY("old datagrams replayed, redirected"),
   HBASE_RESTART("HBase restart"),
   CLIENT_CRASH("client crash mid-commit"),
   STORE_LOSS("a DC's tables emptied, then the DC rebuilt");

@@ -47,7 +47,7 @@ final class FaultInjector implements FaultSchedule.Injector {
       case KILL_RESTART -> {
         ServiceProcess s = services.get(random.nextInt(services.size()));
         long pid = s.pid();
-        s.kill();
+        cluster.kill(s);
         count(f, "kill -9 %s (pid %d); restart in %d ms", s.name(), pid, holdMs);
         clock.sleep(holdMs);
         cluster.restart(s);
@@ -77,7 +77,7 @@ final class FaultInjector implements FaultSchedule.Injector {
         List<ServiceProcess> killed = new ArrayList<>();
         for (ServiceProcess s : services) {
           if (victims.contains(s.dc())) {
-            s.kill();
+            cluster.kill(s);
             killed.add(s);
           }
         }
@@ -103,6 +103,18 @@ final class FaultInjector implements FaultSchedule.Injector {
         clock.sleep(holdMs);
         cluster.healNetwork();
         log.log("network healthy");
+      }
+      case REPLAY -> {
+        double p = 0.1 + random.nextDouble() * 0.4;
+        long before = cluster.replayed();
+        cluster.replay(p);
+        count(f, "replay for %d ms: with probability %.2f a datagram forwarded brings a copy of "
+            + "one forwarded %d s to %d s earlier, to its destination or another DC's service, "
+            + "from a fresh socket", holdMs, p, FaultProxy.MIN_AGE_MS / 1000,
+            FaultProxy.MAX_AGE_MS / 1000);
+        clock.sleep(holdMs);
+        cluster.healNetwork();
+        log.log("network healthy; %d old datagrams replayed", cluster.replayed() - before);
       }
       case HBASE_RESTART -> {
         String dc = dcs.get(random.nextInt(dcs.size()));
@@ -130,7 +142,7 @@ final class FaultInjector implements FaultSchedule.Injector {
         // others serve (ARCHITECTURE section 12).
         String dc = dcs.get(random.nextInt(dcs.size()));
         List<ServiceProcess> ofDc = services.stream().filter(s -> s.dc().equals(dc)).toList();
-        ofDc.forEach(ServiceProcess::kill);
+        ofDc.forEach(cluster::kill);
         cluster.emptyStore(dc);
         count(f, "DC %s lost its store: services killed, tables emptied; restart in %d ms, "
             + "then dc rebuild --all", dc, Math.min(holdMs, 1000));

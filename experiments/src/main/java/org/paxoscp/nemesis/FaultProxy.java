@@ -9,6 +9,8 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -38,12 +40,28 @@ import org.slf4j.LoggerFactory;
  * message, as a router could not. Datagrams it cannot parse are forwarded untouched (the
  * service rejects them itself).
  *
+ * <p>It also acts as the on-path attacker of ARCHITECTURE section 13: it keeps a sample of the
+ * datagrams it forwarded (at most one per {@value #RECORD_GAP_MS} ms, for up to
+ * {@value #MAX_AGE_MS} ms, {@value #RECORDED} at most), and while the rules say replay, each
+ * datagram it forwards comes with, at that probability, a copy of one it forwarded
+ * {@value #MIN_AGE_MS} ms or more earlier: to the copy's own destination, or half of the time to
+ * a service of another DC ({@link #replayTargets}). Copies go out from a socket of their own,
+ * opened afresh each time the rules change, so a service answers them to that socket, which
+ * reads nothing. The services must drop such copies, as stale, repeated or misdirected, and in
+ * any case stay correct.
+ *
  * <p>One selector thread; delayed datagrams go out on a scheduler. {@link #close()} is
  * idempotent.
  */
 public final class FaultProxy implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FaultProxy.class);
   private static final int MAX_DATAGRAM = 65_535;
+  /** The recorded sample: at most one datagram per gap, kept this long, this many at most. */
+  static final long RECORD_GAP_MS = 40;
+  static final long MAX_AGE_MS = 180_000;
+  static final int RECORDED = 4096;
+  /** A replayed copy is at least this old (within the wire's freshness window of 30 s, or not). */
+  static final long MIN_AGE_MS = 2_000;
 
   private final String dc;
   private final InetSocketAddress backend;
@@ -56,7 +74,68 @@ public final class FaultProxy implements AutoCloseable {
   private final RandomGenerator random;
   private final AtomicLong forwarded = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong replayed = new AtomicLong();
+  private final AtomicLong redirected = new AtomicLong();
   private volatile boolean closed;
+  /** Services by DC that redirected copies may go to. */
+  private volatile Map<String, List<InetSocketAddress>> replayTargets = Map.of();
+  /** Ages a replayed copy is drawn between, in nanoseconds (tests shorten them). */
+  private volatile long minAgeNanos = TimeUnit.MILLISECONDS.toNanos(MIN_AGE_MS);
+  private volatile long recordGapNanos = TimeUnit.MILLISECONDS.toNanos(RECORD_GAP_MS);
+  /** The sample of forwarded datagrams; only the selector thread touches it. */
+  private final Recorded recorded = new Recorded(RECORDED);
+  /** Where copies go out from, and the rules it was opened for (selector thread only). */
+  private DatagramChannel replaySocket;
+  private NetRules.Rules replaySocketRules;
+
+  /** A datagram the proxy forwarded: when, where to, for which DC (null: not known). */
+  private record Sample(long atNanos, byte[] data, SocketAddress to, String toDc) {}
+
+  /** A ring of records in the order they were made, the oldest overwritten when full. */
+  private static final class Recorded {
+    private final Sample[] ring;
+    private int first;
+    private int size;
+
+    Recorded(int capacity) {
+      ring = new Sample[capacity];
+    }
+
+    void add(Sample r) {
+      if (size == ring.length) {
+        first = (first + 1) % ring.length;
+        size--;
+      }
+      ring[(first + size) % ring.length] = r;
+      size++;
+    }
+
+    /** Forgets records made before {@code nanos}. */
+    void dropBefore(long nanos) {
+      while (size > 0 && ring[first].atNanos() - nanos < 0) {
+        ring[first] = null;
+        first = (first + 1) % ring.length;
+        size--;
+      }
+    }
+
+    Sample last() {
+      return size == 0 ? null : ring[(first + size - 1) % ring.length];
+    }
+
+    /** How many of the oldest records were made before {@code nanos}. */
+    int countBefore(long nanos) {
+      int n = 0;
+      while (n < size && ring[(first + n) % ring.length].atNanos() - nanos < 0) {
+        n++;
+      }
+      return n;
+    }
+
+    Sample get(int i) {
+      return ring[(first + i) % ring.length];
+    }
+  }
 
   /** One sender's upstream socket, and the DC that sender last spoke for. */
   private static final class Upstream {
@@ -121,6 +200,32 @@ public final class FaultProxy implements AutoCloseable {
     return dropped.get();
   }
 
+  /** Old datagrams replayed since start, and of those, the ones sent to another DC. */
+  public long replayed() {
+    return replayed.get();
+  }
+
+  public long redirected() {
+    return redirected.get();
+  }
+
+  /**
+   * The services, by DC, that replayed copies may be redirected to (a copy goes to a DC other
+   * than its own destination's). Without targets every copy goes to its own destination.
+   */
+  public void replayTargets(Map<String, List<InetSocketAddress>> servicesByDc) {
+    // Sorted, so that the seeded draws pick the same service for the same draw.
+    Map<String, List<InetSocketAddress>> m = new java.util.TreeMap<>();
+    servicesByDc.forEach((d, l) -> m.put(d, List.copyOf(l)));
+    replayTargets = java.util.Collections.unmodifiableMap(m);
+  }
+
+  /** Shortens the replay's ages and sampling, for tests. */
+  void replayAges(long minAgeMs, long recordGapMs) {
+    minAgeNanos = TimeUnit.MILLISECONDS.toNanos(minAgeMs);
+    recordGapNanos = TimeUnit.MILLISECONDS.toNanos(recordGapMs);
+  }
+
   private void run() {
     ByteBuffer buf = ByteBuffer.allocateDirect(MAX_DATAGRAM);
     try {
@@ -178,7 +283,7 @@ public final class FaultProxy implements AutoCloseable {
     }
     Optional<String> sender = UdpTransport.senderDc(data, data.length);
     sender.ifPresent(s -> upstreamDc(from, s));
-    pass(sender.orElse(null), dc, data, u.channel, backend);
+    pass(sender.orElse(null), dc, data, u.channel, backend, dc);
   }
 
   private void upstreamDc(SocketAddress from, String senderDc) {
@@ -190,11 +295,15 @@ public final class FaultProxy implements AutoCloseable {
 
   /** A datagram from the service, back to the sender it answers. */
   private void fromService(Upstream u, byte[] data) {
-    pass(dc, u.clientDc, data, front, u.client);
+    pass(dc, u.clientDc, data, front, u.client, u.clientDc);
   }
 
+  /**
+   * Forwards {@code data} from {@code out} to {@code to} as the rules say; {@code destDc} is
+   * the DC of the node it is for (null when not known), for a replayed copy to avoid.
+   */
   private void pass(String fromDc, String toDc, byte[] data, DatagramChannel out,
-      SocketAddress to) {
+      SocketAddress to, String destDc) {
     NetRules.Rules r = rules.current();
     if (fromDc != null && toDc != null && r.cut(fromDc, toDc)) {
       dropped.incrementAndGet();
@@ -218,6 +327,20 @@ public final class FaultProxy implements AutoCloseable {
       dropped.incrementAndGet();
       return;
     }
+    record(data, to, destDc);
+    if (r.replay() > 0) {
+      boolean now;
+      synchronized (random) {
+        now = random.nextDouble() < r.replay();
+      }
+      if (now) {
+        replayOne(r);
+      }
+    } else if (replaySocket != null) {
+      // The replay is over: what the services answer to its socket goes nowhere from now on.
+      closeQuietly(replaySocket);
+      replaySocket = null;
+    }
     for (int i = 0; i < copies; i++) {
       long d = i == 0 ? delayMs : extraDelayMs;
       if (d == 0) {
@@ -230,6 +353,79 @@ public final class FaultProxy implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** Keeps {@code data} in the sample if the last record is at least the gap old. */
+  private void record(byte[] data, SocketAddress to, String destDc) {
+    long now = System.nanoTime();
+    recorded.dropBefore(now - TimeUnit.MILLISECONDS.toNanos(MAX_AGE_MS));
+    Sample last = recorded.last();
+    if (last == null || now - last.atNanos() >= recordGapNanos) {
+      recorded.add(new Sample(now, data, to, destDc));
+    }
+  }
+
+  /**
+   * Sends a copy of a recorded datagram at least the minimum age old, if there is one: to its
+   * destination, or half of the time to a service of another DC, from the replay socket of
+   * these rules.
+   */
+  private void replayOne(NetRules.Rules r) {
+    int old = recorded.countBefore(System.nanoTime() - minAgeNanos);
+    if (old == 0) {
+      return;
+    }
+    Sample copy;
+    SocketAddress to;
+    boolean elsewhere;
+    synchronized (random) {
+      copy = recorded.get(random.nextInt(old));
+      List<InetSocketAddress> others = new ArrayList<>();
+      for (var e : replayTargets.entrySet()) {
+        if (!e.getKey().equals(copy.toDc())) {
+          others.addAll(e.getValue());
+        }
+      }
+      elsewhere = !others.isEmpty() && random.nextBoolean();
+      to = elsewhere ? others.get(random.nextInt(others.size())) : copy.to();
+    }
+    DatagramChannel out;
+    try {
+      out = replaySocket(r);
+    } catch (IOException e) {
+      dropped.incrementAndGet();
+      return;
+    }
+    try {
+      out.send(ByteBuffer.wrap(copy.data()), to);
+      replayed.incrementAndGet();
+      if (elsewhere) {
+        redirected.incrementAndGet();
+      }
+    } catch (IOException e) {
+      dropped.incrementAndGet();
+    }
+  }
+
+  /** The socket copies go out from under {@code r}: a fresh one whenever the rules changed. */
+  private DatagramChannel replaySocket(NetRules.Rules r) throws IOException {
+    if (replaySocket == null || replaySocketRules != r) {
+      if (replaySocket != null) {
+        closeQuietly(replaySocket);
+      }
+      replaySocket = null;
+      DatagramChannel ch = DatagramChannel.open(StandardProtocolFamily.INET);
+      try {
+        ch.bind(new InetSocketAddress(address().getAddress(), 0));
+        ch.configureBlocking(false);
+      } catch (IOException e) {
+        closeQuietly(ch);
+        throw e;
+      }
+      replaySocket = ch;
+      replaySocketRules = r;
+    }
+    return replaySocket;
   }
 
   private void send(DatagramChannel out, byte[] data, SocketAddress to) {
@@ -261,6 +457,9 @@ public final class FaultProxy implements AutoCloseable {
     closeQuietly(front);
     for (Upstream u : upstreams.values()) {
       closeQuietly(u.channel);
+    }
+    if (replaySocket != null) {
+      closeQuietly(replaySocket); // the selector thread has ended (or given up within 2 s)
     }
   }
 

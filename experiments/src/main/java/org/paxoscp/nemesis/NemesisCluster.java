@@ -39,6 +39,7 @@ final class NemesisCluster implements AutoCloseable {
   private final NetRules rules = new NetRules();
   private final List<FaultProxy> proxies = new ArrayList<>();
   private final List<ServiceProcess> services = new ArrayList<>();
+  private final DropCounters drops = new DropCounters();
   private final Map<String, KvStore> stores = new LinkedHashMap<>();
   /** The HBase server of each DC: its data directory (one for all DCs when shared). */
   private final Map<String, Path> hbaseDirs = new LinkedHashMap<>();
@@ -106,6 +107,8 @@ final class NemesisCluster implements AutoCloseable {
     ClusterLayout.Builder b = ClusterLayout.builder(options.dcs())
         .requestTimeout(options.requestTimeout());
     Map<ServiceProcess, String> binds = new LinkedHashMap<>();
+    Map<ServiceProcess, Integer> metricsPorts = new LinkedHashMap<>();
+    Map<String, List<InetSocketAddress>> backends = new LinkedHashMap<>();
     String proxyHost = netns != null ? netns.rootAddress() : "127.0.0.1";
     for (int d = 0; d < options.dcs().size(); d++) {
       String dc = options.dcs().get(d);
@@ -127,9 +130,19 @@ final class NemesisCluster implements AutoCloseable {
             netns != null ? netns.exec(dc) : List.of());
         services.add(s);
         binds.put(s, backend.getHostString() + ":" + backend.getPort());
+        backends.computeIfAbsent(dc, k -> new ArrayList<>()).add(backend);
+        // Its dropped datagrams by reason are read from /metrics (DropCounters).
+        int metricsPort = netns != null ? 9100 + i : FreePorts.tcp();
+        metricsPorts.put(s, metricsPort);
+        drops.register(name, java.net.URI.create("http://" + backend.getHostString() + ":"
+            + metricsPort + "/metrics"));
       }
       b.endpoints(dc, endpoints);
       b.hbase(dc, "127.0.0.1", zkPorts.get(hbaseDirs.get(dc)));
+    }
+    // Replayed datagrams may be redirected to any DC's services (straight to the service).
+    for (FaultProxy p : proxies) {
+      p.replayTargets(backends);
     }
     ClusterLayout layout = b.build();
     Map<String, String> settings = new LinkedHashMap<>();
@@ -139,8 +152,10 @@ final class NemesisCluster implements AutoCloseable {
     settings.put(ServiceConfig.GC_RETENTION_POSITIONS.name(), "0");
     String comment = "paxoscp nemesis; the key seals every datagram";
     for (var e : binds.entrySet()) {
+      Map<String, String> own = new LinkedHashMap<>(settings);
+      own.put(ServiceConfig.METRICS_PORT.name(), Integer.toString(metricsPorts.get(e.getKey())));
       ClusterLayout.writePrivate(dir.resolve("conf").resolve(e.getKey().name() + ".properties"),
-          layout.serviceProperties(e.getKey().dc(), e.getValue(), settings), comment);
+          layout.serviceProperties(e.getKey().dc(), e.getValue(), own), comment);
     }
     layout.writeClientConfig(dir.resolve("conf").resolve("cluster.properties"), comment);
     return layout.config();
@@ -195,6 +210,35 @@ final class NemesisCluster implements AutoCloseable {
 
   void healNetwork() {
     rules.heal();
+  }
+
+  /**
+   * Every proxy replays old datagrams until {@link #healNetwork}: with probability {@code p}
+   * per datagram forwarded, a copy of one forwarded seconds to minutes earlier.
+   */
+  void replay(double p) {
+    rules.set(new NetRules.Rules(Set.of(), 0, 0, 0, p));
+  }
+
+  /** Old datagrams the proxies replayed since they started. */
+  long replayed() {
+    return proxies.stream().mapToLong(FaultProxy::replayed).sum();
+  }
+
+  /** Kills {@code s} with {@code kill -9}, having read its dropped-datagram counters first. */
+  void kill(ServiceProcess s) {
+    if (s.alive() && !s.frozen()) {
+      drops.beforeKill(s.name());
+    }
+    s.kill();
+  }
+
+  /**
+   * The datagrams the services dropped before any handler, by reason, over the whole run (read
+   * at each kill and now; see {@link DropCounters}).
+   */
+  DropCounters.Totals dropped() {
+    return drops.total();
   }
 
   /** The DCs that share DC {@code dc}'s HBase server (itself among them). */

@@ -27,9 +27,10 @@ import picocli.CommandLine.Spec;
     description = "Run a workload on real processes (HBase, one service per DC, UDP) under a "
         + "seeded schedule of faults, then heal, export and check the run.",
     footer = "%nFaults: kill -9 + restart of a service, SIGSTOP/SIGCONT, a DC partitioned, two "
-        + "DCs down at once, loss/duplication/delay bursts, an HBase restart, client crashes "
-        + "mid-commit. Network faults are applied by a UDP proxy in front of every service "
-        + "process. Exit 1 on a violation."
+        + "DCs down at once, loss/duplication/delay bursts, old datagrams replayed (also to "
+        + "other DCs), an HBase restart, client crashes mid-commit, a DC's store lost. Network "
+        + "faults are applied by a UDP proxy in front of every service process. The summary "
+        + "counts the datagrams the services dropped, by reason. Exit 1 on a violation."
         + "%nExplained in docs/guarantees.md.")
 public final class NemesisCommand implements Callable<Integer> {
 
@@ -66,7 +67,7 @@ public final class NemesisCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "Only these kinds: kill_restart, pause, partition, majority_down, "
-          + "net_burst, hbase_restart, client_crash, store_loss (default: all).")
+          + "net_burst, replay, hbase_restart, client_crash, store_loss (default: all).")
   List<String> faults;
 
   @Option(names = "--hbase", defaultValue = "shared", paramLabel = "shared|per-dc",

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedMap;
 
 /**
  * One nemesis run on real processes. The run's jobs, each a class of its own:
@@ -57,10 +58,17 @@ public final class NemesisRun implements AutoCloseable {
     }
   }
 
-  /** What a run found. */
+  /**
+   * What a run found.
+   *
+   * @param droppedByReason datagrams the services dropped before any handler, by reason
+   *     (stale, replay, misdirected, bad_mac, ...), over the run: a lower bound ({@link
+   *     DropCounters})
+   * @param dropsUnread service processes whose drop counters could not be read, and why
+   */
   public record Report(Map<Fault, Integer> faults, Map<NemesisWorkload.Outcome, Long> outcomes,
       Map<String, Long> byShape, Map<String, Integer> historyOutcomes, List<String> violations,
-      long positions) {
+      long positions, SortedMap<String, Long> droppedByReason, List<String> dropsUnread) {
     public boolean ok() {
       return violations.isEmpty();
     }
@@ -140,8 +148,10 @@ public final class NemesisRun implements AutoCloseable {
         log).check(export);
     violations.addAll(workload.violations());
     violations.addAll(liveness);
+    DropCounters.Totals dropped = cluster.dropped();
     Report report = new Report(injector.counts(), workload.outcomes(), workload.byShape(),
-        NemesisVerdict.historyOutcomes(export), violations, positions);
+        NemesisVerdict.historyOutcomes(export), violations, positions, dropped.byReason(),
+        dropped.unread());
     NemesisVerdict.printSummary(report, options.seed(), log.out());
     return report;
   }

@@ -226,7 +226,10 @@ final class NemesisVerdict {
     return m;
   }
 
-  /** Prints the run's summary: faults, outcomes, shapes, history records, the verdict. */
+  /**
+   * Prints the run's summary: faults, outcomes, shapes, history records, the datagrams the
+   * services dropped by reason, the verdict.
+   */
   static void printSummary(NemesisRun.Report r, long seed, PrintWriter out) {
     out.println();
     out.println("=== nemesis summary (seed " + seed + ") ===");
@@ -251,6 +254,21 @@ final class NemesisVerdict {
     out.println("history records by outcome:");
     r.historyOutcomes().forEach((k, v) -> out.printf(Locale.ROOT, "  %-53s %6d%n", k, v));
     out.printf(Locale.ROOT, "log positions checked (all groups):  %d%n", r.positions());
+    // Not a verdict: what the services' wire refused (replayed copies: stale, replay,
+    // misdirected; forgeries: bad_mac), read from their metrics.
+    out.println("datagrams the services dropped before any handler, by reason (every process, "
+        + "read at its kills and at the end):");
+    long dropped = 0;
+    for (var e : r.droppedByReason().entrySet()) {
+      dropped += e.getValue();
+      if (e.getValue() > 0) {
+        out.printf(Locale.ROOT, "  %-53s %6d%n", e.getKey(), e.getValue());
+      }
+    }
+    out.printf(Locale.ROOT, "  %-53s %6d%n", "total", dropped);
+    for (String u : r.dropsUnread()) {
+      out.println("  (not read: " + u + ")");
+    }
     out.printf(Locale.ROOT, "violations: %d%n", r.violations().size());
     for (String v : r.violations()) {
       out.println("  VIOLATION " + v);

@@ -2,7 +2,9 @@ package org.paxoscp.nemesis;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.net.DatagramPacket;
@@ -11,17 +13,26 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.paxoscp.transport.UdpTransport;
 
-/** The fault proxy forwards both ways, and cuts, loses and duplicates as its rules say. */
+/**
+ * The fault proxy forwards both ways, and cuts, loses, duplicates and replays as its rules say.
+ */
 class FaultProxyTest {
   private DatagramSocket backend;
+  /** What reached the backend: payload and source port, in order. */
+  private final Queue<String> received = new ConcurrentLinkedQueue<>();
   private Thread echo;
   private FaultProxy proxy;
   private final NetRules rules = new NetRules();
@@ -37,6 +48,7 @@ class FaultProxyTest {
           DatagramPacket p = new DatagramPacket(buf, buf.length);
           backend.receive(p);
           byte[] in = Arrays.copyOf(p.getData(), p.getLength());
+          received.add(payload(in) + "@" + p.getPort());
           byte[] reply = datagram("B", payload(in));
           backend.send(new DatagramPacket(reply, reply.length, p.getSocketAddress()));
         } catch (Exception e) {
@@ -141,6 +153,53 @@ class FaultProxyTest {
         // done
       }
       assertEquals(3, more);
+    }
+  }
+
+  @Test
+  void replaysOldDatagramsFromAFreshSocketToTheirDestinationAndToAnotherDc() throws Exception {
+    try (DatagramSocket a = new DatagramSocket(
+        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        DatagramSocket c = new DatagramSocket(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+      a.setSoTimeout(500);
+      c.setSoTimeout(10);
+      // Copies of datagrams 200 ms old or more; at most one recorded a second, so that for a
+      // second after "old" it is the only one there is to replay.
+      proxy.replayAges(200, 1000);
+      proxy.replayTargets(Map.of("B", List.of((InetSocketAddress) backend.getLocalSocketAddress()),
+          "C", List.of((InetSocketAddress) c.getLocalSocketAddress())));
+      assertEquals("old", roundTrip(a, "A", "old"));
+      String original = received.peek();
+      assertTrue(original != null && original.startsWith("old@"), String.valueOf(original));
+      rules.set(new NetRules.Rules(Set.of(), 0, 0, 0, 1.0));
+      // Every datagram forwarded now brings a copy of "old" once it is old enough: to B, its
+      // destination, or to C, the other DC's service, from a socket other than the original's.
+      List<String> atC = new ArrayList<>();
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (System.nanoTime() < deadline
+          && (atC.isEmpty() || received.stream().filter(x -> x.startsWith("old@")).count() < 2)) {
+        roundTrip(a, "A", "trigger");
+        byte[] buf = new byte[2048];
+        DatagramPacket p = new DatagramPacket(buf, buf.length);
+        try {
+          c.receive(p);
+          atC.add(payload(Arrays.copyOf(p.getData(), p.getLength())) + "@" + p.getPort());
+        } catch (SocketTimeoutException e) {
+          // none yet
+        }
+      }
+      List<String> atB = received.stream().filter(x -> x.startsWith("old@")).toList();
+      assertTrue(atB.size() >= 2, "copies of old at its destination: " + atB);
+      assertNotEquals(original, atB.get(1), "a copy comes from a socket of its own: " + atB);
+      assertTrue(!atC.isEmpty() && atC.get(0).startsWith("old@"), "at C: " + atC);
+      assertNotEquals(original, atC.get(0));
+      assertTrue(proxy.replayed() >= 2 && proxy.redirected() >= 1,
+          proxy.replayed() + " replayed, " + proxy.redirected() + " redirected");
+      rules.heal();
+      long replayed = proxy.replayed();
+      assertEquals("after", roundTrip(a, "A", "after"));
+      assertEquals(replayed, proxy.replayed(), "nothing replayed once healed");
     }
   }
 }

@@ -62,10 +62,12 @@ public record SimConfig(
    *     interleavings where one step of the protocol fails while the others go on
    * @param storeFaults probability that a service's store operation fails: half of the failures
    *     before the operation (nothing done), half after a write (done, reported failed)
+   * @param replay late copies of delivered messages, to their destination or another DC's
+   *     service ({@link Replay})
    */
   public record Faults(double loss, double duplicate, double reorder, boolean partitions,
       boolean crashes, boolean outages, boolean restarts, boolean twoInstances,
-      boolean targeted, double storeFaults) {
+      boolean targeted, double storeFaults, Replay replay) {
     public static final Faults NONE = new Faults(0, 0, 0, false, false, false, false, false);
 
     /** The message types a targeted run may pick (requests and replies). */
@@ -78,6 +80,15 @@ public record SimConfig(
           || storeFaults < 0 || storeFaults >= 1) {
         throw new IllegalArgumentException("fault probabilities must be in [0, 1)");
       }
+      Objects.requireNonNull(replay, "replay (Replay.NONE for none)");
+    }
+
+    /** Faults without replayed messages. */
+    public Faults(double loss, double duplicate, double reorder, boolean partitions,
+        boolean crashes, boolean outages, boolean restarts, boolean twoInstances,
+        boolean targeted, double storeFaults) {
+      this(loss, duplicate, reorder, partitions, crashes, outages, restarts, twoInstances,
+          targeted, storeFaults, Replay.NONE);
     }
 
     /** Faults without a targeted message type. */
@@ -87,18 +98,71 @@ public record SimConfig(
           0);
     }
 
+    /** These faults, with {@code r} replaying messages. */
+    public Faults withReplay(Replay r) {
+      return new Faults(loss, duplicate, reorder, partitions, crashes, outages, restarts,
+          twoInstances, targeted, storeFaults, r);
+    }
+
     public boolean any() {
       return loss > 0 || duplicate > 0 || reorder > 0 || partitions || crashes || outages
-          || restarts || twoInstances || targeted || storeFaults > 0;
+          || restarts || twoInstances || targeted || storeFaults > 0 || replay.on();
     }
 
     @Override
     public String toString() {
-      return String.format("loss=%.3f dup=%.3f reorder=%.3f%s%s%s%s%s%s%s", loss, duplicate,
+      return String.format("loss=%.3f dup=%.3f reorder=%.3f%s%s%s%s%s%s%s%s", loss, duplicate,
           reorder, partitions ? " partitions" : "", crashes ? " crashes" : "",
           outages ? " outages" : "", restarts ? " restarts" : "",
           twoInstances ? " two-instances" : "", targeted ? " targeted" : "",
-          storeFaults > 0 ? String.format(" store-faults=%.3f", storeFaults) : "");
+          storeFaults > 0 ? String.format(" store-faults=%.3f", storeFaults) : "",
+          replay.on() ? " " + replay : "");
+    }
+  }
+
+  /**
+   * Replayed messages: what an on-path attacker (or a badly broken network) does with recorded
+   * datagrams, ARCHITECTURE section 13. With probability {@code probability} per delivered
+   * message, the network keeps a copy and sends it once more, a uniform
+   * {@code minDelayMicros}..{@code maxDelayMicros} after the original (it then crosses the
+   * network as any message does): to the same destination, or, half of the time, to another
+   * DC's service (redirected). A copy of a reply, or the answer to a redirected copy of a
+   * request, reaches a node with no request to match it and is ignored there, as the real
+   * transport ignores an unmatched reply. The simulator passes message objects, not datagrams,
+   * so the copies reach the protocol: what the wire would refuse (stale, repeated, misdirected)
+   * must still be harmless to Paxos and the services.
+   *
+   * @param probability probability that a delivered message is replayed once, in [0, 1)
+   * @param minDelayMicros the earliest a copy is sent after its original
+   * @param maxDelayMicros the latest (at most one hour)
+   */
+  public record Replay(double probability, long minDelayMicros, long maxDelayMicros) {
+    /** Seconds to minutes: within the wire's freshness window of 30 s, and long past it. */
+    public static final long DEFAULT_MIN_MICROS = 2_000_000;
+    public static final long DEFAULT_MAX_MICROS = 120_000_000;
+    private static final long MAX_MICROS = 3_600_000_000L;
+    /** No replayed messages. */
+    public static final Replay NONE = new Replay(0, DEFAULT_MIN_MICROS, DEFAULT_MAX_MICROS);
+
+    public Replay {
+      if (probability < 0 || probability >= 1) {
+        throw new IllegalArgumentException("the replay probability must be in [0, 1), not "
+            + probability);
+      }
+      if (minDelayMicros < 1 || maxDelayMicros < minDelayMicros || maxDelayMicros > MAX_MICROS) {
+        throw new IllegalArgumentException("replay delays need 1 us <= min <= max <= 1 h, not "
+            + minDelayMicros + ".." + maxDelayMicros + " us");
+      }
+    }
+
+    public boolean on() {
+      return probability > 0;
+    }
+
+    @Override
+    public String toString() {
+      return String.format("replay=%.3f (%d-%d ms late)", probability, minDelayMicros / 1000,
+          maxDelayMicros / 1000);
     }
   }
 

@@ -30,6 +30,7 @@ import org.paxoscp.check.CheckResult;
  * @param oracleViolations Paxos's own safety broken as it happened, seen from every vote cast
  *     ({@code ChosenOracle}): two values chosen at a position, or an APPLY sent for a value not
  *     yet chosen
+ * @param replays what the network's replay fault did ({@link SimConfig.Replay})
  */
 public record SimResult(
     SimConfig config,
@@ -50,7 +51,31 @@ public record SimResult(
     long messages,
     Exercised exercised,
     UnknownFates unknownFates,
-    List<String> oracleViolations) {
+    List<String> oracleViolations,
+    Replays replays) {
+
+  /**
+   * Late copies the network delivered ({@link SimConfig.Replay}).
+   *
+   * @param copies messages replayed (each once)
+   * @param redirected of those, copies sent to another DC's service than the original's
+   * @param unmatchedReplies replies that reached a node where no request matched them: copies of
+   *     replies redirected there, and the answers to redirected copies of requests
+   */
+  public record Replays(long copies, long redirected, long unmatchedReplies) {
+    public static final Replays NONE = new Replays(0, 0, 0);
+
+    public Replays plus(Replays o) {
+      return new Replays(copies + o.copies, redirected + o.redirected,
+          unmatchedReplies + o.unmatchedReplies);
+    }
+
+    @Override
+    public String toString() {
+      return copies + " copies replayed (" + redirected + " redirected to another DC), "
+          + unmatchedReplies + " replies matched nothing";
+    }
+  }
 
   /**
    * The fate of UNKNOWN outcomes (one-group transactions): the checker holds each against the

@@ -10,9 +10,10 @@ import org.paxoscp.transport.UnknownDcException;
 
 /**
  * A {@link Transport} over the simulated WAN: what the shipped proposer driver and catch-up send
- * crosses {@link SimNetwork} (delay, loss, duplication, reordering, partitions, outages) to one
- * live service instance of the target DC, which answers through the shipped
- * {@code TransactionService}; the reply crosses the network back. Request deadlines are virtual.
+ * crosses {@link SimNetwork} (delay, loss, duplication, reordering, partitions, outages, late
+ * and redirected copies) to one live service instance of the target DC, which answers through
+ * the shipped {@code TransactionService}; the reply crosses the network back. Request deadlines
+ * are virtual.
  *
  * <p>A transport speaks for a location (a DC index): a service instance's transport is closed
  * when the instance dies, so replies to it vanish, as they would for a killed process.
@@ -44,15 +45,25 @@ final class SimTransport implements Transport {
     }
     int to = index(dc);
     cluster.sent(location, to, request);
-    cluster.network().send(location, to, true, SimCluster.typeOf(request),
+    SimNetwork network = cluster.network();
+    // A replayed copy to the same DC is answered into this request if it is still pending (the
+    // real transport matches a reply by request id and the DC asked); the answer to a copy
+    // redirected to another DC matches nothing, nor does a redirected copy of a reply.
+    network.send(location, to, true, SimCluster.typeOf(request),
         () -> cluster.deliver(location, to, request).whenComplete((answer, failure) -> {
           if (answer != null) {
-            cluster.network().send(to, location, service, SimCluster.typeOf(answer), () -> {
+            network.send(to, location, service, SimCluster.typeOf(answer), () -> {
               if (!closed) {
                 cluster.replied(location, to, answer);
                 reply.complete(answer);
               }
-            });
+            }, null);
+          }
+        }),
+        other -> () -> cluster.deliver(location, other, request).whenComplete((answer, f) -> {
+          if (answer != null) {
+            network.send(other, location, service, SimCluster.typeOf(answer),
+                network::matchedNothing, null);
           }
         }));
     cluster.scheduler().schedule(Math.max(1, timeout.toNanos() / 1000), () ->
@@ -69,7 +80,8 @@ final class SimTransport implements Transport {
     int to = index(dc);
     cluster.sent(location, to, message);
     cluster.network().send(location, to, true, SimCluster.typeOf(message),
-        () -> cluster.deliver(location, to, message));
+        () -> cluster.deliver(location, to, message),
+        other -> () -> cluster.deliver(location, other, message));
   }
 
   private int index(String dc) {

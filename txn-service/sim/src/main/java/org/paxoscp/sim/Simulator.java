@@ -429,6 +429,7 @@ public final class Simulator {
     }
     if (trace != null) {
       cluster.trace(trace);
+      network.trace(trace);
     }
     if (cfg.faults().twoInstances()) {
       cluster.start(cluster.dc(random.nextInt(cfg.dcs().size())));
@@ -505,7 +506,7 @@ public final class Simulator {
     return new SimResult(cfg, commitsByRound, readOnly, aborted, unknown, crashed,
         combinedPositions, combinedTxns, noops, maxPosition, latency, check,
         cluster.conflicts(), finished, events.now(), network.sent(), cluster.exercised(),
-        unknownFates(logsByGroup), cluster.oracle.violations());
+        unknownFates(logsByGroup), cluster.oracle.violations(), network.replays());
   }
 
   /** Where the entries of UNKNOWN outcomes told a range ended up, by the first DC's log. */

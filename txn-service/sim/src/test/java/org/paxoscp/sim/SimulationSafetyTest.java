@@ -27,6 +27,11 @@ import org.paxoscp.sim.SimConfig.Faults;
  * is agreed, and DCs may disagree for a while; a quarter); a quarter of the schedules run log
  * and version GC beside the workload.
  *
+ * <p>A fifth of the schedules of every mix but the clean one also replay messages
+ * ({@link SimConfig.Replay}, {@link #REPLAY}): late copies of 5% of the messages, to their
+ * destination or redirected to another DC's service, the wire's checks not being simulated;
+ * {@code -Dsim.replayAll=true} replays in every such schedule.
+ *
  * <p>The same schedules run again with every service's per-group caches emptied after each
  * request it handles ({@code Simulator#withForcedEviction}, ARCHITECTURE section 9):
  * {@code -Dsim.evictionSeeds=N} schedules per commit mode (default 700).
@@ -36,6 +41,14 @@ class SimulationSafetyTest {
 
   static final int SEEDS_PER_PROTOCOL = Integer.getInteger("sim.seeds", 2000);
   static final int EVICTION_SEEDS_PER_PROTOCOL = Integer.getInteger("sim.evictionSeeds", 700);
+  static final boolean REPLAY_ALL = Boolean.getBoolean("sim.replayAll");
+
+  /**
+   * The replay of the schedules that have it: 5% of the messages again, 10 ms to 10 s late. A
+   * schedule's workload takes about a second of virtual time, so copies arrive during it and
+   * long after, when the positions they name are decided, applied, collected.
+   */
+  static final SimConfig.Replay REPLAY = new SimConfig.Replay(0.05, 10_000, 10_000_000);
 
   enum Mix {
     CLEAN(Faults.NONE),
@@ -73,7 +86,10 @@ class SimulationSafetyTest {
 
   /**
    * Small, highly contended schedules: few keys, short transactions, high arrival rate, and a
-   * topology that rotates between three close DCs, the paper's V-O-C, and five DCs.
+   * topology that rotates between three close DCs, the paper's V-O-C, and five DCs. One seed in
+   * five (every seed with {@code -Dsim.replayAll=true}) of the mixes with faults replays
+   * messages ({@link #REPLAY}); 5 is coprime with the moduli the seed picks the rest by (3 and
+   * 16), so that replay meets every topology, placement and GC setting.
    */
   static SimConfig schedule(Protocol protocol, Mix mix, long seed) {
     List<String> dcs = switch ((int) Math.floorMod(seed, 3L)) {
@@ -86,7 +102,12 @@ class SimulationSafetyTest {
         .withProposer(base.proposer().withPhaseTimeoutMicros(400_000))
         .withWorkload(4 + (int) Math.floorMod(seed, 3L), 12, 5, 30)
         .withTiming(8.0, 3_000)
-        .withFaults(mix.faults);
+        .withFaults(replays(mix, seed) ? mix.faults.withReplay(REPLAY) : mix.faults);
+  }
+
+  /** Whether the schedule of {@code mix} and {@code seed} replays messages. */
+  static boolean replays(Mix mix, long seed) {
+    return mix != Mix.CLEAN && (REPLAY_ALL || Math.floorMod(seed, 5L) == 2);
   }
 
   /**
@@ -133,6 +154,7 @@ class SimulationSafetyTest {
     long targetedHits = 0;
     long collected = 0;
     long storeFaults = 0;
+    SimResult.Replays replays = SimResult.Replays.NONE;
     List<String> failures = new ArrayList<>();
     long committed = 0;
     long promoted = 0;
@@ -151,12 +173,15 @@ class SimulationSafetyTest {
       targetedHits += sim.targetedHits();
       storeFaults += sim.storeFaults();
       collected += sim.collectedPositions();
+      replays = replays.plus(r.replays());
       if (!r.safe() || !r.finished()) {
-        failures.add("seed " + cfg.seed() + (r.finished() ? "" : " (did not finish)") + ": "
+        failures.add("seed " + cfg.seed() + (r.finished() ? "" : " (did not finish)")
+            + (cfg.faults().replay().on() ? " (replaying)" : "") + ": "
             + r.check().summary() + " " + r.applyConflicts() + " " + r.oracleViolations()
             + "\n  replay: SimulationSafetyTest.simulator(SimulationSafetyTest.schedule("
             + protocol + ", " + mix + ", " + cfg.seed() + "))"
-            + (evict ? " with forced eviction" : ""));
+            + (evict ? " with forced eviction" : "")
+            + (REPLAY_ALL ? ", -Dsim.replayAll=true" : ""));
       }
       committed += r.commitsByRound().values().stream().mapToInt(Integer::intValue).sum();
       promoted += r.commitsByRound().entrySet().stream().filter(e -> e.getKey() > 0)
@@ -179,6 +204,10 @@ class SimulationSafetyTest {
     }
     if (mix == Mix.TARGETED) {
       assertTrue(targetedHits > perCase, "targeted faults hardly hit: " + targetedHits);
+    }
+    if (mix != Mix.CLEAN && perCase >= 10) {
+      assertTrue(replays.copies() > 0 && replays.redirected() > 0
+          && replays.unmatchedReplies() > 0, "replay hardly happened: " + replays);
     }
     if (protocol == Protocol.CP && perCase >= 20) {
       assertTrue(promoted > 0, "no transaction was ever promoted");
@@ -218,8 +247,8 @@ class SimulationSafetyTest {
       }
     }
     System.out.printf("%s %s%s: %d schedules, %d committed, %d positions collected, %d store "
-            + "faults, %d messages hit by targeted faults, %s%n", protocol, mix,
+            + "faults, %d messages hit by targeted faults, %s, %s%n", protocol, mix,
         evict ? " (caches evicted after every request, " + evictions + " times)" : "", perCase,
-        committed, collected, storeFaults, targetedHits, exercised);
+        committed, collected, storeFaults, targetedHits, replays, exercised);
   }
 }
