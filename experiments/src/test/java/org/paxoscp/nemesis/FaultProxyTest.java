@@ -164,9 +164,9 @@ class FaultProxyTest {
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
       a.setSoTimeout(500);
       c.setSoTimeout(10);
-      // Copies of datagrams 200 ms old or more; at most one recorded a second, so that for a
-      // second after "old" it is the only one there is to replay.
-      proxy.replayAges(200, 1000);
+      // Copies of datagrams 200 ms old or more; at most one recorded an hour, so that "old" is
+      // the only one there is to replay however slowly this test runs.
+      proxy.replayAges(200, 3_600_000);
       proxy.replayTargets(Map.of("B", List.of((InetSocketAddress) backend.getLocalSocketAddress()),
           "C", List.of((InetSocketAddress) c.getLocalSocketAddress())));
       assertEquals("old", roundTrip(a, "A", "old"));

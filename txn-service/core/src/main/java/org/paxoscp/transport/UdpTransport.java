@@ -459,12 +459,8 @@ public final class UdpTransport implements Transport {
   private void onDatagram(byte[] bytes, InetSocketAddress sender) {
     try {
       codec.precheck(bytes, 0, bytes.length);
-    } catch (MalformedDatagramException e) {
-      drops.record(e, sender);
-      return;
     } catch (RuntimeException e) {
-      drops.record(new MalformedDatagramException(Reason.MALFORMED, "decoder failed: " + e),
-          sender);
+      drop(e, sender);
       return;
     }
     try {
@@ -493,13 +489,8 @@ public final class UdpTransport implements Transport {
       }
       freshness.check(opened);
       checkRole(opened);
-    } catch (MalformedDatagramException e) {
-      drops.record(e, sender);
-      return;
     } catch (RuntimeException e) {
-      // A decoder bug, not the sender's: still dropped and counted, never thrown at Netty.
-      drops.record(new MalformedDatagramException(Reason.MALFORMED, "decoder failed: " + e),
-          sender);
+      drop(e, sender);
       return;
     }
     Envelope env = opened.envelope();
@@ -515,6 +506,15 @@ public final class UdpTransport implements Transport {
     } else if (!closed.get()) {
       dispatcher.dispatch(env, sender, (reply, to) -> reply(opened, reply, to));
     }
+  }
+
+  /**
+   * Counts and logs a datagram that failed a check; any other exception is a decoder bug, not
+   * the sender's: still dropped and counted (as MALFORMED), never thrown at Netty.
+   */
+  private void drop(RuntimeException e, InetSocketAddress sender) {
+    drops.record(e instanceof MalformedDatagramException m ? m
+        : new MalformedDatagramException(Reason.MALFORMED, "decoder failed: " + e), sender);
   }
 
   /**
