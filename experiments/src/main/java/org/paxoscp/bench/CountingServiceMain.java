@@ -45,7 +45,8 @@ public final class CountingServiceMain {
     }
     ServiceConfig config = ServiceConfig.fromProperties(KeyFiles.read(Path.of(args[0])));
     Path countsFile = Path.of(args[1]);
-    KvStore inner = config.store() == ServiceConfig.StoreKind.MEMORY ? new InMemoryKvStore()
+    KvStore inner = config.store() == ServiceConfig.StoreKind.MEMORY
+        ? new InMemoryKvStore(config.memoryNew())
         : HBaseKvStore.open(config.hbase().orElseThrow());
     CountingKvStore store = new CountingKvStore(inner);
     ServiceRunner runner;

@@ -445,6 +445,8 @@ public final class GroupsBench implements AutoCloseable {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put(ServiceConfig.THREADS.name(), Integer.toString(s.serviceThreads()));
     settings.put(ServiceConfig.STORE.name(), s.store().toString().toLowerCase(Locale.ROOT));
+    // Every point starts a new cluster, never restarts a service.
+    settings.put(ServiceConfig.MEMORY_NEW.name(), "true");
     settings.putAll(s.serviceSettings());
     for (String dc : s.dcs()) {
       ClusterLayout.writePrivate(work.resolve("conf").resolve(dc + ".properties"),

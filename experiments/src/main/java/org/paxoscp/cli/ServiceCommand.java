@@ -41,6 +41,15 @@ public final class ServiceCommand implements Callable<Integer> {
       description = "The service's properties file.")
   Path configFile;
 
+  @Option(names = "--new-cluster",
+      description = "With paxoscp.service.store = memory: this process starts with the whole "
+          + "cluster, new, so its empty store is a new DC's and is marked serving (sets "
+          + "paxoscp.service.memory.new for this run). Without it a memory-store service starts "
+          + "without a store marker and serves no group until paxoscp dc rebuild copies its DC "
+          + "from the peers: a restarted process lost every promise and vote it made "
+          + "(docs/rebuilding.md).")
+  boolean newCluster;
+
   private volatile Foreground foreground;
 
   @Override
@@ -55,7 +64,11 @@ public final class ServiceCommand implements Callable<Integer> {
     }
     ServiceConfig config;
     try {
-      config = ServiceConfig.fromProperties(readConfig(configFile));
+      Map<String, String> props = new java.util.LinkedHashMap<>(readConfig(configFile));
+      if (newCluster) {
+        props.put(ServiceConfig.MEMORY_NEW.name(), "true");
+      }
+      config = ServiceConfig.fromProperties(props);
     } catch (IllegalArgumentException | UncheckedIOException e) {
       err.println("service: bad configuration in " + configFile + ": "
           + ClusterCommand.oneLine(e));

@@ -264,6 +264,11 @@ public final class StatusCommand implements Callable<Integer> {
           notes.add("DC " + dc + " (" + inst + "): store " + store + (store.equals("unavailable")
               ? "" : "; it serves only the groups it rebuilt (docs/rebuilding.md)"));
         }
+        if (!f.getOrDefault("store_changes", "0").equals("0")) {
+          notes.add("DC " + dc + " (" + inst + "): its store changed " + f.get("store_changes")
+              + " time(s) under this running instance (lost, being rebuilt, rebuilt; "
+              + "docs/rebuilding.md)");
+        }
         out.printf(Locale.ROOT, "%-6s %-22s %-6s %9s %10s %17s %10s %8s %8s%n", dc, inst, state,
             uptime(f.get("uptime_s")), rate(before, s, "recorded_entries"),
             f.getOrDefault("begin_p50_ms", "-") + " / " + f.getOrDefault("begin_p99_ms", "-"),

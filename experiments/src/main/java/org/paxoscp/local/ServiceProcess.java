@@ -49,8 +49,21 @@ public final class ServiceProcess {
    */
   public static ServiceProcess service(String name, String dc, Path config, Path log,
       List<String> prefix) {
-    return program(name, dc, prefix, List.of("org.paxoscp.cli.Main", "service", "--config",
-        config.toString()), "serving on udp", log);
+    return service(name, dc, config, log, prefix, false);
+  }
+
+  /**
+   * As above; {@code newCluster} starts it with {@code --new-cluster} (a memory store is a new
+   * DC's, marked serving; a process restarted later is not, and is rebuilt from its peers).
+   */
+  public static ServiceProcess service(String name, String dc, Path config, Path log,
+      List<String> prefix, boolean newCluster) {
+    List<String> program = new java.util.ArrayList<>(List.of("org.paxoscp.cli.Main", "service",
+        "--config", config.toString()));
+    if (newCluster) {
+      program.add("--new-cluster");
+    }
+    return program(name, dc, prefix, program, "serving on udp", log);
   }
 
   /**

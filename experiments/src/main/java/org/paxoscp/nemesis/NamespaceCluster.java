@@ -90,9 +90,11 @@ public final class NamespaceCluster implements AutoCloseable {
         ClusterLayout.writePrivate(file, c.layout.serviceProperties(dc,
             c.hosts.address(dc) + ":" + PORT, own),
             "service of DC " + dc + " in its own network namespace");
+        // Every DC starts new together: its memory store is marked serving. (A process
+        // restarted by hand is not, and refuses until paxoscp dc rebuild.)
         ServiceProcess s = ServiceProcess.service("service-" + dc, dc, file,
             dir.toAbsolutePath().resolve("logs").resolve("service-" + dc + ".log"),
-            c.hosts.exec(dc));
+            c.hosts.exec(dc), true);
         c.services.add(s);
         s.start(START_TIMEOUT);
         progress.accept("DC " + dc + ": Transaction Service pid " + s.pid() + " on udp "

@@ -158,6 +158,7 @@ class ClientArtifactIT {
       p.put(ServiceConfig.DC.name(), dc);
       p.put(ServiceConfig.BIND.name(), cluster.get("paxoscp.dc." + dc + ".endpoints"));
       p.put(ServiceConfig.STORE.name(), "memory");
+      p.put(ServiceConfig.MEMORY_NEW.name(), "true");
       services.add(ServiceRunner.start(ServiceConfig.fromProperties(p),
           ServiceTransportFactory.UDP));
     }

@@ -127,7 +127,8 @@ class ClusterCommandIT {
             "paxoscp.service.store", "memory",
             "paxoscp.service.threads", "2")));
     ServiceCommand command = new ServiceCommand();
-    CommandRun run = CommandRun.background(command, "--config", file.toString());
+    CommandRun run = CommandRun.background(command, "--config", file.toString(),
+        "--new-cluster");
     Poll.until("the service to start", Duration.ofSeconds(30),
         () -> run.out().contains("serving") || run.exit().isDone());
     try {

@@ -125,7 +125,8 @@ class ReleaseArchiveIT {
       service.put("paxoscp.service.store", "memory");
       KeyFiles.writePrivate(conf, service, null);
       Path log = home.resolve("service-" + dcs.get(i) + ".log");
-      processes.add(new ProcessBuilder("bin/paxoscp", "service", "--config", conf.toString())
+      processes.add(new ProcessBuilder("bin/paxoscp", "service", "--config", conf.toString(),
+          "--new-cluster")
           .directory(home.toFile()).redirectErrorStream(true)
           .redirectOutput(log.toFile()).start());
     }

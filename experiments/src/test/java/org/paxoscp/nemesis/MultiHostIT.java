@@ -72,7 +72,7 @@ class MultiHostIT {
       Path file = dir.resolve(dc + ".properties");
       KeyFiles.writePrivate(file, p, "service of " + dc + " in its own network namespace");
       ServiceProcess s = ServiceProcess.service("service-" + dc, dc, file,
-          dir.resolve("service-" + dc + ".log"), hosts.exec(dc));
+          dir.resolve("service-" + dc + ".log"), hosts.exec(dc), true);
       services.add(s);
       s.start(Duration.ofSeconds(60));
     }

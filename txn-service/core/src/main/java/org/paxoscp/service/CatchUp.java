@@ -24,6 +24,7 @@ import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
+import org.paxoscp.paxos.RebuildGuard;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreUnavailableException;
 import org.paxoscp.transport.Message;
@@ -96,6 +97,7 @@ public final class CatchUp implements AutoCloseable {
 
   private final String localDc;
   private final List<String> dcs;
+  private final RebuildGuard guard;
   private final Acceptor acceptor;
   private final LogApplier applier;
   private final Transport transport;
@@ -133,14 +135,27 @@ public final class CatchUp implements AutoCloseable {
    */
   public CatchUp(String localDc, List<String> dcs, KvStore store, Transport transport,
       Settings settings, Scheduler scheduler, int maxGroups) {
+    this(localDc, dcs, store, transport, settings, scheduler, maxGroups,
+        new RebuildGuard(store), LogApplier.Rules.SHIPPED);
+  }
+
+  /**
+   * As above, answering through {@code guard}, the process's one for {@code store} (the service
+   * uses it too: {@link #guard}); {@code applierRules} other than
+   * {@link LogApplier.Rules#SHIPPED} only to plant a bug in a test.
+   */
+  public CatchUp(String localDc, List<String> dcs, KvStore store, Transport transport,
+      Settings settings, Scheduler scheduler, int maxGroups, RebuildGuard guard,
+      LogApplier.Rules applierRules) {
+    this.guard = Objects.requireNonNull(guard);
     this.localDc = Objects.requireNonNull(localDc);
     this.dcs = List.copyOf(dcs);
     if (!this.dcs.contains(localDc)) {
       throw new IllegalArgumentException("DC " + localDc + " is not in " + dcs);
     }
     this.originShares = new OriginShares(this.dcs);
-    this.acceptor = new Acceptor(store);
-    this.applier = new LogApplier(store, maxGroups);
+    this.acceptor = new Acceptor(store, guard);
+    this.applier = new LogApplier(store, maxGroups, guard, applierRules);
     this.transport = Objects.requireNonNull(transport);
     this.settings = Objects.requireNonNull(settings);
     this.scheduler = Objects.requireNonNull(scheduler);
@@ -240,6 +255,11 @@ public final class CatchUp implements AutoCloseable {
   }
 
   /** The applier this catch-up applies with (shared by the service over the same store). */
+  /** The process's guard of this DC's store (ARCHITECTURE section 12). */
+  public RebuildGuard guard() {
+    return guard;
+  }
+
   LogApplier applier() {
     return applier;
   }

@@ -155,8 +155,10 @@ public final class DcRebuild {
    */
   public CompletableFuture<GroupResult> rebuild(String group, String from) {
     WalLayout.validateGroup(group);
-    if (mode == Mode.LOST && !store.readRow(KvStore.Table.META, WalLayout.metaRow(group))
-        .isEmpty()) {
+    // Only a row this rebuild installed counts: a row written after the loss by a service that
+    // had not noticed it yet, or by an earlier rebuild, is replaced.
+    if (mode == Mode.LOST && org.paxoscp.paxos.RebuildGuard.rebuiltBy(
+        store.readRow(KvStore.Table.META, WalLayout.metaRow(group)), rebuildId)) {
       return CompletableFuture.completedFuture(new GroupResult(group, Outcome.ALREADY_REBUILT,
           0, 0, 0, "", 0));
     }
@@ -186,14 +188,15 @@ public final class DcRebuild {
       return copy(group, src, ATTEMPTS).thenApply(c -> {
         if (!current()) {
           // The store was lost again (or rebuilt) while this group was copied: its fence was
-          // computed for a store that is gone. (A loss between this check and the install is
-          // the case of a store lost under a running service, which the rebuild guard alone
-          // cannot tell apart: docs/rebuilding.md.)
+          // computed for a store that is gone. (A loss between this check and the install
+          // leaves a row stamped with this rebuild's id in a store whose marker is another's
+          // or none: no guard trusts it, and the next rebuild replaces it.)
           throw new IllegalStateException("the store of DC " + dc + " changed while group "
               + group + " was copied (lost again, or rebuilt by another instance): start the "
               + "rebuild again");
         }
-        if (!RebuildInstall.finish(store, group, c.position, c.locks, c.chosen, fence)) {
+        if (!RebuildInstall.finish(store, group, c.position, c.locks, c.chosen, fence,
+            rebuildId)) {
           return new GroupResult(group, Outcome.ALREADY_REBUILT, 0, 0, 0, "", applied);
         }
         return new GroupResult(group, Outcome.REBUILT, c.position, fence, c.items, src,

@@ -21,10 +21,12 @@ import org.paxoscp.paxos.PaxosMessage.Prepare;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.paxos.Proposer;
+import org.paxoscp.paxos.RebuildGuard;
 import org.paxoscp.paxos.RebuildingException;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.WalLayout;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.store.StoreMarker;
 import org.paxoscp.store.StoreUnavailableException;
 import org.paxoscp.transport.Message.BeginReply;
 import org.paxoscp.transport.Message.BeginRequest;
@@ -121,6 +123,8 @@ public final class TransactionService implements RequestHandler {
   private final List<String> dcs;
   private final KvStore store;
   private final Acceptor acceptor;
+  /** This process's view of its store's identity (section 12), shared with its catch-up. */
+  private final RebuildGuard guard;
   private final LogApplier applier;
   private final CatchUp catchUp;
   private final Limits limits;
@@ -169,8 +173,10 @@ public final class TransactionService implements RequestHandler {
       throw new IllegalArgumentException("DC " + dc + " is not in " + dcs);
     }
     this.store = Objects.requireNonNull(store);
-    this.acceptor = new Acceptor(store);
     this.catchUp = Objects.requireNonNull(catchUp);
+    this.guard = catchUp.guard();
+    this.acceptor = new Acceptor(store, guard);
+    guard.onChange(this::storeChanged);
     // One applier for the service and its catch-up, so both see one remembered watermark.
     this.applier = catchUp.applier();
     this.limits = Objects.requireNonNull(limits);
@@ -244,8 +250,38 @@ public final class TransactionService implements RequestHandler {
    * @throws StoreUnavailableException if the store does not answer
    */
   public String storeState() {
-    return org.paxoscp.store.StoreMarker.read(store)
+    return StoreMarker.read(store)
         .map(m -> m.state().name().toLowerCase(java.util.Locale.ROOT)).orElse("lost");
+  }
+
+  /**
+   * Times this service saw its store's marker change while it ran (lost, being rebuilt,
+   * rebuilt): each dropped every per-group cache (section 12). Should stay 0 but for rebuilds.
+   */
+  public long storeChanges() {
+    return guard.changes();
+  }
+
+  /**
+   * The store's marker changed under this running service: nothing cached from the store before
+   * is used again (the guard's epoch moved on; the caches are emptied too), and until the store
+   * is rebuilt every group is refused with REBUILDING.
+   */
+  private void storeChanged(StoreMarker before,
+      StoreMarker now) {
+    forgetCaches();
+    String was = before == null ? "no marker" : before.describe();
+    if (now == null) {
+      LOG.error("DC {}: this DC's store lost its contents under the running service (it was {}, "
+          + "it has no marker now): every group is refused until the DC is rebuilt "
+          + "(paxoscp dc rebuild --dc {} --all); caches dropped", dc, was, dc);
+    } else if (now.state() == StoreMarker.State.REBUILDING) {
+      LOG.warn("DC {}: this DC's store is being rebuilt (it was {}, it is {} now): only groups "
+          + "rebuilt by that rebuild are served; caches dropped", dc, was, now.describe());
+    } else {
+      LOG.info("DC {}: this DC's store is {} now (it was {}); caches dropped", dc,
+          now.describe(), was);
+    }
   }
 
   /**
@@ -465,15 +501,19 @@ public final class TransactionService implements RequestHandler {
     if (b.position() < 0) {
       throw new Rejected("minimum read position must be >= 0, got " + b.position());
     }
-    served(b.group());
+    StoreMarker at = served(b.group());
     LogApplier.AppliedState state = applier.readState(b.group(), b.position());
     if (state.position() >= b.position()) {
+      guard.verify(b.group(), at);
       return CompletableFuture.completedFuture(reply(b.group(), state));
     }
     // Caught up to at least the minimum; the applied watermark now is a read position too, and
     // its lock table is the one the applier keeps with it.
-    return applyOrCatchUp(b.group(), b.position())
-        .thenApply(w -> reply(b.group(), applier.appliedState(b.group())));
+    return applyOrCatchUp(b.group(), b.position()).thenApply(w -> {
+      LogApplier.AppliedState now = applier.appliedState(b.group());
+      guard.verify(b.group(), at);
+      return reply(b.group(), now);
+    });
   }
 
   private BeginReply reply(String group, LogApplier.AppliedState s) {
@@ -515,11 +555,16 @@ public final class TransactionService implements RequestHandler {
         throw new Rejected(e.getMessage());
       }
     }
-    served(r.group());
-    return ensureApplied(r.group(), r.position()).thenApply(w -> readAt(r));
+    StoreMarker at = served(r.group());
+    return ensureApplied(r.group(), r.position()).thenApply(w -> readAt(r, at));
   }
 
-  private Message readAt(ReadRequest r) {
+  /**
+   * The values at the read position, answered only if the store is still the one the request
+   * began under: a store lost under the running service would answer "never written" for what
+   * it lost, and one rebuilt since may not have applied the position yet.
+   */
+  private Message readAt(ReadRequest r, StoreMarker at) {
     Map<String, byte[]> values = new LinkedHashMap<>();
     Map<String, Long> versions = new LinkedHashMap<>();
     long size = REPLY_OVERHEAD + r.group().length() * 4L;
@@ -537,6 +582,7 @@ public final class TransactionService implements RequestHandler {
       throw new Failed(ErrorCode.TOO_LARGE, "the values of " + r.keys().size() + " keys take about "
           + size + " bytes; one reply holds " + limits.maxReplyBytes() + ": read fewer keys");
     }
+    guard.verify(r.group(), at);
     return new ReadReply(r.group(), r.position(), values, versions);
   }
 
@@ -634,7 +680,10 @@ public final class TransactionService implements RequestHandler {
     if (!q.dc().equals(dc)) {
       throw new Rejected("a rebuild of DC " + q.dc() + " sent to DC " + dc);
     }
-    DcRebuild r = rebuilder();
+    // Made for each request: it reads the store's marker now (a rebuild's state is all in the
+    // store), so no request acts on what an earlier one saw of a store lost or rebuilt since.
+    DcRebuild r = new DcRebuild(dc, dcs, store, catchUp.transport(), limits.catchUpWait(),
+        scheduler.executor());
     if (!q.complete() && !q.rebuildId().isEmpty() && !q.rebuildId().equals(r.rebuildId())) {
       // A request of another rebuild: an earlier one, or one whose store was lost since.
       throw new Failed(ErrorCode.BAD_REQUEST, "DC " + dc + ": the rebuild under way is "
@@ -648,12 +697,6 @@ public final class TransactionService implements RequestHandler {
         ended = r.finish(q.rebuildId());
       } catch (IllegalStateException e) {
         throw new Failed(ErrorCode.BAD_REQUEST, "DC " + dc + ": " + e.getMessage());
-      }
-      // The store serves again: a later rebuild is of groups that fell behind (BEHIND).
-      synchronized (this) {
-        if (rebuilder == r) {
-          rebuilder = null;
-        }
       }
       if (ended) {
         LOG.info("DC {}: store declared rebuilt by rebuild {}; groups without state here are new "
@@ -694,24 +737,10 @@ public final class TransactionService implements RequestHandler {
     });
   }
 
-  private volatile DcRebuild rebuilder;
-
-  /**
-   * The rebuild of this DC's store; a new one when there is none, or when the store is no longer
-   * the one it began on (lost again, or rebuilt by another instance of this DC's service).
-   */
-  private synchronized DcRebuild rebuilder() {
-    if (rebuilder == null || !rebuilder.current()) {
-      rebuilder = new DcRebuild(dc, dcs, store, catchUp.transport(), limits.catchUpWait(),
-          scheduler.executor());
-    }
-    return rebuilder;
-  }
-
   /** How far a group reaches here, for a DC being rebuilt (its fence and where to copy from). */
   private Message extent(ExtentRequest e) {
     String g = e.group();
-    served(g);
+    StoreMarker at = served(g);
     long applied = applier.appliedWatermark(g);
     long gc = LogCollector.gcWatermark(store, g);
     List<KvStore.ScannedRow> last = store.scan(KvStore.Table.WAL, WalLayout.groupRowsStart(g),
@@ -719,6 +748,9 @@ public final class TransactionService implements RequestHandler {
     long lastWal = last.isEmpty() ? 0 : WalLayout.positionOf(g, last.get(0).row());
     long fence = store.read(KvStore.Table.META, WalLayout.metaRow(g), WalLayout.FENCE,
         KvStore.LATEST).map(c -> WalLayout.decodeLong(c.value())).orElse(0L);
+    // From a store lost since the request began this would be a fence too low for the DC being
+    // rebuilt: never answered.
+    guard.verify(g, at);
     return new ExtentReply(g, applied, gc, lastWal, fence);
   }
 
@@ -734,15 +766,15 @@ public final class TransactionService implements RequestHandler {
     XgLocks locks = XgLocks.EMPTY;
     LogValue chosen = null;
     int budget = limits.maxReplyBytes() - REPLY_OVERHEAD - g.length() * 4;
-    served(g);
+    StoreMarker at = served(g);
     if (position == 0) {
       LogApplier.AppliedState s = applier.appliedState(g);
       position = s.position();
       locks = s.locks();
       if (position > 0) {
-        long at = position;
-        chosen = acceptor.chosen(g, at).orElseThrow(() -> new IllegalStateException(
-            "DC " + dc + " applied position " + at + " of group " + g
+        long applied = position;
+        chosen = acceptor.chosen(g, applied).orElseThrow(() -> new IllegalStateException(
+            "DC " + dc + " applied position " + applied + " of group " + g
             + " without its chosen value"));
         budget -= org.paxoscp.wal.LogCodec.encode(chosen).length;
       }
@@ -780,6 +812,7 @@ public final class TransactionService implements RequestHandler {
     if (position > 0 && position <= gc) {
       throw new TooOldException(g, position, gc);
     }
+    guard.verify(g, at);
     return new SnapshotReply(g, position, gc, locks, chosen, items, more);
   }
 
@@ -789,7 +822,8 @@ public final class TransactionService implements RequestHandler {
    * A DC that is itself being rebuilt does not answer: its list is not complete.
    */
   private Message groups(GroupsRequest q) {
-    if (!acceptor.guard().storeServing()) {
+    StoreMarker at = guard.current();
+    if (at == null || at.state() != StoreMarker.State.SERVING) {
       throw new RebuildingException(q.group(), "this DC's store is being rebuilt; its list of "
           + "groups is not complete");
     }
@@ -799,6 +833,7 @@ public final class TransactionService implements RequestHandler {
     while (out.size() < GROUPS_PAGE) {
       Optional<String> next = nextGroup(cursor);
       if (next.isEmpty()) {
+        guard.verifyServing(at);
         return new GroupsReply(q.group(), out, false);
       }
       budget -= next.get().length() * 4 + 4;
@@ -808,6 +843,7 @@ public final class TransactionService implements RequestHandler {
       out.add(next.get());
       cursor = next.get();
     }
+    guard.verifyServing(at);
     return new GroupsReply(q.group(), out, true);
   }
 
@@ -842,10 +878,15 @@ public final class TransactionService implements RequestHandler {
   /**
    * Section 12: a group this DC lost with its store and has not rebuilt is not served at all
    * (votes are guarded by the acceptor itself). Called after a request's validation, before its
-   * store work; reads nothing once the store was seen serving.
+   * store work; reads nothing while the store was last seen serving.
+   *
+   * @return the store's marker the request is served under: an answer built from the store is
+   *     given only after {@link RebuildGuard#verify} found it still there
    */
-  private void served(String group) {
-    acceptor.guard().checkServed(group);
+  private StoreMarker served(String group) {
+    StoreMarker at = guard.current();
+    guard.checkServed(group, at);
+    return at;
   }
 
   private static void validateGroup(String group) {

@@ -48,7 +48,15 @@ public final class ServiceConfig {
       1024, "worker threads that handle requests");
   public static final ConfigKey<StoreKind> STORE = ConfigKey.choice(PREFIX + "store",
       StoreKind.class, StoreKind.HBASE, "where the DC's data lives; memory keeps it in this "
-          + "process only: one process per DC, never restarted");
+          + "process only: one process per DC, and a restarted one is rebuilt from its peers "
+          + "(paxoscp.service.memory.new)");
+  public static final ConfigKey<Boolean> MEMORY_NEW = ConfigKey.bool(PREFIX + "memory.new",
+      false, "with store = memory: this process's store is a new DC's, marked serving; set it only "
+          + "when the whole cluster starts new together (paxoscp service --new-cluster sets it "
+          + "for one start; paxoscp cluster does). "
+          + "false: the store starts without a marker and the DC serves no group until paxoscp dc "
+          + "rebuild copies it from its peers, which a restarted memory-store process needs (it "
+          + "lost every promise and vote it made)");
   public static final ConfigKey<Integer> READ_MAX_KEYS = ConfigKey.integer(
       PREFIX + "read.max.keys", 1000, 1, 1_000_000, "most keys one read request may name");
   public static final ConfigKey<Integer> CATCHUP_MAX_POSITIONS = ConfigKey.integer(
@@ -130,7 +138,7 @@ public final class ServiceConfig {
 
   /** Every service key; docs/configuration.md is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Service (a Transaction Service process)",
-      DC, BIND, THREADS, STORE, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
+      DC, BIND, THREADS, STORE, MEMORY_NEW, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
       LEARN_TIMEOUT, LEARNER_TIMEOUT, GC_RETENTION_POSITIONS, GC_EVERY_POSITIONS,
       GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT, LEADER_HOLD_SHARE,
       LEADER_RTTS, RTT_PROBE, CACHE_GROUPS, METRICS, METRICS_PORT, METRICS_BIND, METRICS_JMX);
@@ -169,12 +177,15 @@ public final class ServiceConfig {
   private final Duration rttProbe;
   private final int cacheGroups;
 
+  private final boolean memoryNew;
+
   private ServiceConfig(ClusterConfig cluster, String dc, InetSocketAddress bind, int threads,
       StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
       int catchUpMaxPositions, Duration catchUpWait, Duration learnTimeout,
       Duration learnerTimeout, int gcRetention, int gcEvery, int gcBatch, int gcMaxLag,
       Duration gcPeerTimeout, double leaderHoldShare, LeaderRtts leaderRtts, Duration rttProbe,
-      int cacheGroups, Metrics metrics) {
+      int cacheGroups, Metrics metrics, boolean memoryNew) {
+    this.memoryNew = memoryNew;
     this.metrics = metrics;
     this.leaderHoldShare = leaderHoldShare;
     this.leaderRtts = leaderRtts;
@@ -228,7 +239,8 @@ public final class ServiceConfig {
         GC_RETENTION_POSITIONS.from(props), GC_EVERY_POSITIONS.from(props),
         GC_BATCH_POSITIONS.from(props), GC_MAX_LAG_POSITIONS.from(props),
         GC_PEER_TIMEOUT.from(props), LEADER_HOLD_SHARE.from(props), LEADER_RTTS.from(props),
-        RTT_PROBE.from(props), CACHE_GROUPS.from(props), metrics(props, bind));
+        RTT_PROBE.from(props), CACHE_GROUPS.from(props), metrics(props, bind),
+        MEMORY_NEW.from(props));
   }
 
   private static Metrics metrics(Map<String, String> props, InetSocketAddress bind) {
@@ -312,6 +324,14 @@ public final class ServiceConfig {
     return store;
   }
 
+  /**
+   * With {@link StoreKind#MEMORY}: whether this process's store is a new DC's (marked serving);
+   * else it starts without a marker and is rebuilt from the peers (ARCHITECTURE section 12).
+   */
+  public boolean memoryNew() {
+    return memoryNew;
+  }
+
   /** The DC's HBase store settings; present exactly when {@link #store()} is HBASE. */
   public Optional<HBaseStoreConfig> hbase() {
     return hbase;
@@ -382,6 +402,7 @@ public final class ServiceConfig {
     m.put(BIND.name(), bind.getHostString() + ":" + bind.getPort());
     m.put(THREADS.name(), Integer.toString(threads));
     m.put(STORE.name(), store.name().toLowerCase(java.util.Locale.ROOT));
+    m.put(MEMORY_NEW.name(), Boolean.toString(memoryNew));
     m.put(READ_MAX_KEYS.name(), Integer.toString(readMaxKeys));
     m.put(CATCHUP_MAX_POSITIONS.name(), Integer.toString(catchUpMaxPositions));
     m.put(CATCHUP_WAIT.name(), Long.toString(catchUpWait.toMillis()));
@@ -411,6 +432,11 @@ public final class ServiceConfig {
     if (store == StoreKind.MEMORY) {
       LOG.warn("{} = memory: DC {}'s data lives in this process only and is lost when it stops",
           STORE.name(), dc);
+      if (!memoryNew) {
+        LOG.warn("{} = false: DC {}'s store starts without a marker and serves no group until "
+            + "paxoscp dc rebuild --dc {} --all copies it from its peers (a new cluster sets it "
+            + "true)", MEMORY_NEW.name(), dc, dc);
+      }
     }
   }
 

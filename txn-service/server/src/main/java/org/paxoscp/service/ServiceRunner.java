@@ -66,7 +66,8 @@ public final class ServiceRunner implements AutoCloseable {
    *     everything opened so far is closed again
    */
   public static ServiceRunner start(ServiceConfig config, ServiceTransportFactory transports) {
-    KvStore store = config.store() == ServiceConfig.StoreKind.MEMORY ? new InMemoryKvStore()
+    KvStore store = config.store() == ServiceConfig.StoreKind.MEMORY
+        ? new InMemoryKvStore(config.memoryNew())
         : HBaseKvStore.open(config.hbase().orElseThrow());
     try {
       return start(config, transports, store, true);

@@ -45,6 +45,7 @@ class ServiceRunnerTest {
     p.put("paxoscp.request.timeout.ms", "300");
     p.put(ServiceConfig.DC.name(), dc);
     p.put(ServiceConfig.STORE.name(), "memory");
+    p.put(ServiceConfig.MEMORY_NEW.name(), "true");
     return p;
   }
 
@@ -83,6 +84,55 @@ class ServiceRunnerTest {
       }
     } finally {
       runners.forEach(ServiceRunner::close);
+      runners.forEach(ServiceRunner::close);
+      timers.shutdownNow();
+    }
+  }
+
+  @Test
+  void aRestartedMemoryStoreServiceRefusesUntilRebuiltFromItsPeers() throws Exception {
+    List<ServiceRunner> runners = new ArrayList<>();
+    ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+    try (InProcessTransport.Network net = new InProcessTransport.Network()) {
+      for (String dc : DCS) {
+        runners.add(ServiceRunner.start(ServiceConfig.fromProperties(props(dc)), inProcess(net)));
+      }
+      ProposerDriver client = new ProposerDriver(net.transport("O"), DCS, Scheduler.of(timers),
+          Duration.ofMillis(300));
+      TreeMap<String, Mutation> w = new TreeMap<>();
+      w.put("k", Mutation.put("v".getBytes(StandardCharsets.UTF_8)));
+      Proposer p = new Proposer(ProposerConfig.defaults(Protocol.CP, DCS)
+          .withPhaseTimeoutMicros(300_000), "g", ProposerId.of(78), new LogEntry("t1", "O", 0,
+          new TreeSet<>(), w), 1, OptionalInt.empty(), new SplittableRandom(1));
+      assertEquals(Outcome.Status.COMMITTED, client.run(p).get(20, TimeUnit.SECONDS).status());
+
+      // C's process restarts as a supervisor would restart it: same file, memory.new unset.
+      runners.remove(2).close();
+      Map<String, String> again = props("C");
+      again.remove(ServiceConfig.MEMORY_NEW.name());
+      ServiceRunner c = ServiceRunner.start(ServiceConfig.fromProperties(again), inProcess(net));
+      runners.add(c);
+      assertEquals("lost", c.service().storeState());
+      var transport = net.transport("client");
+      Message refused = transport.request("C", new Message.BeginRequest("g", 0),
+          Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
+      assertEquals(Message.ErrorCode.REBUILDING, ((Message.ErrorReply) refused).code(),
+          refused.toString());
+
+      // paxoscp dc rebuild's three steps: begin, each group, complete.
+      var begun = (Message.RebuildReply) transport.request("C",
+          new Message.RebuildRequest("", "", "C", "", false), Duration.ofSeconds(10))
+          .get(20, TimeUnit.SECONDS);
+      Message group = transport.request("C", new Message.RebuildRequest("g", "", "C",
+          begun.rebuildId(), false), Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
+      assertEquals("REBUILT", ((Message.RebuildReply) group).outcome(), group.toString());
+      transport.request("C", new Message.RebuildRequest("", "", "C", begun.rebuildId(), true),
+          Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
+      assertEquals("serving", c.service().storeState());
+      Message served = transport.request("C", new Message.BeginRequest("g", 1),
+          Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS);
+      assertEquals(1, ((Message.BeginReply) served).position(), served.toString());
+    } finally {
       runners.forEach(ServiceRunner::close);
       timers.shutdownNow();
     }

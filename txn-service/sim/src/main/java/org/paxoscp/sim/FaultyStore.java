@@ -69,6 +69,12 @@ final class FaultyStore extends ForwardingKvStore {
   }
 
   @Override
+  public java.util.List<Map<String, Cell>> readRows(Table table, java.util.List<byte[]> rows) {
+    before("readRows");
+    return delegate.readRows(table, rows);
+  }
+
+  @Override
   public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
     before("write");
     delegate.write(table, row, timestamp, cells);

@@ -239,14 +239,26 @@ final class SimCluster {
   }
 
   /**
-   * The DC loses its store (section 12): its instances die, then every row of its store is gone,
-   * the marker included. {@link #ensureServed} starts a fresh instance later.
+   * The DC loses its store (section 12): every row of its store is gone, the marker included,
+   * under its running instances ({@code servicesRunning}: they notice it from the store alone),
+   * or after they died ({@link #ensureServed} starts a fresh instance later).
    */
-  void loseStore(Dc dc) {
-    for (Instance i : List.copyOf(dc.live)) {
-      kill(i);
+  void loseStore(Dc dc, boolean servicesRunning) {
+    if (!servicesRunning) {
+      for (Instance i : List.copyOf(dc.live)) {
+        kill(i);
+      }
     }
     dc.store.wipe();
+  }
+
+  /** Times running instances saw their store's marker change (ARCHITECTURE section 12). */
+  long storeChanges() {
+    long n = 0;
+    for (Instance i : everyInstance) {
+      n += i.service.storeChanges();
+    }
+    return n;
   }
 
   /** Requests answered REBUILDING (a DC not serving a group it lost, or a fenced vote). */
@@ -315,9 +327,15 @@ final class SimCluster {
           // would remove it again, the vote stays; but the acceptor answers nothing for a
           // position without a chosen value before reading the watermark after the row, so no
           // proposer or learner ever sees such a vote (Acceptor, "Collected positions").
+          // Likewise a vote written into a store that lost its contents (a fast ACCEPT's
+          // check-and-write reads nothing first): the acceptor reads the store's marker after
+          // the row and refuses, and the rebuild fences the position, or the vote lies above
+          // the fence, where it is the vote of a DC that lost nothing there (as if its reply
+          // had been lost). Counted are the votes the DC's guard would answer for now.
           Optional<Vote> vote;
           try {
             vote = a.position() <= LogCollector.gcWatermark(dc.store, a.group())
+                || !votable(dc, a.group(), a.position())
                 ? Optional.empty() : dc.acceptor.lastVote(a.group(), a.position());
           } catch (TooOldException collected) {
             vote = Optional.empty();
@@ -336,6 +354,21 @@ final class SimCluster {
       });
     });
     return reply;
+  }
+
+  /**
+   * Whether {@code dc}'s store, as it is now, lets its acceptor answer for {@code position} of
+   * {@code group}: it has a marker, serves the group, and the position is above the group's
+   * rebuild fence there (ARCHITECTURE section 12).
+   */
+  private static boolean votable(Dc dc, String group, long position) {
+    try {
+      org.paxoscp.paxos.RebuildGuard.Bounds b = new org.paxoscp.paxos.RebuildGuard(dc.store)
+          .bounds(group, org.paxoscp.store.StoreMarker.read(dc.store).orElse(null));
+      return position > b.fence();
+    } catch (org.paxoscp.paxos.RebuildingException e) {
+      return false;
+    }
   }
 
   void sent(int from, int to, Message m) {

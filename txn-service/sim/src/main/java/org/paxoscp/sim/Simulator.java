@@ -91,7 +91,11 @@ public final class Simulator {
   /** Whether a DC loses its store in mid-run, and what happens then. */
   public enum StoreLoss {
     OFF,
-    /** It is rebuilt from its peers with the shipped rebuild while the workload goes on. */
+    /**
+     * It is rebuilt from its peers with the shipped rebuild while the workload goes on; its
+     * service instances are left running through the loss in three runs of four (a loss does
+     * not ask), killed first and restarted in the fourth.
+     */
     REBUILT,
     /**
      * Planted bug: its empty store is taken for a new DC's (marked serving) and nothing is
@@ -104,6 +108,10 @@ public final class Simulator {
   public static final class StoreLossCounts {
     /** The DC that lost its store ("" if none did). */
     public String dc = "";
+    /** Its service instances were left running through the loss (else killed first). */
+    public boolean servicesRunning;
+    /** Times a running instance saw its store's marker change (lost, rebuilding, rebuilt). */
+    public long storeChanges;
     /** Groups rebuilt there, and rebuild requests that failed and were tried again. */
     public int rebuilt;
     public int retried;
@@ -114,8 +122,9 @@ public final class Simulator {
 
     @Override
     public String toString() {
-      return dc.isEmpty() ? "none" : "dc=" + dc + " rebuilt=" + rebuilt + " retried=" + retried
-          + " complete=" + complete + " refused=" + refused;
+      return dc.isEmpty() ? "none" : "dc=" + dc + (servicesRunning ? " (services running)" : "")
+          + " rebuilt=" + rebuilt + " retried=" + retried + " complete=" + complete + " refused="
+          + refused + " storeChanges=" + storeChanges;
     }
   }
 
@@ -156,11 +165,12 @@ public final class Simulator {
   }
 
   /**
-   * A random DC loses its store once, 0.5-3 s into the run: its service instances are killed,
-   * every row of its store is gone, and a fresh instance starts 0.1-0.5 s later. With
-   * {@link StoreLoss#REBUILT} its groups are then rebuilt through the shipped rebuild requests
-   * (ARCHITECTURE section 12), retried while peers do not answer; with the planted bug they are
-   * not, and the DC votes as if new.
+   * A random DC loses its store once, 0.5-3 s into the run: every row of its store is gone,
+   * under its running service instances (which notice it from the store alone), or after they
+   * were killed (a fresh instance starts then), see {@link StoreLoss}; 0.1-0.5 s later its
+   * groups are rebuilt through the shipped rebuild requests (ARCHITECTURE section 12), retried
+   * while peers do not answer; with {@link StoreLoss#PLANTED_VOTES_AS_IF_EMPTY} they are not,
+   * and the DC votes as if new.
    */
   public Simulator withStoreLoss(StoreLoss mode) {
     this.storeLoss = mode;
@@ -171,6 +181,7 @@ public final class Simulator {
   public StoreLossCounts storeLossCounts() {
     if (cluster != null) {
       lost.refused = cluster.rebuildingRefusals();
+      lost.storeChanges = cluster.storeChanges();
     }
     return lost;
   }
@@ -565,7 +576,7 @@ public final class Simulator {
    */
   private boolean recover() {
     cluster.ensureServed();
-    if (storeLoss == StoreLoss.REBUILT && !lost.dc.isEmpty()) {
+    if (storeLoss != StoreLoss.PLANTED_VOTES_AS_IF_EMPTY && !lost.dc.isEmpty()) {
       // The rebuild ends on the healed network before catch-up needs the rebuilt DC.
       if (!events.run(MAX_VIRTUAL_MICROS, MAX_EVENTS) || !lost.complete) {
         return false;
@@ -628,17 +639,29 @@ public final class Simulator {
     events.after(500_000 + random.nextLong(2_500_000), () -> {
       SimCluster.Dc dc = cluster.dc(random.nextInt(cfg.dcs().size()));
       lost.dc = dc.name;
-      cluster.loseStore(dc);
+      lost.servicesRunning = switch (storeLoss) {
+        case REBUILT -> random.nextInt(4) != 0;
+        case PLANTED_VOTES_AS_IF_EMPTY, OFF -> false;
+      };
+      cluster.loseStore(dc, lost.servicesRunning);
       events.after(100_000 + random.nextLong(400_000), () -> {
         cluster.ensureServed();
         if (storeLoss == StoreLoss.PLANTED_VOTES_AS_IF_EMPTY) {
           org.paxoscp.store.StoreMarker.initialize(dc.store);
         } else {
+          // Half the runs name the peer to copy from, as an operator may (dc rebuild --from):
+          // it may be behind the lost DC, so the DC comes back at an earlier position than its
+          // running service remembers.
+          List<String> peers = cfg.dcs().stream().filter(d -> !d.equals(dc.name)).toList();
+          copyFrom = random.nextBoolean() ? peers.get(random.nextInt(peers.size())) : "";
           rebuildNext(dc, new java.util.ArrayDeque<>(groups()));
         }
       });
     });
   }
+
+  /** The peer the rebuild copies from when it answers ("": the one that applied the most). */
+  private String copyFrom = "";
 
   /** The id of the rebuild under way (null until begun; again null to begin anew). */
   private String rebuildId;
@@ -659,7 +682,8 @@ public final class Simulator {
         ? new org.paxoscp.transport.Message.RebuildRequest("", "", dc.name, "", false)
         : group == null
         ? new org.paxoscp.transport.Message.RebuildRequest("", "", dc.name, rebuildId, true)
-        : new org.paxoscp.transport.Message.RebuildRequest(group, "", dc.name, rebuildId, false);
+        : new org.paxoscp.transport.Message.RebuildRequest(group, copyFrom, dc.name, rebuildId,
+            false);
     dc.live.get(0).service.handle(dc.name, request).whenComplete((r, t) -> {
       if (r instanceof org.paxoscp.transport.Message.RebuildReply reply) {
         if (rebuildId == null) {

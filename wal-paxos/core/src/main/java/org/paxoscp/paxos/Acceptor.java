@@ -19,6 +19,7 @@ import org.paxoscp.paxos.PaxosMessage.PrepareReply;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Cell;
 import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.store.StoreMarker;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogValue;
 
@@ -56,9 +57,15 @@ public final class Acceptor {
   private final KvStore store;
   private final RebuildGuard guard;
 
+  /** An acceptor with a guard of its own (one acceptor per process, or tests). */
   public Acceptor(KvStore store) {
+    this(store, new RebuildGuard(store));
+  }
+
+  /** An acceptor that answers through {@code guard}, the process's one for {@code store}. */
+  public Acceptor(KvStore store, RebuildGuard guard) {
     this.store = store;
-    this.guard = new RebuildGuard(store);
+    this.guard = guard;
   }
 
   /** The guard this acceptor votes by (the service checks requests with it too). */
@@ -73,10 +80,11 @@ public final class Acceptor {
       throw new IllegalArgumentException("PREPARE with the reserved fast-path ballot");
     }
     byte[] row = WalLayout.walRow(m.group(), m.position());
+    StoreMarker at = guard.current();
     while (true) {
       State s = State.read(store, row);
       if (s.chosen == null && m.ballot().equals(s.promise)) {
-        refuseVote(m.group(), m.position());
+        refuseVote(m.group(), m.position(), at);
         // A duplicate of the PREPARE we already promised: promise again, change nothing.
         return new PrepareReply(m.group(), m.position(), m.ballot(), true, s.promise, s.vote(),
             null);
@@ -88,7 +96,7 @@ public final class Acceptor {
         return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise, null,
             s.chosen);
       }
-      refuseVote(m.group(), m.position());
+      refuseVote(m.group(), m.position(), at);
       if (!higher) {
         return new PrepareReply(m.group(), m.position(), m.ballot(), false, s.promise,
             s.vote(), null);
@@ -97,7 +105,7 @@ public final class Acceptor {
       boolean ok = store.checkAndWrite(Table.WAL, row, PROMISE, s.promiseBytes, KvStore.UNVERSIONED,
           Map.of(PROMISE, m.ballot().encode()));
       if (ok) {
-        refuseVoteAfterWrite(m.group(), m.position(), row);
+        refuseVoteAfterWrite(m.group(), m.position(), row, at);
         return new PrepareReply(m.group(), m.position(), m.ballot(), true, m.ballot(), s.vote(),
             null);
       }
@@ -117,8 +125,9 @@ public final class Acceptor {
         VOTE_BALLOT, m.ballot().encode(), VOTE_VALUE, LogCodec.encode(m.value()));
     // The GC watermark is read after the row either way: after the write when the vote is
     // taken, before the refusal otherwise.
+    StoreMarker at = guard.current();
     if (m.ballot().isFast()) {
-      refuseIfMayBeFenced(m.group(), m.position());
+      refuseIfMayBeFenced(m.group(), m.position(), at);
     }
     if (m.ballot().isFast()
         && store.checkAndWrite(Table.WAL, row, PROMISE, null, KvStore.UNVERSIONED, vote)) {
@@ -129,7 +138,7 @@ public final class Acceptor {
       // ballot is the grant holder's only fast value (section 5.3), so this vote repeats it; a
       // value chosen at a higher ballot was accepted by a majority that all hold promises and
       // refuse the fast ballot, so no majority can form for it.
-      refuseVoteAfterWrite(m.group(), m.position(), row);
+      refuseVoteAfterWrite(m.group(), m.position(), row, at);
       return new AcceptReply(m.group(), m.position(), m.ballot(), true, m.ballot(), null);
     }
     State s = State.read(store, row);
@@ -149,10 +158,10 @@ public final class Acceptor {
       ok = false;
     }
     if (ok) {
-      refuseVoteAfterWrite(m.group(), m.position(), row);
+      refuseVoteAfterWrite(m.group(), m.position(), row, at);
       return new AcceptReply(m.group(), m.position(), m.ballot(), true, m.ballot(), null);
     }
-    refuseVote(m.group(), m.position());
+    refuseVote(m.group(), m.position(), at);
     return new AcceptReply(m.group(), m.position(), m.ballot(), false,
         State.read(store, row).promise, null);
   }
@@ -182,7 +191,8 @@ public final class Acceptor {
     WalLayout.validateGroup(m.group());
     byte[] row = WalLayout.walRow(m.group(), m.position());
     byte[] who = m.requester().getBytes(StandardCharsets.UTF_8);
-    refuseIfMayBeFenced(m.group(), m.position());
+    StoreMarker at = guard.current();
+    refuseIfMayBeFenced(m.group(), m.position(), at);
     // As in apply: the watermark read after the write is the one the answer needs.
     boolean granted = store.checkAndWrite(Table.WAL, row, GRANT, null, KvStore.UNVERSIONED,
         Map.of(GRANT, who));
@@ -190,7 +200,7 @@ public final class Acceptor {
       granted = store.read(Table.WAL, row, GRANT, KvStore.LATEST)
           .map(c -> java.util.Arrays.equals(c.value(), who)).orElse(false);
     }
-    refuseVoteAfterWrite(m.group(), m.position(), row);
+    refuseVoteAfterWrite(m.group(), m.position(), row, at);
     return new GrantReply(m.group(), m.position(), m.requester(), granted);
   }
 
@@ -222,11 +232,13 @@ public final class Acceptor {
 
   /**
    * Before a promise, vote or grant is answered: {@link TooOldException} at or below the GC
-   * watermark, {@link RebuildingException} at or below the rebuild fence or for a group this DC
-   * does not serve (ARCHITECTURE section 12).
+   * watermark, {@link RebuildingException} at or below the rebuild fence, for a group this DC
+   * does not serve, or when the store's marker is no longer {@code at}, the one the request
+   * began under (ARCHITECTURE section 12): a store lost under the running service answers
+   * nothing it wrote after the loss.
    */
-  private void refuseVote(String group, long position) {
-    RebuildGuard.Bounds b = guard.bounds(group);
+  private void refuseVote(String group, long position, StoreMarker at) {
+    RebuildGuard.Bounds b = guard.bounds(group, at);
     if (position <= b.gcWatermark()) {
       throw new TooOldException(group, position, b.gcWatermark());
     }
@@ -242,8 +254,8 @@ public final class Acceptor {
    * docs/rebuilding.md), so no reply ever reports it, and removing it would
    * leave an HBase delete marker that hides the chosen value the DC learns there later.
    */
-  private void refuseVoteAfterWrite(String group, long position, byte[] row) {
-    RebuildGuard.Bounds b = guard.bounds(group);
+  private void refuseVoteAfterWrite(String group, long position, byte[] row, StoreMarker at) {
+    RebuildGuard.Bounds b = guard.bounds(group, at);
     if (position <= b.gcWatermark()) {
       store.deleteRow(Table.WAL, row);
       throw new TooOldException(group, position, b.gcWatermark());
@@ -258,9 +270,9 @@ public final class Acceptor {
    * position without writing, in a store that may have fences at all (one meta read; none in a
    * store that never lost its contents).
    */
-  private void refuseIfMayBeFenced(String group, long position) {
-    if (guard.mayFence()) {
-      refuseVote(group, position);
+  private void refuseIfMayBeFenced(String group, long position, StoreMarker at) {
+    if (RebuildGuard.mayFence(at)) {
+      refuseVote(group, position, at);
     }
   }
 

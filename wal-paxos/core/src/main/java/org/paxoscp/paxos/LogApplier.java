@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.store.StoreMarker;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
 import org.paxoscp.wal.XgLocks;
@@ -45,6 +46,9 @@ public final class LogApplier {
 
   private final KvStore store;
   private final Acceptor acceptor;
+  /** The process's guard: its epoch tags what is cached, its marker id stamps new meta rows. */
+  private final RebuildGuard guard;
+  private final Rules rules;
   /**
    * Per group, the highest applied watermark this applier has read from or written to the store,
    * with the chosen value at that position when this applier applied it. Only a lower bound of
@@ -77,9 +81,22 @@ public final class LogApplier {
 
   /**
    * A watermark, the lock table at it, and, if this applier applied it, the chosen value at it
-   * (else null).
+   * (else null), read from or written to the store under the guard's {@code epoch}: under
+   * another epoch (the store was lost or rebuilt since) it is no bound of anything.
    */
-  private record Applied(long position, LogValue value, XgLocks locks) {}
+  private record Applied(long position, LogValue value, XgLocks locks, long epoch) {}
+
+  /**
+   * The applier's safety-critical decision, replaceable only to plant a bug in a test.
+   *
+   * @param advanceFromMemory the planted bug: what this applier remembers of a store is kept
+   *     when the store is lost and rebuilt, and a watermark the store holds below the one
+   *     remembered (rebuilt at an earlier position) is moved straight to the position applied,
+   *     past positions never applied to this store
+   */
+  public record Rules(boolean advanceFromMemory) {
+    public static final Rules SHIPPED = new Rules(false);
+  }
 
   /**
    * An applied watermark with the group's cross-group lock table at it ({@link XgLocks}), which
@@ -96,11 +113,21 @@ public final class LogApplier {
 
   /** An applier caching the state of at most {@code maxGroups} groups (>= 1). */
   public LogApplier(KvStore store, int maxGroups) {
+    this(store, maxGroups, new RebuildGuard(store), Rules.SHIPPED);
+  }
+
+  /**
+   * An applier caching the state of at most {@code maxGroups} groups (>= 1), answering through
+   * {@code guard}, the process's one for {@code store}.
+   */
+  public LogApplier(KvStore store, int maxGroups, RebuildGuard guard, Rules rules) {
     if (maxGroups < 1) {
       throw new IllegalArgumentException("maxGroups must be >= 1, was " + maxGroups);
     }
     this.store = store;
-    this.acceptor = new Acceptor(store);
+    this.guard = guard;
+    this.rules = rules;
+    this.acceptor = new Acceptor(store, guard);
     this.maxGroups = maxGroups;
     // Evictions are counted for the operator (a listener, called only when one happens).
     Cache<String, Applied> k = Caffeine.newBuilder().maximumSize(maxGroups)
@@ -150,9 +177,10 @@ public final class LogApplier {
 
   /** {@link #appliedWatermark} with the lock table at it, from one store read. */
   public AppliedState appliedState(String group) {
+    long epoch = guard.epoch();
     AppliedState s = store.read(Table.META, WalLayout.metaRow(group), APPLIED, KvStore.LATEST)
         .map(c -> decodeApplied(c.value())).orElse(AppliedState.NONE);
-    remember(group, s.position(), null, s.locks());
+    remember(group, s.position(), null, s.locks(), epoch);
     return s;
   }
 
@@ -175,8 +203,14 @@ public final class LogApplier {
    * applier has seen or set (0 before the first). Every position at or below it is applied.
    */
   public long knownApplied(String group) {
-    Applied a = known.get(group);
+    Applied a = current(group);
     return a == null ? 0 : a.position();
+  }
+
+  /** The cached watermark of {@code group} if it was cached under the guard's epoch now. */
+  private Applied current(String group) {
+    Applied a = known.get(group);
+    return a != null && (a.epoch() == guard.epoch() || rules.advanceFromMemory()) ? a : null;
   }
 
   /**
@@ -320,11 +354,15 @@ public final class LogApplier {
   public long applyKnown(String group, long position, LogValue value) {
     AppliedState applied;
     ConcurrentSkipListMap<Long, LogValue> ahead = null;
+    long epoch = guard.epoch();
     if (value != null) {
       hold(recorded, group, position, value);
       ahead = recorded.get(group);
       // Nothing cached is position 0, whose lock table is empty: exact, not only a lower bound.
-      Applied cached = known.getOrDefault(group, new Applied(0, null, XgLocks.EMPTY));
+      Applied cached = current(group);
+      if (cached == null) {
+        cached = new Applied(0, null, XgLocks.EMPTY, epoch);
+      }
       applied = cached.position() == position - 1
           ? new AppliedState(cached.position(), cached.locks()) : appliedState(group);
     } else {
@@ -350,14 +388,18 @@ public final class LogApplier {
       XgLocks.Applied effect = applied.locks().apply(at, next.get());
       writeVersions(group, at, effect.writes());
       AppliedState to = advance(group, applied, new AppliedState(at, effect.locks()));
-      remember(group, to.position(), to.position() == at ? next.get() : null, to.locks());
+      remember(group, to.position(), to.position() == at ? next.get() : null, to.locks(), epoch);
       applied = to;
     }
   }
 
-  private void remember(String group, long position, LogValue value, XgLocks locks) {
-    Applied a = known.merge(group, new Applied(position, value, locks),
-        (old, now) -> now.position() > old.position()
+  private void remember(String group, long position, LogValue value, XgLocks locks,
+      long epoch) {
+    // A later epoch replaces whatever an earlier one left; an earlier one's is dropped.
+    Applied a = known.merge(group, new Applied(position, value, locks, epoch),
+        (old, now) -> now.epoch() != old.epoch() && !rules.advanceFromMemory()
+            ? (now.epoch() > old.epoch() ? now : old)
+            : now.position() > old.position()
             || (now.position() == old.position() && old.value() == null) ? now : old);
     for (var m : List.of(recorded, announced)) {
       m.computeIfPresent(group, (g, r) -> {
@@ -384,20 +426,34 @@ public final class LogApplier {
   }
 
   /**
-   * Moves the watermark from {@code from} to {@code to} unless another applier got further.
-   * {@code from} may be below the store's watermark (a remembered lower bound): the
-   * check-and-write then fails and the store's value is returned. The versions written for
-   * {@code to} meanwhile are the ones already there (a position's versions are fixed by its
-   * chosen value), or, if the position was collected since, versions older than the newest one
-   * at or below the GC watermark, which no read above the watermark returns ({@link
-   * LogCollector}).
+   * Moves the watermark from {@code from} to {@code to} (the next position) if the store's is
+   * {@code from}; else returns the store's, and the caller goes on from there. {@code from} may
+   * be below the store's watermark (a remembered lower bound): another applier got further, and
+   * the versions written for {@code to} meanwhile are the ones already there (a position's
+   * versions are fixed by its chosen value), or, if the position was collected since, versions
+   * older than the newest one at or below the GC watermark, which no read above the watermark
+   * returns ({@link LogCollector}). The store's watermark may also be below {@code from}: the
+   * store was lost and rebuilt at an earlier position (ARCHITECTURE section 12), and the
+   * positions between were never applied to it; the watermark then never jumps over them.
+   *
+   * <p>A group's first watermark creates its meta row, stamped with the store marker's id
+   * ({@link WalLayout#STORE_ID}). A row created after the store was lost (by an APPLY that
+   * reached a running service before it noticed) serves nobody: the guard trusts no row while
+   * the marker is missing, and the rebuild overwrites it.
    */
   private AppliedState advance(String group, AppliedState from, AppliedState to) {
     byte[] row = WalLayout.metaRow(group);
     byte[] expected = from.position() == 0 ? null : encodeApplied(from);
+    Map<String, byte[]> cells = Map.of(APPLIED, encodeApplied(to));
+    if (expected == null) {
+      StoreMarker m = guard.current();
+      if (m != null) {
+        cells = Map.of(APPLIED, encodeApplied(to), WalLayout.STORE_ID,
+            m.id().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
     while (true) {
-      if (store.checkAndWrite(Table.META, row, APPLIED, expected, KvStore.UNVERSIONED,
-          Map.of(APPLIED, encodeApplied(to)))) {
+      if (store.checkAndWrite(Table.META, row, APPLIED, expected, KvStore.UNVERSIONED, cells)) {
         return to;
       }
       AppliedState now = appliedState(group);
@@ -410,8 +466,22 @@ public final class LogApplier {
             + from.position() + " is " + now.locks() + " in the store, " + from.locks()
             + " computed here");
       }
+      if (!rules.advanceFromMemory()) {
+        // Positions now + 1 .. to - 1 may not be applied here: the caller applies from now.
+        forget(group, now);
+        return now;
+      }
       expected = now.position() == 0 ? null : encodeApplied(now);
+      cells = Map.of(APPLIED, encodeApplied(to));
     }
+  }
+
+  /**
+   * Replaces what is remembered of {@code group} with the store's {@code state}, which is below
+   * it when the store was lost and rebuilt since (the remembered watermark then bounds nothing).
+   */
+  private void forget(String group, AppliedState state) {
+    known.put(group, new Applied(state.position(), null, state.locks(), guard.epoch()));
   }
 
   /**

@@ -169,18 +169,36 @@ public final class LogCollector {
     raise(group, SEEN_PREFIX + dc, applied);
   }
 
-  /** Monotone check-and-write of a meta cell. */
+  /**
+   * Monotone check-and-write of a meta cell of a group that has a meta row with an applied
+   * watermark; never creates the row. A meta row created here after the store was lost under a
+   * running service would be a row no rebuild wrote (docs/rebuilding.md), so the first value of
+   * the cell is written with a check on the applied cell instead, which a lost row does not have.
+   * A group with nothing applied here has nothing to collect: nothing is written.
+   */
   private long raise(String group, String column, long to) {
     byte[] row = WalLayout.metaRow(group);
-    long now = readLong(store, group, column);
-    while (now < to) {
-      byte[] expected = now == 0 ? null : WalLayout.encodeLong(now);
-      if (store.checkAndWrite(Table.META, row, column, expected, KvStore.UNVERSIONED,
-          Map.of(column, WalLayout.encodeLong(to)))) {
+    while (true) {
+      Map<String, KvStore.Cell> cells = store.readRow(Table.META, row);
+      KvStore.Cell cell = cells.get(column);
+      long now = cell == null ? 0 : WalLayout.decodeLong(cell.value());
+      if (now >= to) {
+        return now;
+      }
+      KvStore.Cell applied = cells.get(WalLayout.APPLIED);
+      boolean written;
+      if (cell != null) {
+        written = store.checkAndWrite(Table.META, row, column, cell.value(), KvStore.UNVERSIONED,
+            Map.of(column, WalLayout.encodeLong(to)));
+      } else if (applied != null) {
+        written = store.checkAndWrite(Table.META, row, WalLayout.APPLIED, applied.value(),
+            KvStore.UNVERSIONED, Map.of(column, WalLayout.encodeLong(to)));
+      } else {
+        return now;
+      }
+      if (written) {
         return to;
       }
-      now = readLong(store, group, column);
     }
-    return now;
   }
 }

@@ -46,20 +46,31 @@ public final class RebuildInstall {
    * {@code position} with its lock table, collected below it, and {@code fence} (0: none; the DC
    * kept its acceptor state).
    *
-   * @return false if the group already had a meta row and {@code fence > 0} (it was rebuilt
-   *     before: nothing written), else true
+   * @param rebuildId the rebuild under way ({@code fence > 0}): its id is written with the row
+   *     ({@link WalLayout#REBUILT_BY}), which makes the group served while the store is still
+   *     being rebuilt ({@link RebuildGuard}); any other meta row the group has (written after the
+   *     loss by a service that had not noticed it, or by an earlier rebuild's copy that came too
+   *     late) is replaced
+   * @return false if the group's meta row was already installed by {@code rebuildId} and
+   *     {@code fence > 0} (nothing written), else true
    */
   public static boolean finish(KvStore store, String group, long position, XgLocks locks,
-      LogValue chosen, long fence) {
+      LogValue chosen, long fence, String rebuildId) {
     if (position > 0) {
       store.checkAndWrite(Table.WAL, WalLayout.walRow(group, position), WalLayout.CHOSEN, null,
           KvStore.UNVERSIONED, Map.of(WalLayout.CHOSEN, LogCodec.encode(chosen)));
     }
     byte[] meta = WalLayout.metaRow(group);
     if (fence > 0) {
-      // A store that lost its contents: the row is new, written whole, once.
+      // A store that lost its contents: the row is written whole, once per rebuild.
+      Map<String, KvStore.Cell> row = store.readRow(Table.META, meta);
+      if (RebuildGuard.rebuiltBy(row, rebuildId)) {
+        return false;
+      }
+      KvStore.Cell by = row.get(WalLayout.REBUILT_BY);
       Map<String, byte[]> cells = new HashMap<>();
       cells.put(WalLayout.FENCE, WalLayout.encodeLong(fence));
+      cells.put(WalLayout.REBUILT_BY, rebuildId.getBytes(java.nio.charset.StandardCharsets.UTF_8));
       if (position > 0) {
         cells.put(WalLayout.APPLIED, LogApplier.encodeApplied(
             new LogApplier.AppliedState(position, locks)));
@@ -69,8 +80,10 @@ public final class RebuildInstall {
         cells.put(WalLayout.GC_WATERMARK, WalLayout.encodeLong(position - 1));
         cells.put(WalLayout.COLLECTED, WalLayout.encodeLong(position - 1));
       }
-      return store.checkAndWrite(Table.META, meta, WalLayout.FENCE, null, KvStore.UNVERSIONED,
-          cells);
+      // Checked on the row's rebuild id as read: two copies of one group racing each other
+      // write it once; a copy that lost the race leaves the winner's row.
+      return store.checkAndWrite(Table.META, meta, WalLayout.REBUILT_BY,
+          by == null ? null : by.value(), KvStore.UNVERSIONED, cells);
     }
     // A DC that kept its state: raise the GC watermark first (reads below the copied position
     // are refused from now on), then the applied watermark; the collector removes the WAL rows

@@ -43,6 +43,22 @@ public final class WalLayout {
    * DC never promises, votes or grants at positions at or below it ({@link RebuildGuard}).
    */
   public static final String FENCE = "f";
+  /**
+   * Meta cell of a group rebuilt at this DC: the id of the rebuild that installed the row
+   * ({@link org.paxoscp.store.StoreMarker#id}). While the store is being rebuilt, only rows of
+   * the rebuild under way make their groups served ({@link RebuildGuard}).
+   */
+  public static final String REBUILT_BY = "r";
+  /**
+   * Meta cell written with a group's first applied watermark: the id of the store marker the
+   * applier saw then. Only versions with store markers write it (and {@link #REBUILT_BY},
+   * {@link #FENCE}), which tells a store that lost its marker from one written before markers
+   * existed ({@link org.paxoscp.store.StoreMarker#initializeIfFromEarlierVersion}).
+   */
+  public static final String STORE_ID = "i";
+  /** The meta cells only versions with store markers write (see {@link #STORE_ID}). */
+  public static final java.util.Set<String> MARKED_META_COLUMNS =
+      java.util.Set.of(FENCE, REBUILT_BY, STORE_ID);
 
 
   public static final int MAX_GROUP_BYTES = 256;

@@ -1,5 +1,6 @@
 package org.paxoscp.store;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
@@ -71,6 +72,16 @@ public final class CountingKvStore extends ForwardingKvStore {
     long t = System.nanoTime();
     try {
       return delegate.readRow(table, row);
+    } finally {
+      count(rowReads, 1, t);
+    }
+  }
+
+  @Override
+  public List<Map<String, Cell>> readRows(Table table, List<byte[]> rows) {
+    long t = System.nanoTime();
+    try {
+      return delegate.readRows(table, rows);
     } finally {
       count(rowReads, 1, t);
     }

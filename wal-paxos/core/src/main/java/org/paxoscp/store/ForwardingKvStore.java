@@ -7,7 +7,10 @@ import java.util.Optional;
 /**
  * A store that passes every call to another; subclasses override the calls they want to observe,
  * change or interleave with (tests run a competing operation inside a check-and-write; the
- * simulator's planted watermark bug hides one cell). Thread-safe when the delegate is.
+ * simulator's planted watermark bug hides one cell). {@link #readRows} is left to the
+ * interface's default, one {@link #readRow} per row, so a subclass that observes row reads sees
+ * those too; a wrapper in front of a store that batches them (HBase) overrides it and passes the
+ * batch on. Thread-safe when the delegate is.
  */
 public abstract class ForwardingKvStore implements KvStore {
   protected final KvStore delegate;

@@ -36,19 +36,34 @@ public final class InMemoryKvStore implements KvStore {
   private volatile boolean available = true;
   private volatile boolean closed;
 
+  /** A new DC's store: empty and marked serving. */
   public InMemoryKvStore() {
+    this(true);
+  }
+
+  /**
+   * An empty store; marked serving when {@code newDc}, else without a marker, as a store that
+   * lost its contents comes back (its DC serves no group until it is rebuilt from its peers,
+   * ARCHITECTURE section 12): what a restarted process of a DC whose store lives in memory has.
+   */
+  public InMemoryKvStore(boolean newDc) {
     for (Table t : Table.values()) {
       tables.put(t, new ConcurrentSkipListMap<>());
     }
-    StoreMarker.initialize(this);
+    if (newDc) {
+      StoreMarker.initialize(this);
+    }
   }
 
   /**
    * Loses every row of every table, the store marker included: what a DC whose disks are lost
-   * comes back to. Its services must be stopped first (ARCHITECTURE section 12).
+   * comes back to. The meta table goes first, as {@code HBaseSchema.truncate} empties it first:
+   * a service still running that reads the marker after its own store work sees the loss
+   * whenever that work may have met an emptied table (ARCHITECTURE section 12).
    */
   public void wipe() {
-    for (var t : tables.values()) {
+    java.util.List<Table> order = java.util.List.of(Table.META, Table.WAL, Table.DATA);
+    for (var t : order.stream().map(tables::get).toList()) {
       for (Row r : t.values()) {
         synchronized (r) {
           r.columns.clear();

@@ -48,6 +48,19 @@ public interface KvStore extends AutoCloseable {
   Map<String, Cell> readRow(Table table, byte[] row);
 
   /**
+   * {@link #readRow} of each of {@code rows}, in their order: each row read atomically, the rows
+   * not together. A store may read them in one request (HBase sends one batch); the default
+   * reads them one by one.
+   */
+  default List<Map<String, Cell>> readRows(Table table, List<byte[]> rows) {
+    List<Map<String, Cell>> out = new java.util.ArrayList<>(rows.size());
+    for (byte[] row : rows) {
+      out.add(readRow(table, row));
+    }
+    return out;
+  }
+
+  /**
    * Writes every cell in {@code cells} at {@code timestamp}, atomically. A write to an existing
    * (row, column, timestamp) replaces that version.
    */

@@ -47,7 +47,11 @@ public record StoreMarker(State state, String id, long unknownGroupFence, String
 
   /** The store's marker; empty when it has none (a store that lost its contents). */
   public static Optional<StoreMarker> read(KvStore store) {
-    Map<String, Cell> cells = store.readRow(Table.META, ROW);
+    return parse(store.readRow(Table.META, ROW));
+  }
+
+  /** The marker in the cells of the store row ({@link #ROW}); empty when there is none. */
+  public static Optional<StoreMarker> parse(Map<String, Cell> cells) {
     Cell state = cells.get(STATE);
     if (state == null) {
       return Optional.empty();
@@ -68,6 +72,20 @@ public record StoreMarker(State state, String id, long unknownGroupFence, String
   }
 
   /**
+   * Whether {@code other} is this same marker: the same state and id. A store that lost its
+   * contents and was rebuilt since, or is being rebuilt, never has the marker it had before (each
+   * rebuild and each completion writes a new random id).
+   */
+  public boolean sameAs(StoreMarker other) {
+    return other != null && state == other.state && id.equals(other.id);
+  }
+
+  /** For log lines and errors: {@code serving as 1f3a...}. */
+  public String describe() {
+    return state.name().toLowerCase(java.util.Locale.ROOT) + " as " + id;
+  }
+
+  /**
    * Marks a new, empty store as serving; does nothing to a store that has a marker. Call it only
    * for a store created empty for a new DC (creating its tables, or a new in-memory store): on a
    * store that lost its contents it would let the DC vote as if it had never voted.
@@ -79,19 +97,60 @@ public record StoreMarker(State state, String id, long unknownGroupFence, String
         Map.of(STATE, bytes("serving"), ID, bytes(UUID.randomUUID().toString())));
   }
 
+  /** What {@link #initializeIfFromEarlierVersion} found. */
+  public enum Earlier {
+    /** The store has a marker: nothing to do. */
+    MARKED,
+    /** No marker and no meta rows: a store that lost its contents (or a new one never marked). */
+    EMPTY,
+    /** Meta rows written only by a version without markers: marked serving now. */
+    MARKED_NOW,
+    /**
+     * Meta rows of which at least one was written by a version with markers (a group's
+     * {@code STORE_ID}, {@code REBUILT_BY} or fence cell), and no marker: the store lost its
+     * contents and a service still running wrote rows into it since; never marked.
+     */
+    LOST
+  }
+
   /**
    * Marks serving a store written by a version without markers: one whose meta table holds rows
-   * but no marker. A store that lost its contents has an empty meta table (the meta table is
-   * emptied first, {@code HBaseSchema.truncate}), so it is never taken for such a store.
+   * but no marker, none of them written by a version with markers. Such a version ran only
+   * before any store had a marker, so a store with a row of a version with markers had one and
+   * lost it, with its contents; the rows it holds were written after the loss by a service that
+   * did not notice it yet, and it is left for {@code paxoscp dc rebuild}. Scans the whole meta
+   * table, only when the marker is missing.
    *
-   * @return whether the marker was written now
+   * @param markedColumns meta cells only versions with markers write (the caller's layout)
    */
-  public static boolean initializeIfFromEarlierVersion(KvStore store) {
-    if (read(store).isPresent()
-        || store.scan(Table.META, new byte[0], null, KvStore.LATEST, 1, false).isEmpty()) {
-      return false;
+  public static Earlier initializeIfFromEarlierVersion(KvStore store,
+      java.util.Set<String> markedColumns) {
+    if (read(store).isPresent()) {
+      return Earlier.MARKED;
     }
-    return initialize(store);
+    byte[] from = new byte[0];
+    boolean any = false;
+    while (true) {
+      java.util.List<KvStore.ScannedRow> rows = store.scan(Table.META, from, null, KvStore.LATEST,
+          1024, false);
+      for (KvStore.ScannedRow r : rows) {
+        any = true;
+        for (String c : markedColumns) {
+          if (r.cells().containsKey(c)) {
+            return Earlier.LOST;
+          }
+        }
+      }
+      if (rows.size() < 1024) {
+        break;
+      }
+      byte[] last = rows.get(rows.size() - 1).row();
+      from = java.util.Arrays.copyOf(last, last.length + 1);
+    }
+    if (!any) {
+      return Earlier.EMPTY;
+    }
+    return initialize(store) ? Earlier.MARKED_NOW : Earlier.MARKED;
   }
 
   /**

@@ -37,9 +37,15 @@ class RebuildGuardTest {
     return acceptor.prepare(new Prepare(G, position, Ballot.of(1, 1))).promised();
   }
 
-  private void fence(String group, long fence) {
+  /** What the rebuild {@code rebuildId} installs for a group: its fence and its id. */
+  private void fence(String group, long fence, String rebuildId) {
     store.write(Table.META, WalLayout.metaRow(group), KvStore.UNVERSIONED,
-        Map.of(WalLayout.FENCE, WalLayout.encodeLong(fence)));
+        Map.of(WalLayout.FENCE, WalLayout.encodeLong(fence), WalLayout.REBUILT_BY,
+            rebuildId.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+  }
+
+  private static void checkServed(Acceptor a, String group) {
+    a.guard().checkServed(group, a.guard().current());
   }
 
   @Test
@@ -48,7 +54,8 @@ class RebuildGuardTest {
     assertTrue(promised(1));
     assertTrue(acceptor.grant(new GrantRequest(G, 2, "V1")).granted());
     assertTrue(acceptor.accept(new Accept(G, 3, Ballot.FAST, value("t"))).accepted());
-    assertEquals(false, acceptor.guard().mayFence(), "a store that lost nothing has no fences");
+    assertEquals(false, RebuildGuard.mayFence(acceptor.guard().current()),
+        "a store that lost nothing has no fences");
   }
 
   @Test
@@ -64,7 +71,7 @@ class RebuildGuardTest {
     assertEquals(Optional.empty(), fresh.lastVote(G, 5), "refused before writing");
     assertThrows(RebuildingException.class,
         () -> fresh.grant(new GrantRequest(G, 5, "V1")));
-    assertThrows(RebuildingException.class, () -> fresh.guard().checkServed(G));
+    assertThrows(RebuildingException.class, () -> checkServed(fresh, G));
     assertEquals(Acceptor.ApplyResult.APPLIED, fresh.apply(new Apply(G, 1, value("c"))));
   }
 
@@ -79,12 +86,51 @@ class RebuildGuardTest {
   }
 
   @Test
+  void aMetaRowWrittenAfterTheLossServesNobody() {
+    assertTrue(promised(1));
+    assertTrue(acceptor.accept(new Accept(G, 1, Ballot.of(1, 1), value("t"))).accepted());
+    store.wipe();
+    // What an APPLY or a collector that did not notice the loss may leave behind: a meta row
+    // without a fence, in a store without a marker, then being rebuilt.
+    store.write(Table.META, WalLayout.metaRow(G), KvStore.UNVERSIONED,
+        Map.of(WalLayout.APPLIED, WalLayout.encodeLong(1)));
+    assertThrows(RebuildingException.class, () -> promised(1), "the running acceptor");
+    Acceptor fresh = new Acceptor(store);
+    assertThrows(RebuildingException.class,
+        () -> fresh.prepare(new Prepare(G, 1, Ballot.of(1, 2))), "a fresh one");
+    String id = StoreMarker.markRebuilding(store).id();
+    assertThrows(RebuildingException.class, () -> promised(1), "being rebuilt: not its row");
+    fence(G, 5, "rebuild-earlier");
+    assertThrows(RebuildingException.class, () -> promised(6), "another rebuild's row");
+    fence(G, 5, id);
+    assertTrue(promised(6), "the row the rebuild under way installed");
+  }
+
+  @Test
+  void aRequestBegunUnderOneMarkerIsNotAnsweredUnderAnother() {
+    RebuildGuard guard = acceptor.guard();
+    StoreMarker before = guard.current();
+    guard.verify(G, before);
+    long epoch = guard.epoch();
+    store.wipe();
+    assertThrows(RebuildingException.class, () -> guard.verify(G, before));
+    assertEquals(epoch + 1, guard.epoch(), "the loss is a change");
+    StoreMarker.markRebuilt(store, StoreMarker.markRebuilding(store).id(), 4);
+    StoreMarker after = guard.current();
+    assertEquals(StoreMarker.State.SERVING, after.state());
+    assertThrows(RebuildingException.class, () -> guard.verify(G, before),
+        "serving again, but another store: a request begun before is not answered");
+    guard.verify(G, after);
+    assertEquals(2, guard.changes(), "lost, then serving again (rebuilding was never seen)");
+  }
+
+  @Test
   void aRebuiltGroupVotesOnlyAboveItsFence() {
     store.wipe();
-    StoreMarker.markRebuilding(store);
-    fence(G, 10);
+    String id = StoreMarker.markRebuilding(store).id();
+    fence(G, 10, id);
     Acceptor a = new Acceptor(store);
-    a.guard().checkServed(G);
+    checkServed(a, G);
     assertThrows(RebuildingException.class, () -> a.prepare(new Prepare(G, 10, Ballot.of(1, 1))));
     assertThrows(RebuildingException.class,
         () -> a.accept(new Accept(G, 9, Ballot.FAST, value("t"))));
@@ -92,7 +138,7 @@ class RebuildGuardTest {
     assertThrows(RebuildingException.class, () -> a.grant(new GrantRequest(G, 10, "V1")));
     assertTrue(a.prepare(new Prepare(G, 11, Ballot.of(1, 1))).promised());
     assertTrue(a.accept(new Accept(G, 12, Ballot.FAST, value("t"))).accepted());
-    assertThrows(RebuildingException.class, () -> a.guard().checkServed("other"),
+    assertThrows(RebuildingException.class, () -> checkServed(a, "other"),
         "a group not rebuilt yet is not served while the store is being rebuilt");
     assertEquals(Acceptor.ApplyResult.APPLIED, a.apply(new Apply(G, 5, value("c"))),
         "a chosen value is recorded at a fenced position");
@@ -104,7 +150,7 @@ class RebuildGuardTest {
     store.wipe();
     StoreMarker.markRebuilt(store, StoreMarker.markRebuilding(store).id(), 4);
     Acceptor a = new Acceptor(store);
-    a.guard().checkServed("new-group");
+    checkServed(a, "new-group");
     assertThrows(RebuildingException.class,
         () -> a.prepare(new Prepare("new-group", 4, Ballot.of(1, 1))));
     assertTrue(a.prepare(new Prepare("new-group", 5, Ballot.of(1, 1))).promised());
@@ -113,21 +159,36 @@ class RebuildGuardTest {
         Map.of(WalLayout.APPLIED, WalLayout.encodeLong(1)));
     assertThrows(RebuildingException.class,
         () -> a.grant(new GrantRequest("new-group", 3, "V1")));
-    assertTrue(a.guard().mayFence());
+    assertTrue(RebuildGuard.mayFence(a.guard().current()));
   }
 
   @Test
   void aStoreFromAVersionWithoutMarkersIsToldApartFromALostOne() {
     store.wipe();
-    assertEquals(false, StoreMarker.initializeIfFromEarlierVersion(store), "empty: lost");
+    assertEquals(StoreMarker.Earlier.EMPTY, earlier(), "empty: lost");
     store.write(Table.WAL, WalLayout.walRow(G, 1), KvStore.UNVERSIONED,
         Map.of(WalLayout.PROMISE, Ballot.of(1, 1).encode()));
-    assertEquals(false, StoreMarker.initializeIfFromEarlierVersion(store),
+    assertEquals(StoreMarker.Earlier.EMPTY, earlier(),
         "an empty meta table (emptied first) is a lost store whatever else is left");
-    store.write(Table.META, WalLayout.metaRow(G), KvStore.UNVERSIONED,
-        Map.of(WalLayout.APPLIED, WalLayout.encodeLong(3)));
-    assertEquals(true, StoreMarker.initializeIfFromEarlierVersion(store));
+    for (int i = 0; i < 1500; i++) {
+      // More rows than one page of the scan: every row is looked at.
+      store.write(Table.META, WalLayout.metaRow(G + i), KvStore.UNVERSIONED,
+          Map.of(WalLayout.APPLIED, WalLayout.encodeLong(3)));
+    }
+    store.write(Table.META, WalLayout.metaRow("zz-last"), KvStore.UNVERSIONED,
+        Map.of(WalLayout.APPLIED, WalLayout.encodeLong(1), WalLayout.STORE_ID,
+            "3b1f".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    assertEquals(StoreMarker.Earlier.LOST, earlier(),
+        "a row written by a version with markers: the store lost its marker, so its contents");
+    assertTrue(StoreMarker.read(store).isEmpty());
+    store.deleteRow(Table.META, WalLayout.metaRow("zz-last"));
+    assertEquals(StoreMarker.Earlier.MARKED_NOW, earlier());
     assertEquals(StoreMarker.State.SERVING, StoreMarker.read(store).orElseThrow().state());
+    assertEquals(StoreMarker.Earlier.MARKED, earlier());
+  }
+
+  private StoreMarker.Earlier earlier() {
+    return StoreMarker.initializeIfFromEarlierVersion(store, WalLayout.MARKED_META_COLUMNS);
   }
 
   @Test

@@ -81,6 +81,19 @@ public final class MeteredKvStore extends ForwardingKvStore {
   }
 
   @Override
+  public List<Map<String, Cell>> readRows(Table table, List<byte[]> rows) {
+    long t = System.nanoTime();
+    try {
+      List<Map<String, Cell>> m = delegate.readRows(table, rows);
+      done(Op.READ_ROW, t, null);
+      return m;
+    } catch (RuntimeException e) {
+      done(Op.READ_ROW, t, e);
+      throw e;
+    }
+  }
+
+  @Override
   public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
     long t = System.nanoTime();
     try {

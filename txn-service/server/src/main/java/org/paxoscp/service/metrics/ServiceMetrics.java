@@ -141,6 +141,10 @@ public final class ServiceMetrics implements AutoCloseable {
         catchUp, c -> c.learnedFromPeers(), "from", "peers");
     counter("paxoscp.service.catchup.learned", "positions learned by catch-up, by how",
         catchUp, c -> c.learnedByInstance(), "from", "learner");
+    counter("paxoscp.service.store.changes", "times this instance saw its DC's store marker "
+        + "change while it ran (its store lost, being rebuilt, rebuilt; each dropped every "
+        + "per-group cache and refused what it served under the marker before)", service,
+        s -> s.storeChanges());
     counter("paxoscp.service.conflicts", "APPLYs or learned values that met another value "
         + "chosen at the same position: broken agreement, must stay 0", catchUp,
         c -> c.conflicts());

@@ -70,6 +70,7 @@ public final class StatusHandler implements RequestHandler {
     } catch (RuntimeException e) {
       f.put("store", "unavailable");
     }
+    f.put("store_changes", Long.toString(service.storeChanges()));
     if (registry != null) {
       long requests = 0;
       long errors = 0;

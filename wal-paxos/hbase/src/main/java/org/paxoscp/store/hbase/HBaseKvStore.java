@@ -114,9 +114,22 @@ public final class HBaseKvStore implements KvStore {
       } else if (created) {
         LOG.warn("Store of DC {} created without a marker ({}=false): it serves no group until "
             + "it is rebuilt (paxoscp dc rebuild)", config.dc(), HBaseStoreConfig.NEW_STORE.name());
-      } else if (org.paxoscp.store.StoreMarker.initializeIfFromEarlierVersion(store)) {
-        LOG.info("Store of DC {} had groups and no store marker (written by a version "
-            + "without markers): marked serving", config.dc());
+      } else {
+        switch (org.paxoscp.store.StoreMarker.initializeIfFromEarlierVersion(store,
+            org.paxoscp.paxos.WalLayout.MARKED_META_COLUMNS)) {
+          case MARKED_NOW -> LOG.info("Store of DC {} had groups and no store marker (written "
+              + "by a version without markers): marked serving", config.dc());
+          case LOST -> LOG.error("Store of DC {} has no store marker but holds meta rows written "
+              + "by a version with markers: it lost its contents (the rows were written after "
+              + "the loss by a service that had not noticed it). It serves no group until it is "
+              + "rebuilt: paxoscp dc rebuild --dc {} --all (docs/rebuilding.md)", config.dc(),
+              config.dc());
+          case EMPTY -> LOG.warn("Store of DC {} has no store marker: it lost its contents, or "
+              + "its tables were created without one. It serves no group until it is rebuilt: "
+              + "paxoscp dc rebuild --dc {} --all (docs/rebuilding.md)", config.dc(),
+              config.dc());
+          case MARKED -> { }
+        }
       }
       return store;
     } catch (RuntimeException | Error e) {
@@ -187,7 +200,30 @@ public final class HBaseKvStore implements KvStore {
     checkRow(row);
     // A Get reads one version per column unless told otherwise.
     Get get = new Get(row).addFamily(FAMILY);
-    Result r = call(table, "readRow", row, () -> tables.get(table).get(get));
+    return cells(call(table, "readRow", row, () -> tables.get(table).get(get)));
+  }
+
+  /** One batch request (HBase's {@code getAll}) instead of one request per row. */
+  @Override
+  public List<Map<String, Cell>> readRows(Table table, List<byte[]> rows) {
+    if (rows.isEmpty()) {
+      return List.of();
+    }
+    List<Get> gets = new ArrayList<>(rows.size());
+    for (byte[] row : rows) {
+      checkRow(row);
+      gets.add(new Get(row).addFamily(FAMILY));
+    }
+    List<Result> results = call(table, "readRows(" + rows.size() + ")", rows.get(0),
+        () -> tables.get(table).getAll(gets));
+    List<Map<String, Cell>> out = new ArrayList<>(results.size());
+    for (Result r : results) {
+      out.add(cells(r));
+    }
+    return out;
+  }
+
+  private static Map<String, Cell> cells(Result r) {
     Map<String, Cell> out = new HashMap<>();
     org.apache.hadoop.hbase.Cell[] cells = r.rawCells();
     if (cells != null) {

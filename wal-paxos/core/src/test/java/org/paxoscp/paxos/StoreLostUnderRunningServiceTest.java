@@ -1,0 +1,195 @@
+package org.paxoscp.paxos;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.paxoscp.paxos.PaxosMessage.Accept;
+import org.paxoscp.paxos.PaxosMessage.Apply;
+import org.paxoscp.paxos.PaxosMessage.Prepare;
+import org.paxoscp.paxos.PaxosMessage.PrepareReply;
+import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.store.KvStore;
+import org.paxoscp.store.KvStore.Table;
+import org.paxoscp.store.StoreMarker;
+import org.paxoscp.wal.LogValue;
+
+/**
+ * A DC's store emptied under its running service (ARCHITECTURE section 12, docs/rebuilding.md):
+ * the interleaving in which the objects of a running service (its acceptor, applier and
+ * collector, each as the service holds it) would make a second value chosen at a position, and
+ * the applier that would jump over positions it never applied to a rebuilt store. Three DCs W, A
+ * and B, each an in-memory store.
+ */
+class StoreLostUnderRunningServiceTest {
+  private static final String G = "accounts";
+  private static final long P = 5;
+
+
+  private final InMemoryKvStore w = new InMemoryKvStore();
+  private final InMemoryKvStore a = new InMemoryKvStore();
+  private final InMemoryKvStore b = new InMemoryKvStore();
+
+  private static LogValue value(String txn) {
+    return AcceptorContract.value(txn);
+  }
+
+  /** W's service: acceptor, applier and collector over W's store, as the service holds them. */
+  private record Service(Acceptor acceptor, LogApplier applier, LogCollector collector) {}
+
+  /**
+   * Positions 1..P-1 chosen and applied at W, P's value c chosen by W and A (B missed it), and
+   * v chosen at P+1 by W and A. Then W's store is emptied under its running service, and an
+   * APPLY of P+1 and a peer's applied report reach it late. Then a learner at B runs Paxos at P
+   * with W and B. Returns whether the learner's value was accepted by a majority (W and B) and
+   * differs from c: a second value chosen at P.
+   */
+  private boolean secondValueChosen(Service ws) {
+    Acceptor wa = ws.acceptor();
+    Acceptor aa = new Acceptor(a);
+    for (long p = 1; p < P; p++) {
+      LogValue c = value("t" + p);
+      assertEquals(Acceptor.ApplyResult.APPLIED, wa.apply(new Apply(G, p, c)));
+      ws.applier().applyKnown(G, p, c);
+    }
+    Ballot b1 = Ballot.of(1, 1);
+    LogValue c = value("c");
+    LogValue v = value("v");
+    for (Acceptor x : List.of(wa, aa)) {
+      assertTrue(x.prepare(new Prepare(G, P, b1)).promised());
+      assertTrue(x.accept(new Accept(G, P, b1, c)).accepted());
+      assertTrue(x.prepare(new Prepare(G, P + 1, b1)).promised());
+      assertTrue(x.accept(new Accept(G, P + 1, b1, v)).accepted());
+    }
+    // W learns c chosen at P and applies it (the one APPLY of P that reaches it).
+    wa.apply(new Apply(G, P, c));
+    ws.applier().applyKnown(G, P, c);
+    assertEquals(P, ws.applier().knownApplied(G));
+    // W's tables are emptied; its service runs on.
+    w.wipe();
+    // A late APPLY of P+1 reaches W's running service (what the service does with one), and a
+    // peer's report of its applied position reaches W's collector.
+    try {
+      wa.apply(new Apply(G, P + 1, v));
+      ws.applier().applyKnown(G, P + 1, v);
+    } catch (RebuildingException e) {
+      // refused: fine either way
+    }
+    ws.collector().recordSeenApplied(G, "A", P + 1);
+    // A learner at B runs Paxos at P with W and B at a higher ballot.
+    Acceptor ba = new Acceptor(b);
+    Ballot b2 = Ballot.of(2, 3);
+    List<PrepareReply> promises = new ArrayList<>();
+    for (Acceptor x : List.of(wa, ba)) {
+      try {
+        PrepareReply r = x.prepare(new Prepare(G, P, b2));
+        if (r.promised()) {
+          promises.add(r);
+        }
+      } catch (RebuildingException e) {
+        // no promise counted
+      }
+    }
+    if (promises.size() < 2) {
+      return false;
+    }
+    // Algorithm 2: the value of the highest vote reported, else the learner's own (a no-op).
+    Optional<Vote> highest = promises.stream().map(PrepareReply::lastVote)
+        .filter(java.util.Objects::nonNull).max((x, y) -> x.ballot().compareTo(y.ballot()));
+    LogValue u = highest.map(Vote::value).orElse(LogValue.NOOP);
+    int accepted = 0;
+    for (Acceptor x : List.of(wa, ba)) {
+      try {
+        accepted += x.accept(new Accept(G, P, b2, u)).accepted() ? 1 : 0;
+      } catch (RebuildingException e) {
+        // no vote counted
+      }
+    }
+    return accepted >= 2 && !u.equals(value("c"));
+  }
+
+  @Test
+  void theRunningServiceOfAnEmptiedStoreNeverLetsASecondValueBeChosen() {
+    // As the shipped service holds them: one guard for acceptor and applier.
+    RebuildGuard guard = new RebuildGuard(w);
+    Service ws = new Service(new Acceptor(w, guard),
+        new LogApplier(w, 100, guard, LogApplier.Rules.SHIPPED), new LogCollector(w));
+    assertFalse(secondValueChosen(ws));
+    // The emptied store holds no meta row that makes the group served: W refuses it until
+    // rebuilt, whatever rows the late APPLY and report left.
+    assertTrue(StoreMarker.read(w).isEmpty());
+    assertThrows(RebuildingException.class, () -> guard.verify(G, guard.current()));
+    Map<String, KvStore.Cell> meta = w.readRow(Table.META, WalLayout.metaRow(G));
+    assertFalse(meta.containsKey(WalLayout.FENCE), "nothing but a rebuild writes a fence");
+  }
+
+  @Test
+  void plantedGuardThatTrustsAnUnfencedMetaRowLetsASecondValueBeChosen() {
+    // The guard and applier of earlier versions: a meta row makes its group served, and the
+    // applier writes its watermark from memory into the emptied store, creating that row.
+    RebuildGuard planted = new RebuildGuard(w, new RebuildGuard.Rules(true));
+    Service ws = new Service(new Acceptor(w, planted),
+        new LogApplier(w, 100, planted, new LogApplier.Rules(true)), new LogCollector(w));
+    assertTrue(secondValueChosen(ws), "the planted guard must let W vote with no memory");
+  }
+
+  @Test
+  void theApplierNeverMovesPastPositionsItDidNotApplyToARebuiltStore() {
+    LogApplier applier = new LogApplier(w);
+    Acceptor acceptor = new Acceptor(w);
+    for (long p = 1; p <= 8; p++) {
+      LogValue c = value("t" + p);
+      acceptor.apply(new Apply(G, p, c));
+      applier.applyKnown(G, p, c);
+    }
+    assertEquals(8, applier.knownApplied(G));
+    // The store is lost and rebuilt from a peer at position 3 (data as of 3, collected below).
+    w.wipe();
+    String id = StoreMarker.markRebuilding(w).id();
+    w.write(Table.DATA, WalLayout.dataRow(G, "k-t1"), 1, Map.of(WalLayout.DATA_VALUE,
+        LogApplier.encodeItem(org.paxoscp.wal.Mutation.put("t1".getBytes()))));
+    assertTrue(RebuildInstall.finish(w, G, 3, org.paxoscp.wal.XgLocks.EMPTY, value("t3"), 9, id));
+    StoreMarker.markRebuilt(w, id, 4);
+    // The next APPLY reaches the running applier, which remembers 8.
+    LogValue nine = value("t9");
+    acceptor.apply(new Apply(G, 9, nine));
+    long after = applier.applyKnown(G, 9, nine);
+    assertEquals(3, after, "4..8 are not in this store: applying stops at 3");
+    assertEquals(3, applier.appliedWatermark(G));
+    assertEquals(Optional.empty(), applier.read(G, "k-t5", 9).map(String::new),
+        "never read at 9, which is not applied here");
+    // Once 4..8 are recorded here (catch-up), applying goes on through them, in order.
+    for (long p = 4; p <= 8; p++) {
+      acceptor.apply(new Apply(G, p, value("t" + p)));
+    }
+    assertEquals(9, applier.applyKnown(G));
+    assertEquals("t5", new String(applier.read(G, "k-t5", 9).orElseThrow()));
+  }
+
+  @Test
+  void plantedApplierThatTrustsItsMemoryJumpsOverThem() {
+    LogApplier applier = new LogApplier(w, 100, new RebuildGuard(w), new LogApplier.Rules(true));
+    Acceptor acceptor = new Acceptor(w);
+    for (long p = 1; p <= 8; p++) {
+      LogValue c = value("t" + p);
+      acceptor.apply(new Apply(G, p, c));
+      applier.applyKnown(G, p, c);
+    }
+    w.wipe();
+    String id = StoreMarker.markRebuilding(w).id();
+    RebuildInstall.finish(w, G, 3, org.paxoscp.wal.XgLocks.EMPTY, value("t3"), 9, id);
+    StoreMarker.markRebuilt(w, id, 4);
+    LogValue nine = value("t9");
+    acceptor.apply(new Apply(G, 9, nine));
+    assertNotEquals(3, applier.applyKnown(G, 9, nine), "the planted applier jumps");
+    assertEquals(9, applier.appliedWatermark(G));
+    assertTrue(applier.read(G, "k-t5", 9).isEmpty(), "t5's write is missing at 9: a stale read");
+  }
+}
