@@ -1,5 +1,6 @@
 package org.paxoscp.nemesis;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -8,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.SortedMap;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,6 +19,7 @@ import org.paxoscp.local.ServiceProcess;
  * Carries out each fault of the {@link FaultSchedule} on the {@link NemesisCluster} and the
  * {@link NemesisWorkload}, heals it, and, after an outage of a majority or of HBase, watches
  * that commits resume (a liveness violation if none within 60 s). Counts what it injected.
+ * Before it empties a DC's store it saves the DC's log to the export, for the verdict.
  */
 final class FaultInjector implements FaultSchedule.Injector {
   private static final Duration RESUME_WITHIN = Duration.ofSeconds(60);
@@ -27,13 +30,18 @@ final class FaultInjector implements FaultSchedule.Injector {
   private final FaultSchedule.Clock clock;
   private final Map<Fault, AtomicInteger> injected = new EnumMap<>(Fault.class);
   private final List<String> liveness = new CopyOnWriteArrayList<>();
+  /** Where the logs saved before store losses go ({@link LogExport#saveBeforeLoss}). */
+  private final Path export;
+  /** Store losses begun, which numbers the logs saved before them. */
+  private int storeLosses;
 
   FaultInjector(NemesisCluster cluster, NemesisWorkload workload, RunLog log,
-      FaultSchedule.Clock clock) {
+      FaultSchedule.Clock clock, Path export) {
     this.cluster = cluster;
     this.workload = workload;
     this.log = log;
     this.clock = clock;
+    this.export = export;
     for (Fault f : Fault.values()) {
       injected.put(f, new AtomicInteger());
     }
@@ -137,18 +145,31 @@ final class FaultInjector implements FaultSchedule.Injector {
         }
       }
       case STORE_LOSS -> {
-        // A DC loses its disks: its services go down with them, its tables come back empty
-        // (meta first, with the store marker), then it is rebuilt from its peers while the
-        // others serve (ARCHITECTURE section 12).
+        // A DC loses its disks: its tables come back empty (meta first, with the store marker)
+        // under its running services, as a real loss does not stop them first; they answer
+        // REBUILDING until the DC is rebuilt from its peers while the others serve (ARCHITECTURE
+        // section 12). Its log is saved first: once rebuilt it holds the log above the position
+        // it was copied at only, and a run whose faults destroyed its evidence proves nothing.
         String dc = dcs.get(random.nextInt(dcs.size()));
-        List<ServiceProcess> ofDc = services.stream().filter(s -> s.dc().equals(dc)).toList();
-        ofDc.forEach(cluster::kill);
-        cluster.emptyStore(dc);
-        count(f, "DC %s lost its store: services killed, tables emptied; restart in %d ms, "
-            + "then dc rebuild --all", dc, Math.min(holdMs, 1000));
-        clock.sleep(Math.min(holdMs, 1000));
-        ofDc.forEach(cluster::restart);
+        String copy = dc + "-" + (++storeLosses);
         long t0 = clock.nanoTime();
+        SortedMap<String, Integer> saved;
+        try {
+          saved = LogExport.saveBeforeLoss(cluster.stores().get(dc), workload.groups(), export,
+              copy);
+        } catch (RuntimeException e) {
+          log.log("store loss of DC %s not injected: its log could not be saved first (%s)", dc,
+              e);
+          return;
+        }
+        log.log("DC %s: %d log positions saved before its store is emptied (%s) in %.1f s, to %s",
+            dc, saved.values().stream().mapToLong(Integer::longValue).sum(), perGroup(saved),
+            (clock.nanoTime() - t0) / 1e9, LogExport.savedFile(export, copy));
+        cluster.emptyStore(dc);
+        count(f, "DC %s lost its store: tables emptied under its running services; dc rebuild "
+            + "--all in %d ms", dc, Math.min(holdMs, 1000));
+        clock.sleep(Math.min(holdMs, 1000));
+        long t1 = clock.nanoTime();
         java.io.StringWriter out = new java.io.StringWriter();
         int code = org.paxoscp.cli.DcCommand.Rebuild.rebuildAll(cluster.config(), dc, 8,
             new java.io.PrintWriter(out, true), new java.io.PrintWriter(out, true));
@@ -156,7 +177,7 @@ final class FaultInjector implements FaultSchedule.Injector {
           log.log("%s", line);
         }
         log.log("dc rebuild of DC %s: exit %d after %.1f s", dc, code,
-            (clock.nanoTime() - t0) / 1e9);
+            (clock.nanoTime() - t1) / 1e9);
         if (code != 0) {
           liveness.add("store_loss: DC " + dc + " was not rebuilt (dc rebuild exit " + code
               + ")");
@@ -164,6 +185,13 @@ final class FaultInjector implements FaultSchedule.Injector {
       }
       default -> throw new IllegalStateException(f.toString());
     }
+  }
+
+  /** {@code group count, ...}: the positions saved of each group. */
+  private static String perGroup(SortedMap<String, Integer> saved) {
+    StringBuilder b = new StringBuilder();
+    saved.forEach((g, n) -> b.append(b.isEmpty() ? "" : ", ").append(g).append(' ').append(n));
+    return b.toString();
   }
 
   private long committed() {

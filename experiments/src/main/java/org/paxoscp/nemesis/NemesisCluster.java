@@ -260,7 +260,8 @@ final class NemesisCluster implements AutoCloseable {
 
   /**
    * Empties DC {@code dc}'s tables (meta first, then WAL and data; the tables and their splits
-   * stay): the DC lost its store. Its services must be down.
+   * stay): the DC lost its store. Its services are left as they are, running or not: a real loss
+   * does not stop them first.
    */
   void emptyStore(String dc) {
     org.paxoscp.store.hbase.HBaseSchema.truncate(

@@ -20,10 +20,12 @@ import java.util.SortedMap;
  *       per DC (two for the first) behind {@link FaultProxy}s, network namespaces if asked;
  *   <li>{@link NemesisWorkload} runs the clients in this process;
  *   <li>{@link FaultSchedule} decides, from the seed, which fault comes when;
- *   <li>{@link FaultInjector} carries each one out, heals it and watches commits resume;
+ *   <li>{@link FaultInjector} carries each one out, heals it and watches commits resume (before
+ *       it empties a DC's store, it saves the DC's log to the export);
  *   <li>this class heals everything at the end and checks liveness, then {@link LogExport}
  *       catches every DC up and exports histories and logs;
- *   <li>{@link NemesisVerdict} checks the export and prints the summary.
+ *   <li>{@link NemesisVerdict} checks the export, with the logs saved before store losses, and
+ *       prints the summary.
  * </ol>
  *
  * See {@link NemesisCommand} for the command line. {@link #close()} stops every process and
@@ -61,6 +63,9 @@ public final class NemesisRun implements AutoCloseable {
   /**
    * What a run found.
    *
+   * @param positions log positions exported, summed over the groups
+   * @param fromSavedLogs log positions missing from every DC's final log and judged from a log
+   *     saved before a store loss ({@link LogExport#saveBeforeLoss})
    * @param droppedByReason datagrams the services dropped before any handler, by reason
    *     (stale, replay, misdirected, bad_mac, ...), over the run: a lower bound ({@link
    *     DropCounters})
@@ -68,7 +73,8 @@ public final class NemesisRun implements AutoCloseable {
    */
   public record Report(Map<Fault, Integer> faults, Map<NemesisWorkload.Outcome, Long> outcomes,
       Map<String, Long> byShape, Map<String, Integer> historyOutcomes, List<String> violations,
-      long positions, SortedMap<String, Long> droppedByReason, List<String> dropsUnread) {
+      long positions, long fromSavedLogs, SortedMap<String, Long> droppedByReason,
+      List<String> dropsUnread) {
     public boolean ok() {
       return violations.isEmpty();
     }
@@ -120,7 +126,7 @@ public final class NemesisRun implements AutoCloseable {
         workload.xgGroups().size());
     workload.start();
 
-    FaultInjector injector = new FaultInjector(cluster, workload, log, clock);
+    FaultInjector injector = new FaultInjector(cluster, workload, log, clock, export);
     new FaultSchedule(options.faults(), options.seed()).run(options.duration(), injector, clock);
 
     log.log("healing: network, frozen and dead services, HBase");
@@ -144,14 +150,15 @@ public final class NemesisRun implements AutoCloseable {
     long positions = LogExport.export(cluster, workload.groups(), export,
         options.requestTimeout());
     log.log("exported histories and logs to %s", export);
-    List<String> violations = new NemesisVerdict(cluster, workload, options.requestTimeout(),
-        log).check(export);
+    NemesisVerdict.Result verdict = new NemesisVerdict(cluster, workload,
+        options.requestTimeout(), log).check(export);
+    List<String> violations = new ArrayList<>(verdict.violations());
     violations.addAll(workload.violations());
     violations.addAll(liveness);
     DropCounters.Totals dropped = cluster.dropped();
     Report report = new Report(injector.counts(), workload.outcomes(), workload.byShape(),
-        NemesisVerdict.historyOutcomes(export), violations, positions, dropped.byReason(),
-        dropped.unread());
+        NemesisVerdict.historyOutcomes(export), violations, positions, verdict.fromSavedLogs(),
+        dropped.byReason(), dropped.unread());
     NemesisVerdict.printSummary(report, options.seed(), log.out());
     return report;
   }

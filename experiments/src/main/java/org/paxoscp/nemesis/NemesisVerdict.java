@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -23,9 +24,41 @@ import org.paxoscp.wal.LogValue;
 /**
  * The verdict on an exported nemesis run: the serializability checker per group and across
  * groups, agreement and completeness of every DC's log, every COMMITTED transaction in the log,
- * and the closed economies' totals read through every DC's service; and the run's summary.
+ * and the closed economies' totals read through every DC's service; and the run's summary. A
+ * position no DC's final log holds is judged from a log saved before a store loss ({@link
+ * #mergeSaved}).
  */
 final class NemesisVerdict {
+  /**
+   * The name under which the positions judged from logs saved before store losses join a group's
+   * logs: not a DC's name, so the checks of every DC's own log leave it out.
+   */
+  static final String SAVED = "(saved before store loss)";
+
+  /**
+   * What {@link #check} found.
+   *
+   * @param fromSavedLogs positions missing from every DC's final log and judged from a log saved
+   *     before a store loss, summed over the groups
+   */
+  record Result(List<String> violations, long fromSavedLogs) {
+    Result {
+      violations = List.copyOf(violations);
+    }
+  }
+
+  /**
+   * A group's logs merged with the logs saved before store losses.
+   *
+   * @param logs the final logs, by DC, and under {@link #SAVED} the positions judged from saved
+   *     copies (absent when there is none)
+   * @param fromSaved how many positions are judged from saved copies
+   * @param conflicts a saved copy holding another value at a position than a final log or an
+   *     earlier saved copy: agreement broken
+   */
+  record Merged(Map<String, SortedMap<Long, LogValue>> logs, int fromSaved,
+      List<String> conflicts) {}
+
   private final NemesisCluster cluster;
   private final NemesisWorkload workload;
   private final Duration requestTimeout;
@@ -44,10 +77,34 @@ final class NemesisVerdict {
    * over all of them when their logs hold steps of transactions across groups; every DC holds
    * the same, complete log; every COMMITTED read-write transaction is in it; every
    * closed-economy group holds its total at every DC, and the economy across groups its sum.
+   * The logs saved before store losses fill the positions no DC's final log holds, and must
+   * agree with every other copy ({@link #mergeSaved}).
    */
-  List<String> check(Path export) {
+  Result check(Path export) {
     List<String> violations = new ArrayList<>();
-    HistoryFiles.Run run = HistoryFiles.read(export);
+    HistoryFiles.Run exported = HistoryFiles.read(export);
+    Map<String, Map<String, SortedMap<Long, LogValue>>> saved = LogExport.readSaved(export);
+    Map<String, Map<String, SortedMap<Long, LogValue>>> logsByGroup =
+        new TreeMap<>(exported.logsByGroup());
+    long fromSaved = 0;
+    int conflicts = 0;
+    for (var g : saved.entrySet()) {
+      Merged m = mergeSaved(g.getKey(), logsByGroup.getOrDefault(g.getKey(), Map.of()),
+          g.getValue());
+      logsByGroup.put(g.getKey(), m.logs());
+      violations.addAll(m.conflicts());
+      fromSaved += m.fromSaved();
+      conflicts += m.conflicts().size();
+    }
+    if (!saved.isEmpty()) {
+      log.log("logs saved before store loss %s: %d positions missing from every DC's final log "
+          + "judged from them; %d disagreements of a saved copy with another copy",
+          saved.values().stream().flatMap(c -> c.keySet().stream()).distinct().sorted()
+              .toList(), fromSaved, conflicts);
+    }
+    // Everything below judges the final logs and the saved positions together.
+    HistoryFiles.Run run = new HistoryFiles.Run(logsByGroup, exported.recordsByGroup(),
+        exported.crossGroup(), exported.crossGroupPositions());
     for (String group : workload.groups()) {
       Map<String, SortedMap<Long, LogValue>> logs =
           run.logsByGroup().getOrDefault(group, Map.of());
@@ -102,7 +159,63 @@ final class NemesisVerdict {
         }
       }
     }
-    return violations;
+    return new Result(violations, fromSaved);
+  }
+
+  /**
+   * Merges {@code group}'s final logs ({@code finals}, by DC) with the copies saved before store
+   * losses ({@code saved}, by copy name {@code <dc>-<n>}). A position missing from every final
+   * log but held by a saved copy is judged from the copy: a DC rebuilt after losing its store
+   * holds the log above the position it was copied at only, so after a few losses no DC may
+   * hold the group's first positions at the end, though they were chosen. A copy holding another
+   * value at a position than a final log (the first DC in name order holding it) or, where no
+   * final log holds it, than the first copy holding it, is a conflict: two values chosen at one
+   * position. The first copy's value is the one judged then, and the conflict is reported.
+   */
+  static Merged mergeSaved(String group, Map<String, SortedMap<Long, LogValue>> finals,
+      Map<String, SortedMap<Long, LogValue>> saved) {
+    SortedMap<String, SortedMap<Long, LogValue>> byDc = new TreeMap<>(finals);
+    SortedMap<Long, LogValue> fill = new TreeMap<>();
+    Map<Long, String> filledFrom = new TreeMap<>();
+    List<String> conflicts = new ArrayList<>();
+    for (var copy : new TreeMap<>(saved).entrySet()) {
+      for (var e : copy.getValue().entrySet()) {
+        long p = e.getKey();
+        String refName = null;
+        LogValue ref = null;
+        for (var dc : byDc.entrySet()) {
+          ref = dc.getValue().get(p);
+          if (ref != null) {
+            refName = "DC " + dc.getKey() + "'s final log";
+            break;
+          }
+        }
+        if (ref == null) {
+          ref = fill.putIfAbsent(p, e.getValue());
+          if (ref == null) {
+            filledFrom.put(p, copy.getKey());
+            continue;
+          }
+          refName = savedName(filledFrom.get(p));
+        }
+        if (!ref.equals(e.getValue())) {
+          conflicts.add(String.format("group %s: %s and %s disagree at position %d (agreement "
+              + "broken)", group, refName, savedName(copy.getKey()), p));
+        }
+      }
+    }
+    Map<String, SortedMap<Long, LogValue>> logs = new LinkedHashMap<>(finals);
+    if (!fill.isEmpty()) {
+      logs.put(SAVED, fill);
+    }
+    return new Merged(logs, fill.size(), conflicts);
+  }
+
+  /** {@code "the log saved before store loss 3 of DC V2"} for copy {@code V2-3}. */
+  private static String savedName(String copy) {
+    int dash = copy.lastIndexOf('-');
+    return dash <= 0 ? "the saved log " + copy : "the log saved before store loss "
+        + copy.substring(dash + 1) + " of DC " + copy.substring(0, dash);
   }
 
   /**
@@ -117,7 +230,10 @@ final class NemesisVerdict {
   /**
    * As above, where DC {@code d} collected the positions up to {@code collected.get(d)} (a DC
    * rebuilt after losing its store holds the log above the position it was copied at): its log
-   * must hold every position above that.
+   * must hold every position above that. {@code logs} may hold, beside the DCs' logs, the
+   * positions judged from logs saved before store losses under {@link #SAVED} ({@link
+   * #mergeSaved}): they count for the checker and for finding COMMITTED transactions, not as a
+   * DC's log.
    */
   static List<String> checkGroup(String group, List<String> dcs,
       Map<String, SortedMap<Long, LogValue>> logs, List<TxnRecord> records,
@@ -254,6 +370,8 @@ final class NemesisVerdict {
     out.println("history records by outcome:");
     r.historyOutcomes().forEach((k, v) -> out.printf(Locale.ROOT, "  %-53s %6d%n", k, v));
     out.printf(Locale.ROOT, "log positions checked (all groups):  %d%n", r.positions());
+    out.printf(Locale.ROOT, "positions judged from logs saved before store loss:  %d%n",
+        r.fromSavedLogs());
     // Not a verdict: what the services' wire refused (replayed copies: stale, replay,
     // misdirected; forgeries: bad_mac), read from their metrics.
     out.println("datagrams the services dropped before any handler, by reason (every process, "

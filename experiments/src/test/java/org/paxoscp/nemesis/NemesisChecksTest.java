@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +14,13 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.check.TxnRecord;
+import org.paxoscp.paxos.Acceptor;
+import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.paxos.WalLayout;
+import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.store.KvStore;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -92,5 +100,96 @@ class NemesisChecksTest {
         Map.of("k", Optional.empty()), new TreeMap<>(w), 2));
     List<String> v = NemesisVerdict.checkGroup("g", DCS, Map.of("A", l, "B", l, "C", l), recs);
     assertTrue(v.stream().anyMatch(s -> s.contains("CONFLICTING_WRITE")), v::toString);
+  }
+
+  /** Every DC rebuilt at position 1 after losing its store: none holds position 1 at the end. */
+  private static Map<String, SortedMap<Long, LogValue>> rebuiltAbove1(LogValue at2) {
+    SortedMap<Long, LogValue> l = new TreeMap<>(Map.of(2L, at2));
+    return Map.of("A", l, "B", l, "C", l);
+  }
+
+  private static final Map<String, Long> COLLECTED_1 = Map.of("A", 1L, "B", 1L, "C", 1L);
+
+  @Test
+  void aPositionOnlyInASavedLogIsJudgedFromIt() {
+    Map<String, SortedMap<Long, LogValue>> finals = rebuiltAbove1(LogValue.of(t2));
+    List<String> without = NemesisVerdict.checkGroup("g", DCS, finals, records, COLLECTED_1);
+    assertTrue(without.stream().anyMatch(s -> s.contains("COMMITTED txn t1 is not at its "
+        + "position 1")), "without the saved log, position 1 is lost: " + without);
+
+    NemesisVerdict.Merged m = NemesisVerdict.mergeSaved("g", finals,
+        Map.of("B-1", log(LogValue.of(t1), LogValue.of(t2))));
+    assertEquals(1, m.fromSaved());
+    assertEquals(List.of(), m.conflicts());
+    assertEquals(log(LogValue.of(t1)), m.logs().get(NemesisVerdict.SAVED));
+    assertEquals(finals.get("A"), m.logs().get("A"), "the final logs are left as they are");
+    assertEquals(List.of(), NemesisVerdict.checkGroup("g", DCS, m.logs(), records, COLLECTED_1));
+  }
+
+  @Test
+  void aPositionEveryDcStillHoldsIsNotJudgedFromASavedLog() {
+    SortedMap<Long, LogValue> l = log(LogValue.of(t1), LogValue.of(t2));
+    NemesisVerdict.Merged m = NemesisVerdict.mergeSaved("g", Map.of("A", l, "B", l, "C", l),
+        Map.of("C-1", log(LogValue.of(t1))));
+    assertEquals(0, m.fromSaved());
+    assertEquals(List.of(), m.conflicts());
+    assertTrue(!m.logs().containsKey(NemesisVerdict.SAVED), m.logs()::toString);
+  }
+
+  @Test
+  void aSavedCopyDisagreeingWithAFinalLogIsReported() {
+    NemesisVerdict.Merged m = NemesisVerdict.mergeSaved("g", rebuiltAbove1(LogValue.of(t2)),
+        Map.of("C-1", log(LogValue.of(t1), LogValue.NOOP)));
+    assertEquals(List.of("group g: DC A's final log and the log saved before store loss 1 of DC "
+        + "C disagree at position 2 (agreement broken)"), m.conflicts());
+    assertEquals(1, m.fromSaved());
+  }
+
+  @Test
+  void savedCopiesDisagreeingWhereNoFinalLogHoldsThePositionAreReported() {
+    NemesisVerdict.Merged m = NemesisVerdict.mergeSaved("g", rebuiltAbove1(LogValue.of(t2)),
+        Map.of("A-1", log(LogValue.of(t1)), "B-2", log(LogValue.NOOP)));
+    assertEquals(List.of("group g: the log saved before store loss 1 of DC A and the log saved "
+        + "before store loss 2 of DC B disagree at position 1 (agreement broken)"),
+        m.conflicts());
+    // Judged from the first copy, so that the other checks still run; the conflict is reported.
+    assertEquals(log(LogValue.of(t1)), m.logs().get(NemesisVerdict.SAVED));
+  }
+
+  @Test
+  void aLogSavedBeforeAStoreLossReadsBackAsItWasHeld(@TempDir Path export) throws Exception {
+    try (InMemoryKvStore store = new InMemoryKvStore()) {
+      Acceptor a = new Acceptor(store);
+      a.apply(new PaxosMessage.Apply("g", 1, LogValue.of(t1)));
+      a.apply(new PaxosMessage.Apply("g", 2, LogValue.of(t2)));
+      a.apply(new PaxosMessage.Apply("h", 1, LogValue.NOOP));
+      assertEquals(new TreeMap<>(Map.of("g", 2, "h", 1, "empty", 0)),
+          LogExport.saveBeforeLoss(store, List.of("g", "h", "empty"), export, "B-1"));
+    }
+    assertTrue(Files.isRegularFile(LogExport.savedFile(export, "B-1")));
+    Map<String, Map<String, SortedMap<Long, LogValue>>> saved = LogExport.readSaved(export);
+    assertEquals(log(LogValue.of(t1), LogValue.of(t2)), saved.get("g").get("B-1"));
+    assertEquals(log(LogValue.NOOP), saved.get("h").get("B-1"));
+    // The export proper stays as it was: the saved copies are not a DC's final log.
+    assertTrue(!Files.exists(export.resolve("wal")));
+  }
+
+  @Test
+  void aSavedLogIsReadPageByPageAndLeavesOutPositionsNotChosen() {
+    try (InMemoryKvStore store = new InMemoryKvStore()) {
+      Acceptor a = new Acceptor(store);
+      a.apply(new PaxosMessage.Apply("g", 1, LogValue.of(t1)));
+      a.apply(new PaxosMessage.Apply("g", 3, LogValue.NOOP));
+      a.apply(new PaxosMessage.Apply("g", 4, LogValue.of(t2)));
+      // A vote and no chosen value at 2; another group's rows beside.
+      store.write(KvStore.Table.WAL, WalLayout.walRow("g", 2), KvStore.UNVERSIONED,
+          Map.of(WalLayout.VOTE_BALLOT, new byte[] {1}));
+      a.apply(new PaxosMessage.Apply("gg", 2, LogValue.NOOP));
+      SortedMap<Long, LogValue> want = new TreeMap<>(Map.of(1L, LogValue.of(t1), 3L,
+          LogValue.NOOP, 4L, LogValue.of(t2)));
+      for (int page : new int[] {1, 2, 3, 500}) {
+        assertEquals(want, LogExport.chosenHeld(store, "g", page), "pages of " + page);
+      }
+    }
   }
 }
