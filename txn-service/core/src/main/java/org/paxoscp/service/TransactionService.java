@@ -684,6 +684,9 @@ public final class TransactionService implements RequestHandler {
     // store), so no request acts on what an earlier one saw of a store lost or rebuilt since.
     DcRebuild r = new DcRebuild(dc, dcs, store, catchUp.transport(), limits.catchUpWait(),
         scheduler.executor());
+    // The rebuild may have begun just now, or be about to end: this process drops its caches of
+    // the store before at once (a catch-up of a rebuilt group must not count on them).
+    guard.refresh();
     if (!q.complete() && !q.rebuildId().isEmpty() && !q.rebuildId().equals(r.rebuildId())) {
       // A request of another rebuild: an earlier one, or one whose store was lost since.
       throw new Failed(ErrorCode.BAD_REQUEST, "DC " + dc + ": the rebuild under way is "
@@ -698,6 +701,7 @@ public final class TransactionService implements RequestHandler {
       } catch (IllegalStateException e) {
         throw new Failed(ErrorCode.BAD_REQUEST, "DC " + dc + ": " + e.getMessage());
       }
+      guard.refresh();
       if (ended) {
         LOG.info("DC {}: store declared rebuilt by rebuild {}; groups without state here are new "
             + "here", dc, q.rebuildId());

@@ -27,7 +27,7 @@ import org.paxoscp.wal.Mutation;
 /**
  * What the first commit in a new group costs in store operations against a commit in a warm
  * group (ARCHITECTURE section 9: a group's first touch creates nothing a conditional write could
- * not fold in; it reads the store marker once per DC). Counts, not times: deterministic.
+ * not fold in). Counts, not times: deterministic.
  */
 class NewGroupStoreCostTest {
   private static final List<String> DCS = List.of("V1", "V2", "O");
@@ -86,9 +86,8 @@ class NewGroupStoreCostTest {
       }
       System.out.printf("%s: store operations per transaction (begin, read, commit, apply at "
           + "every DC), warm group %.1f, new group %.1f%n", p, warm / 10.0, fresh / 10.0);
-      // At most one more per DC: the store marker, read by a vote in a group with no meta row
-      // yet (a new group's first positions), so that a DC whose store was emptied under it
-      // notices (docs/rebuilding.md).
+      // At most one more per DC. (Every vote reads the store marker in the batch that reads
+      // the group's meta row, so a new group costs what a warm one does; docs/rebuilding.md.)
       assertTrue(fresh <= warm + 10L * DCS.size(), p + ": new " + fresh / 10.0 + " vs warm "
           + warm / 10.0);
     }

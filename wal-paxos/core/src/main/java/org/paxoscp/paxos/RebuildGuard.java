@@ -104,6 +104,15 @@ public final class RebuildGuard {
   }
 
   /**
+   * Reads the store's marker now and records it (a change is told as usual): for a request that
+   * changes the marker itself (a rebuild), so that its process drops what it cached of the store
+   * before at once, not at its next answer.
+   */
+  public StoreMarker refresh() {
+    return observe(StoreMarker.read(store).orElse(null));
+  }
+
+  /**
    * Counts the changes of the marker seen: what a cache read from the store under one epoch
    * holds is not used under another.
    */
