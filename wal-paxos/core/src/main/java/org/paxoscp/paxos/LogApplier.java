@@ -446,32 +446,46 @@ public final class LogApplier {
     byte[] expected = from.position() == 0 ? null : encodeApplied(from);
     Map<String, byte[]> cells = Map.of(APPLIED, encodeApplied(to));
     if (expected == null) {
+      // A new meta row: never in a store without a marker (lost, and no rebuild began), and
+      // always with the id of the marker seen, so that a row this version wrote is never taken
+      // for one of a version without markers (StoreMarker.initializeIfFromEarlierVersion).
       StoreMarker m = guard.current();
-      if (m != null) {
-        cells = Map.of(APPLIED, encodeApplied(to), WalLayout.STORE_ID,
-            m.id().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      if (m == null) {
+        throw new RebuildingException(group, "this DC's store has no marker: it lost its "
+            + "contents; nothing is applied to it before it is rebuilt");
       }
+      cells = Map.of(APPLIED, encodeApplied(to), WalLayout.STORE_ID,
+          m.id().getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
     while (true) {
       if (store.checkAndWrite(Table.META, row, APPLIED, expected, KvStore.UNVERSIONED, cells)) {
         return to;
       }
-      AppliedState now = appliedState(group);
+      Optional<KvStore.Cell> raw = store.read(Table.META, row, APPLIED, KvStore.LATEST);
+      AppliedState now = raw.map(c -> decodeApplied(c.value())).orElse(AppliedState.NONE);
       if (now.position() >= to.position()) {
+        remember(group, now.position(), null, now.locks(), guard.epoch());
         return now;
       }
-      if (now.position() == from.position() && !now.locks().equals(from.locks())) {
-        // The table is a function of the log prefix: two appliers cannot disagree on it.
-        throw new org.paxoscp.wal.CorruptDataException("group " + group + ": lock table at "
-            + from.position() + " is " + now.locks() + " in the store, " + from.locks()
-            + " computed here");
+      if (now.position() == from.position()) {
+        if (!now.locks().equals(from.locks())) {
+          // The table is a function of the log prefix: two appliers cannot disagree on it.
+          throw new org.paxoscp.wal.CorruptDataException("group " + group + ": lock table at "
+              + from.position() + " is " + now.locks() + " in the store, " + from.locks()
+              + " computed here");
+        }
+        // The same watermark written otherwise (a rebuild writes position 0 explicitly, so
+        // that no earlier store's cell survives it): again, expecting what is there.
+        expected = raw.map(KvStore.Cell::value).orElse(null);
+        cells = Map.of(APPLIED, encodeApplied(to));
+        continue;
       }
       if (!rules.advanceFromMemory()) {
         // Positions now + 1 .. to - 1 may not be applied here: the caller applies from now.
         forget(group, now);
         return now;
       }
-      expected = now.position() == 0 ? null : encodeApplied(now);
+      expected = raw.map(KvStore.Cell::value).orElse(null);
       cells = Map.of(APPLIED, encodeApplied(to));
     }
   }

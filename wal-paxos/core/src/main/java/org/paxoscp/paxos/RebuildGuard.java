@@ -34,8 +34,9 @@ import org.paxoscp.store.StoreMarker;
  * epoch is not used again.
  *
  * <p><b>Meta rows.</b> While the marker is serving, a group with a meta row is served with the
- * row's fence (the higher of it and the store's), and a group without one is new here, fenced at
- * the store's fence. While it is absent or being rebuilt, only a group whose row the rebuild under
+ * row's fence (the higher of it and the store's), unless the row was installed by another
+ * rebuild than the one that made the store serving (a late copy), and a group without one is new
+ * here, fenced at the store's fence. While it is absent or being rebuilt, only a group whose row the rebuild under
  * way installed (a fence and {@link WalLayout#REBUILT_BY} its id) is served: any other row was
  * written after the loss by something that did not know of it (an APPLY, a collector), not by the
  * rebuild, and says nothing about what this DC promised or voted.
@@ -143,9 +144,19 @@ public final class RebuildGuard {
     }
     check(group, at, now);
     if (now.state() == StoreMarker.State.SERVING) {
-      return meta.isEmpty() ? new Bounds(0, now.unknownGroupFence())
-          : new Bounds(longCell(meta, WalLayout.GC_WATERMARK),
-              Math.max(longCell(meta, WalLayout.FENCE), now.unknownGroupFence()));
+      if (meta.isEmpty()) {
+        return new Bounds(0, now.unknownGroupFence());
+      }
+      Cell by = meta.get(WalLayout.REBUILT_BY);
+      if (by != null && !new String(by.value(), java.nio.charset.StandardCharsets.UTF_8)
+          .equals(now.rebuiltFrom())) {
+        // A copy of an earlier rebuild that landed after a later one made the store serving:
+        // its fence is that of a store lost since (RebuildInstall puts the later row back).
+        throw new RebuildingException(group, "the group's meta row was written by another "
+            + "rebuild than the one that made this store serving; it is not served");
+      }
+      return new Bounds(longCell(meta, WalLayout.GC_WATERMARK),
+          Math.max(longCell(meta, WalLayout.FENCE), now.unknownGroupFence()));
     }
     if (!rebuiltBy(meta, now.id())) {
       throw new RebuildingException(group, "this DC's store is being rebuilt and the group is "

@@ -71,10 +71,10 @@ public final class RebuildInstall {
       Map<String, byte[]> cells = new HashMap<>();
       cells.put(WalLayout.FENCE, WalLayout.encodeLong(fence));
       cells.put(WalLayout.REBUILT_BY, rebuildId.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      if (position > 0) {
-        cells.put(WalLayout.APPLIED, LogApplier.encodeApplied(
-            new LogApplier.AppliedState(position, locks)));
-      }
+      // Written even at position 0: an applied cell a service wrote after the loss (from what it
+      // remembered of the store before) must not survive the row that makes the group served.
+      cells.put(WalLayout.APPLIED, LogApplier.encodeApplied(
+          new LogApplier.AppliedState(position, locks)));
       if (position > 1) {
         // (A watermark cell of 0 is never written: 0 is its absence.)
         cells.put(WalLayout.GC_WATERMARK, WalLayout.encodeLong(position - 1));
@@ -82,8 +82,32 @@ public final class RebuildInstall {
       }
       // Checked on the row's rebuild id as read: two copies of one group racing each other
       // write it once; a copy that lost the race leaves the winner's row.
-      return store.checkAndWrite(Table.META, meta, WalLayout.REBUILT_BY,
-          by == null ? null : by.value(), KvStore.UNVERSIONED, cells);
+      if (!store.checkAndWrite(Table.META, meta, WalLayout.REBUILT_BY,
+          by == null ? null : by.value(), KvStore.UNVERSIONED, cells)) {
+        return false;
+      }
+      // A copy of this rebuild that lands after the store was lost again and rebuilt by a
+      // later rebuild (its thread stood still meanwhile) wrote into that later store: the
+      // guard serves no row of another rebuild there, and the later one's row is put back.
+      org.paxoscp.store.StoreMarker m = org.paxoscp.store.StoreMarker.read(store).orElse(null);
+      boolean ours = m != null && (m.state() == org.paxoscp.store.StoreMarker.State.REBUILDING
+          ? m.id().equals(rebuildId) : m.rebuiltFrom().equals(rebuildId));
+      if (!ours) {
+        Map<String, byte[]> back = new HashMap<>();
+        row.forEach((column, cell) -> back.put(column, cell.value()));
+        if (back.isEmpty()) {
+          // The group had no row there: it is new there again.
+          store.deleteRow(Table.META, meta);
+        } else {
+          store.checkAndWrite(Table.META, meta, WalLayout.REBUILT_BY,
+              rebuildId.getBytes(java.nio.charset.StandardCharsets.UTF_8), KvStore.UNVERSIONED,
+              back);
+        }
+        throw new IllegalStateException("group " + group + ": the store is not being rebuilt by "
+            + rebuildId + " any more (" + (m == null ? "no marker" : m.describe())
+            + "); nothing installed");
+      }
+      return true;
     }
     // A DC that kept its state: raise the GC watermark first (reads below the copied position
     // are refused from now on), then the applied watermark; the collector removes the WAL rows

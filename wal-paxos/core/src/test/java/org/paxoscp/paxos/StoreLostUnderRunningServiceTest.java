@@ -192,4 +192,94 @@ class StoreLostUnderRunningServiceTest {
     assertEquals(9, applier.appliedWatermark(G));
     assertTrue(applier.read(G, "k-t5", 9).isEmpty(), "t5's write is missing at 9: a stale read");
   }
+  @Test
+  void aServiceThatNoticedTheLossCreatesNoMetaRowAndARestartNeverMarksTheStoreServing() {
+    RebuildGuard guard = new RebuildGuard(w);
+    Acceptor acceptor = new Acceptor(w, guard);
+    LogApplier applier = new LogApplier(w, 100, guard, LogApplier.Rules.SHIPPED);
+    StoreMarker x = guard.current();
+    // Another instance of the DC's service, which will not notice the loss in time.
+    RebuildGuard unawareGuard = new RebuildGuard(w);
+    assertEquals(x, unawareGuard.current());
+    Ballot b1 = Ballot.of(1, 1);
+    assertTrue(acceptor.prepare(new Prepare(G, 2, b1)).promised());
+    assertTrue(acceptor.accept(new Accept(G, 2, b1, value("c"))).accepted());
+    w.wipe();
+    assertThrows(RebuildingException.class, () -> guard.verify(G, x));
+    // A catch-up run begun before the loss goes on: it records position 1 and applies it.
+    LogValue one = value("t1");
+    acceptor.apply(new Apply(G, 1, one));
+    assertThrows(RebuildingException.class, () -> applier.applyKnown(G, 1, one));
+    assertTrue(w.readRow(Table.META, WalLayout.metaRow(G)).isEmpty(), "no meta row created");
+    assertEquals(StoreMarker.Earlier.EMPTY,
+        StoreMarker.initializeIfFromEarlierVersion(w, WalLayout.MARKED_META_COLUMNS));
+    // One that has not noticed yet creates the row with the id it saw: a restart then knows
+    // that a version with markers wrote it, so the store lost its marker.
+    LogApplier unaware = new LogApplier(w, 100, unawareGuard, LogApplier.Rules.SHIPPED);
+    unaware.applyKnown(G, 1, one);
+    assertTrue(w.readRow(Table.META, WalLayout.metaRow(G)).containsKey(WalLayout.STORE_ID));
+    assertEquals(StoreMarker.Earlier.LOST,
+        StoreMarker.initializeIfFromEarlierVersion(w, WalLayout.MARKED_META_COLUMNS));
+    assertThrows(RebuildingException.class,
+        () -> new Acceptor(w).prepare(new Prepare(G, 2, Ballot.of(2, 2))));
+  }
+
+  @Test
+  void anAppliedCellWrittenIntoTheEmptiedStoreDoesNotSurviveTheRebuild() {
+    // The loss comes between the applier's data write and its watermark write: the watermark
+    // lands in the emptied meta table, the data goes with the data table.
+    java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+    KvStore racing = new org.paxoscp.store.ForwardingKvStore(w) {
+      @Override
+      public boolean checkAndWrite(Table t, byte[] row, String column, byte[] expected, long ts,
+          Map<String, byte[]> cells) {
+        if (t == Table.META && column.equals(WalLayout.APPLIED) && armed.compareAndSet(true,
+            false)) {
+          w.wipe();
+        }
+        return delegate.checkAndWrite(t, row, column, expected, ts, cells);
+      }
+    };
+    RebuildGuard guard = new RebuildGuard(racing);
+    Acceptor acceptor = new Acceptor(racing, guard);
+    LogApplier applier = new LogApplier(racing, 100, guard, LogApplier.Rules.SHIPPED);
+    LogValue one = value("t1");
+    acceptor.apply(new Apply(G, 1, one));
+    armed.set(true);
+    applier.applyKnown(G, 1, one);
+    // Rebuilt at position 0 (no peer had applied anything yet).
+    String id = StoreMarker.markRebuilding(w).id();
+    assertTrue(RebuildInstall.finish(w, G, 0, org.paxoscp.wal.XgLocks.EMPTY, null, 5, id));
+    LogApplier fresh = new LogApplier(w);
+    assertEquals(0, fresh.appliedWatermark(G), "the rebuild's position, not the stale cell's");
+    // Position 1 caught up from the peers is applied over the rebuild's explicit 0.
+    acceptor.apply(new Apply(G, 1, one));
+    assertEquals(1, fresh.applyKnown(G));
+    assertEquals("t1", new String(fresh.read(G, "k-t1", 1).orElseThrow()));
+  }
+
+  @Test
+  void aCopyOfAnEarlierRebuildThatLandsLateLeavesTheLaterRebuildsRow() {
+    w.wipe();
+    String first = StoreMarker.markRebuilding(w).id();
+    w.wipe(); // lost again while the first rebuild's copy of the group stood still
+    String second = StoreMarker.markRebuilding(w).id();
+    assertTrue(RebuildInstall.finish(w, G, 20, org.paxoscp.wal.XgLocks.EMPTY, value("t20"), 30,
+        second));
+    assertTrue(StoreMarker.markRebuilt(w, second, 4));
+    assertThrows(IllegalStateException.class, () -> RebuildInstall.finish(w, G, 5,
+        org.paxoscp.wal.XgLocks.EMPTY, value("t5"), 10, first));
+    RebuildGuard guard = new RebuildGuard(w);
+    assertEquals(30, guard.bounds(G, guard.current()).fence());
+    assertEquals(20, new LogApplier(w).appliedWatermark(G));
+    assertThrows(RebuildingException.class,
+        () -> new Acceptor(w).prepare(new Prepare(G, 25, Ballot.of(7, 1))));
+    // And were the late row left (its thread died before putting the later one back), the
+    // group would not be served with its lower fence.
+    w.write(Table.META, WalLayout.metaRow(G), KvStore.UNVERSIONED, Map.of(WalLayout.FENCE,
+        WalLayout.encodeLong(10), WalLayout.REBUILT_BY,
+        first.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    assertThrows(RebuildingException.class,
+        () -> new Acceptor(w).prepare(new Prepare(G, 25, Ballot.of(8, 1))));
+  }
 }
