@@ -74,6 +74,10 @@ public final class ServiceCommand implements Callable<Integer> {
           + ClusterCommand.oneLine(e));
       return 2;
     }
+    if (newCluster && config.store() != ServiceConfig.StoreKind.MEMORY) {
+      err.println("service: --new-cluster applies to paxoscp.service.store = memory only; an "
+          + "HBase store is marked when its tables are created (paxoscp.hbase.new.store)");
+    }
     ServiceRunner runner;
     try {
       runner = ServiceRunner.start(config, ServiceTransportFactory.UDP);
