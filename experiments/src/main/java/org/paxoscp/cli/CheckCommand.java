@@ -23,7 +23,8 @@ import picocli.CommandLine.Spec;
  * {@code paxoscp check DIR}: judges an exported run ({@code DIR/history/*.jsonl} and
  * {@code DIR/wal/<dc>.jsonl}, see {@link HistoryFiles}) with the serializability checker, group
  * by group, and, when the logs hold steps of transactions across groups, with the cross-group
- * checker over all of them.
+ * checker over all of them. A nemesis export with {@code DIR/saved-logs/} (logs saved before
+ * store losses) has the positions no DC holds any more judged from those, as the nemesis does.
  *
  * <p>Exit codes: 0 every group is one-copy serializable; 1 a violation (printed); 2 the
  * directory is missing or malformed (the message names the file and line).
@@ -56,6 +57,21 @@ public final class CheckCommand implements Callable<Integer> {
       return 2;
     }
     boolean ok = true;
+    if (Files.isDirectory(dir.resolve("saved-logs"))) {
+      // A nemesis run with store losses: positions no DC holds any more are judged from the
+      // logs it saved before each loss (docs/guarantees.md).
+      org.paxoscp.nemesis.SavedLogs.Merged m;
+      try {
+        m = org.paxoscp.nemesis.SavedLogs.merge(dir, run);
+      } catch (IllegalArgumentException | UncheckedIOException e) {
+        err.println("check: saved-logs: " + ClusterCommand.oneLine(e));
+        return 2;
+      }
+      m.conflicts().forEach(out::println);
+      ok = m.conflicts().isEmpty();
+      out.printf("positions judged from logs saved before store loss: %d%n", m.fromSaved());
+      run = m.run();
+    }
     for (String group : run.recordsByGroup().keySet()) {
       Map<String, SortedMap<Long, LogValue>> logs =
           run.logsByGroup().getOrDefault(group, Map.of());
