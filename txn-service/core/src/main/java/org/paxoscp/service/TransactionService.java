@@ -267,8 +267,7 @@ public final class TransactionService implements RequestHandler {
    * is used again (the guard's epoch moved on; the caches are emptied too), and until the store
    * is rebuilt every group is refused with REBUILDING.
    */
-  private void storeChanged(StoreMarker before,
-      StoreMarker now) {
+  private void storeChanged(StoreMarker before, StoreMarker now) {
     forgetCaches();
     String was = before == null ? "no marker" : before.describe();
     if (now == null) {

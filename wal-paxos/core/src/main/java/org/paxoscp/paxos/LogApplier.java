@@ -437,9 +437,10 @@ public final class LogApplier {
    * positions between were never applied to it; the watermark then never jumps over them.
    *
    * <p>A group's first watermark creates its meta row, stamped with the store marker's id
-   * ({@link WalLayout#STORE_ID}). A row created after the store was lost (by an APPLY that
-   * reached a running service before it noticed) serves nobody: the guard trusts no row while
-   * the marker is missing, and the rebuild overwrites it.
+   * ({@link WalLayout#STORE_ID}); none is created while the marker seen is missing. A row
+   * created after the store was lost (by an APPLY that reached a running service before it
+   * noticed) serves nobody: the guard trusts no row while the marker is missing or a rebuild is
+   * under way but that rebuild's, and the rebuild replaces it.
    */
   private AppliedState advance(String group, AppliedState from, AppliedState to) {
     byte[] row = WalLayout.metaRow(group);
@@ -461,10 +462,13 @@ public final class LogApplier {
       if (store.checkAndWrite(Table.META, row, APPLIED, expected, KvStore.UNVERSIONED, cells)) {
         return to;
       }
+      // The epoch before the read: what the read finds is then never taken for the store of a
+      // later epoch (a change seen meanwhile).
+      long epoch = guard.epoch();
       Optional<KvStore.Cell> raw = store.read(Table.META, row, APPLIED, KvStore.LATEST);
       AppliedState now = raw.map(c -> decodeApplied(c.value())).orElse(AppliedState.NONE);
       if (now.position() >= to.position()) {
-        remember(group, now.position(), null, now.locks(), guard.epoch());
+        remember(group, now.position(), null, now.locks(), epoch);
         return now;
       }
       if (now.position() == from.position()) {
@@ -482,7 +486,7 @@ public final class LogApplier {
       }
       if (!rules.advanceFromMemory()) {
         // Positions now + 1 .. to - 1 may not be applied here: the caller applies from now.
-        forget(group, now);
+        forget(group, now, epoch);
         return now;
       }
       expected = raw.map(KvStore.Cell::value).orElse(null);
@@ -494,8 +498,8 @@ public final class LogApplier {
    * Replaces what is remembered of {@code group} with the store's {@code state}, which is below
    * it when the store was lost and rebuilt since (the remembered watermark then bounds nothing).
    */
-  private void forget(String group, AppliedState state) {
-    known.put(group, new Applied(state.position(), null, state.locks(), guard.epoch()));
+  private void forget(String group, AppliedState state, long epoch) {
+    known.put(group, new Applied(state.position(), null, state.locks(), epoch));
   }
 
   /**

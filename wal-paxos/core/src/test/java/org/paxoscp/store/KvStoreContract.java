@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -61,6 +62,19 @@ public abstract class KvStoreContract {
       assertEquals(Optional.empty(), store.read(t, b("nope"), "c", KvStore.LATEST));
       assertEquals(Map.of(), store.readRow(t, b("nope")));
     }
+  }
+
+  @Test
+  void readRowsReadsEachRowInTheOrderAsked() {
+    store.write(Table.META, b("a"), KvStore.UNVERSIONED, Map.of("x", b("1"), "y", b("2")));
+    store.write(Table.META, b("c"), KvStore.UNVERSIONED, Map.of("x", b("3")));
+    List<Map<String, Cell>> rows = store.readRows(Table.META, List.of(b("c"), b("nope"), b("a")));
+    assertEquals(3, rows.size());
+    assertEquals("3", s(rows.get(0).get("x").value()));
+    assertEquals(Map.of(), rows.get(1));
+    assertEquals(Set.of("x", "y"), rows.get(2).keySet());
+    assertEquals("2", s(rows.get(2).get("y").value()));
+    assertEquals(List.of(), store.readRows(Table.META, List.of()));
   }
 
   @Test
