@@ -114,11 +114,15 @@ public final class RebuildInstall {
     // and versions below.
     raise(store, meta, WalLayout.GC_WATERMARK, position - 1);
     while (true) {
-      LogApplier.AppliedState now = new LogApplier(store).appliedState(group);
+      // Expecting the cell as it is (a rebuild at position 0 writes an explicit 0).
+      java.util.Optional<KvStore.Cell> raw = store.read(Table.META, meta, WalLayout.APPLIED,
+          KvStore.LATEST);
+      LogApplier.AppliedState now = raw.map(c -> LogApplier.decodeApplied(c.value()))
+          .orElse(LogApplier.AppliedState.NONE);
       if (now.position() >= position) {
         return true;
       }
-      byte[] expected = now.position() == 0 ? null : LogApplier.encodeApplied(now);
+      byte[] expected = raw.map(KvStore.Cell::value).orElse(null);
       if (store.checkAndWrite(Table.META, meta, WalLayout.APPLIED, expected, KvStore.UNVERSIONED,
           Map.of(WalLayout.APPLIED, LogApplier.encodeApplied(
               new LogApplier.AppliedState(position, locks))))) {

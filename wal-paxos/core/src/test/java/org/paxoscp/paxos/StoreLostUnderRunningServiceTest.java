@@ -259,6 +259,19 @@ class StoreLostUnderRunningServiceTest {
   }
 
   @Test
+  void aGroupRebuiltAtPositionZeroCanStillBeBroughtUpLater() {
+    w.wipe();
+    String id = StoreMarker.markRebuilding(w).id();
+    assertTrue(RebuildInstall.finish(w, G, 0, org.paxoscp.wal.XgLocks.EMPTY, null, 5, id));
+    StoreMarker.markRebuilt(w, id, 4);
+    // Later the group fell behind past its peers' GC: rebuilt again (kept state, no fence)
+    // over the explicit 0 the first rebuild wrote.
+    assertTrue(RebuildInstall.finish(w, G, 3, org.paxoscp.wal.XgLocks.EMPTY, value("t3"), 0,
+        ""));
+    assertEquals(3, new LogApplier(w).appliedWatermark(G));
+  }
+
+  @Test
   void aCopyOfAnEarlierRebuildThatLandsLateLeavesTheLaterRebuildsRow() {
     w.wipe();
     String first = StoreMarker.markRebuilding(w).id();
