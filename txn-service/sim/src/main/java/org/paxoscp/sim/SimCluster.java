@@ -331,11 +331,14 @@ final class SimCluster {
           // check-and-write reads nothing first): the acceptor reads the store's marker after
           // the row and refuses, and the rebuild fences the position, or the vote lies above
           // the fence, where it is the vote of a DC that lost nothing there (as if its reply
-          // had been lost). Counted are the votes the DC's guard would answer for now.
+          // had been lost). A vote the acceptor answered always counts; one it did not answer
+          // counts if the DC's guard would answer for it now.
+          boolean answered = r instanceof Message.Paxos rp
+              && rp.message() instanceof PaxosMessage.AcceptReply ar && ar.accepted();
           Optional<Vote> vote;
           try {
             vote = a.position() <= LogCollector.gcWatermark(dc.store, a.group())
-                || !votable(dc, a.group(), a.position())
+                || !answered && !votable(dc, a.group(), a.position())
                 ? Optional.empty() : dc.acceptor.lastVote(a.group(), a.position());
           } catch (TooOldException collected) {
             vote = Optional.empty();
