@@ -36,10 +36,10 @@ import org.paxoscp.store.StoreMarker;
  * <p><b>Meta rows.</b> While the marker is serving, a group with a meta row is served with the
  * row's fence (the higher of it and the store's), unless the row was installed by another
  * rebuild than the one that made the store serving (a late copy), and a group without one is new
- * here, fenced at the store's fence. While it is absent or being rebuilt, only a group whose row the rebuild under
- * way installed (a fence and {@link WalLayout#REBUILT_BY} its id) is served: any other row was
- * written after the loss by something that did not know of it (an APPLY, a collector), not by the
- * rebuild, and says nothing about what this DC promised or voted.
+ * here, fenced at the store's fence. While it is absent or being rebuilt, only a group whose row
+ * the rebuild under way installed (a fence and {@link WalLayout#REBUILT_BY} its id) is served:
+ * any other row was written after the loss by something that did not know of it (an APPLY, a
+ * collector), not by the rebuild, and says nothing about what this DC promised or voted.
  *
  * <p>Thread-safe.
  */
