@@ -56,6 +56,19 @@ class ServiceRunnerTest {
     };
   }
 
+  /** Commits k = v at position 1 of group g from DC O, as a proposer of id {@code proposer}. */
+  private static void commitFirst(InProcessTransport.Network net,
+      ScheduledExecutorService timers, long proposer) throws Exception {
+    ProposerDriver client = new ProposerDriver(net.transport("O"), DCS, Scheduler.of(timers),
+        Duration.ofMillis(300));
+    TreeMap<String, Mutation> w = new TreeMap<>();
+    w.put("k", Mutation.put("v".getBytes(StandardCharsets.UTF_8)));
+    Proposer p = new Proposer(ProposerConfig.defaults(Protocol.CP, DCS)
+        .withPhaseTimeoutMicros(300_000), "g", ProposerId.of(proposer), new LogEntry("t1", "O", 0,
+        new TreeSet<>(), w), 1, OptionalInt.empty(), new SplittableRandom(1));
+    assertEquals(Outcome.Status.COMMITTED, client.run(p).get(20, TimeUnit.SECONDS).status());
+  }
+
   @Test
   void threeConfiguredServicesCommitAndServeBegin() throws Exception {
     List<ServiceRunner> runners = new ArrayList<>();
@@ -65,15 +78,7 @@ class ServiceRunnerTest {
         runners.add(ServiceRunner.start(ServiceConfig.fromProperties(props(dc)), inProcess(net)));
       }
       assertEquals(17002, runners.get(1).boundAddress().getPort());
-
-      ProposerDriver client = new ProposerDriver(net.transport("O"), DCS, Scheduler.of(timers),
-          Duration.ofMillis(300));
-      TreeMap<String, Mutation> w = new TreeMap<>();
-      w.put("k", Mutation.put("v".getBytes(StandardCharsets.UTF_8)));
-      Proposer p = new Proposer(ProposerConfig.defaults(Protocol.CP, DCS)
-          .withPhaseTimeoutMicros(300_000), "g", ProposerId.of(77), new LogEntry("t1", "O", 0, new TreeSet<>(), w),
-          1, OptionalInt.empty(), new SplittableRandom(1));
-      assertEquals(Outcome.Status.COMMITTED, client.run(p).get(20, TimeUnit.SECONDS).status());
+      commitFirst(net, timers, 77);
 
       // C may not have the APPLY yet; the client's commit position makes it catch up.
       Message m = net.transport("client").request("C", new Message.BeginRequest("g", 1),
@@ -97,14 +102,7 @@ class ServiceRunnerTest {
       for (String dc : DCS) {
         runners.add(ServiceRunner.start(ServiceConfig.fromProperties(props(dc)), inProcess(net)));
       }
-      ProposerDriver client = new ProposerDriver(net.transport("O"), DCS, Scheduler.of(timers),
-          Duration.ofMillis(300));
-      TreeMap<String, Mutation> w = new TreeMap<>();
-      w.put("k", Mutation.put("v".getBytes(StandardCharsets.UTF_8)));
-      Proposer p = new Proposer(ProposerConfig.defaults(Protocol.CP, DCS)
-          .withPhaseTimeoutMicros(300_000), "g", ProposerId.of(78), new LogEntry("t1", "O", 0,
-          new TreeSet<>(), w), 1, OptionalInt.empty(), new SplittableRandom(1));
-      assertEquals(Outcome.Status.COMMITTED, client.run(p).get(20, TimeUnit.SECONDS).status());
+      commitFirst(net, timers, 78);
 
       // C's process restarts as a supervisor would restart it: same file, memory.new unset.
       runners.remove(2).close();

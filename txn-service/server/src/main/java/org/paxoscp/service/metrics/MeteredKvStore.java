@@ -54,118 +54,77 @@ public final class MeteredKvStore extends ForwardingKvStore {
     }
   }
 
-  @Override
-  public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+  /** Runs {@code call}, timing it as {@code op} and counting its failure by kind. */
+  private <T> T timed(Op op, java.util.function.Supplier<T> call) {
     long t = System.nanoTime();
     try {
-      Optional<Cell> c = delegate.read(table, row, column, maxTimestamp);
-      done(Op.READ, t, null);
-      return c;
+      T result = call.get();
+      done(op, t, null);
+      return result;
     } catch (RuntimeException e) {
-      done(Op.READ, t, e);
+      done(op, t, e);
       throw e;
     }
+  }
+
+  @Override
+  public Optional<Cell> read(Table table, byte[] row, String column, long maxTimestamp) {
+    return timed(Op.READ, () -> delegate.read(table, row, column, maxTimestamp));
   }
 
   @Override
   public Map<String, Cell> readRow(Table table, byte[] row) {
-    long t = System.nanoTime();
-    try {
-      Map<String, Cell> m = delegate.readRow(table, row);
-      done(Op.READ_ROW, t, null);
-      return m;
-    } catch (RuntimeException e) {
-      done(Op.READ_ROW, t, e);
-      throw e;
-    }
+    return timed(Op.READ_ROW, () -> delegate.readRow(table, row));
   }
 
+  /** One batch, timed as one row read (HBase sends it in one request). */
   @Override
   public List<Map<String, Cell>> readRows(Table table, List<byte[]> rows) {
-    long t = System.nanoTime();
-    try {
-      List<Map<String, Cell>> m = delegate.readRows(table, rows);
-      done(Op.READ_ROW, t, null);
-      return m;
-    } catch (RuntimeException e) {
-      done(Op.READ_ROW, t, e);
-      throw e;
-    }
+    return timed(Op.READ_ROW, () -> delegate.readRows(table, rows));
   }
 
   @Override
   public void write(Table table, byte[] row, long timestamp, Map<String, byte[]> cells) {
-    long t = System.nanoTime();
-    try {
+    timed(Op.WRITE, () -> {
       delegate.write(table, row, timestamp, cells);
-      done(Op.WRITE, t, null);
-    } catch (RuntimeException e) {
-      done(Op.WRITE, t, e);
-      throw e;
-    }
+      return null;
+    });
   }
 
   @Override
   public void writeRows(Table table, long timestamp, List<RowWrite> rows) {
-    long t = System.nanoTime();
-    try {
+    timed(Op.WRITE_ROWS, () -> {
       delegate.writeRows(table, timestamp, rows);
-      done(Op.WRITE_ROWS, t, null);
-    } catch (RuntimeException e) {
-      done(Op.WRITE_ROWS, t, e);
-      throw e;
-    }
+      return null;
+    });
   }
 
   @Override
   public boolean checkAndWrite(Table table, byte[] row, String checkColumn, byte[] expected,
       long timestamp, Map<String, byte[]> cells) {
-    long t = System.nanoTime();
-    try {
-      boolean ok = delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
-      done(Op.CHECK_AND_WRITE, t, null);
-      return ok;
-    } catch (RuntimeException e) {
-      done(Op.CHECK_AND_WRITE, t, e);
-      throw e;
-    }
+    return timed(Op.CHECK_AND_WRITE,
+        () -> delegate.checkAndWrite(table, row, checkColumn, expected, timestamp, cells));
   }
 
   @Override
   public void deleteRow(Table table, byte[] row) {
-    long t = System.nanoTime();
-    try {
+    timed(Op.DELETE_ROW, () -> {
       delegate.deleteRow(table, row);
-      done(Op.DELETE_ROW, t, null);
-    } catch (RuntimeException e) {
-      done(Op.DELETE_ROW, t, e);
-      throw e;
-    }
+      return null;
+    });
   }
 
   @Override
   public void deleteVersionsBefore(Table table, byte[] row, String column, long timestamp) {
-    long t = System.nanoTime();
-    try {
+    timed(Op.DELETE_VERSIONS, () -> {
       delegate.deleteVersionsBefore(table, row, column, timestamp);
-      done(Op.DELETE_VERSIONS, t, null);
-    } catch (RuntimeException e) {
-      done(Op.DELETE_VERSIONS, t, e);
-      throw e;
-    }
+      return null;
+    });
   }
 
   @Override
   public TableCensus census(Table table) {
-    long t = System.nanoTime();
-    try {
-      TableCensus c = delegate.census(table);
-      done(Op.CENSUS, t, null);
-      return c;
-    } catch (RuntimeException e) {
-      done(Op.CENSUS, t, e);
-      throw e;
-    }
+    return timed(Op.CENSUS, () -> delegate.census(table));
   }
 
   @Override
