@@ -53,6 +53,16 @@ public final class CountingTransport implements Transport {
     return delegate.localDc();
   }
 
+  @Override
+  public void clusterVersion(int version) {
+    delegate.clusterVersion(version);
+  }
+
+  @Override
+  public CompletableFuture<Message.VersionReply> askVersions(String dc, Duration timeout) {
+    return delegate.askVersions(dc, timeout);
+  }
+
   /** Request-to-reply times in microseconds by "KIND@DC", for replies that arrived. */
   public Map<String, Histogram> replyMicros() {
     return new TreeMap<>(replyMicros);

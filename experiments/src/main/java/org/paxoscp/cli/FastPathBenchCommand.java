@@ -238,9 +238,9 @@ public final class FastPathBenchCommand implements Callable<Integer> {
       // Clear datagrams are opened only where encryption is not required.
       settings.put(ClusterConfig.WIRE_REQUIRE_ENCRYPTED.name(), Boolean.toString(encrypt));
       if (wireSetting.equals("v3")) {
-        // The rollout from wire version 3: no freshness checks, no roles.
-        settings.put(ClusterConfig.WIRE_VERSION.name(), "3");
-        settings.put(ClusterConfig.WIRE_ACCEPT_V3.name(), "true");
+        // Every process held to cluster version 1: wire version 3, no freshness, no roles.
+        settings.put(ClusterConfig.CLUSTER_VERSION_MAX.name(),
+            Integer.toString(org.paxoscp.version.ClusterVersion.WIRE_3));
       }
       settings.put(ServiceConfig.METRICS.name(), Boolean.toString(metered));
       if (holdShare != null) {

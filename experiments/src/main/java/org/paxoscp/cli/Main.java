@@ -12,8 +12,8 @@ import picocli.CommandLine;
     description = "Geo-replicated entity-group transactions on HBase with the Paxos-CP commit "
         + "protocol.",
     subcommands = {DemoCommand.class, ClusterCommand.class, ShellCommand.class,
-        StatusCommand.class, DcCommand.class, RebuildBenchCommand.class,
-        ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
+        StatusCommand.class, DcCommand.class, ClusterVersionCommand.class,
+        RebuildBenchCommand.class, ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
         XgBenchCommand.class, GroupsBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,
         LifecycleBenchCommand.class, ConfigReferenceCommand.class, KeyCommand.class,

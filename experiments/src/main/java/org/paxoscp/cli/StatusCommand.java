@@ -98,6 +98,8 @@ public final class StatusCommand implements Callable<Integer> {
           asDc != null ? asDc : cluster.dcNames().get(0)).endpoints(endpoints)
           .role(org.paxoscp.transport.Role.OPERATOR).build();
       opened.add(0, transport);
+      org.paxoscp.transport.VersionProbe.follow(transport, cluster.versionRange(),
+          cluster.dcNames(), cluster.requestTimeout());
       int code;
       // The first round; the second goes to those that answered within --interval, so that a
       // DC that is down costs one request timeout, not two.
@@ -216,6 +218,33 @@ public final class StatusCommand implements Callable<Integer> {
     return asked;
   }
 
+  /**
+   * The cluster version each instance runs at and the versions it speaks: one line when all
+   * agree, else one entry per instance (docs/upgrading.md).
+   */
+  static String versions(List<Sample> samples) {
+    Map<String, List<String>> by = new LinkedHashMap<>();
+    for (Sample s : samples) {
+      if (s.down() != null) {
+        continue;
+      }
+      String v = s.fields().containsKey("version_range")
+          ? "cluster version " + s.fields().getOrDefault("cluster_version", "?") + ", speaks "
+              + s.fields().get("version_range")
+          : "a build from before cluster versions";
+      by.computeIfAbsent(v, k -> new ArrayList<>()).add(s.dc() + " "
+          + s.instance().getHostString() + ":" + s.instance().getPort());
+    }
+    if (by.size() == 1) {
+      return "versions: every instance at " + by.keySet().iterator().next()
+          + " (docs/upgrading.md)";
+    }
+    List<String> parts = new ArrayList<>();
+    by.forEach((v, who) -> parts.add(String.join(", ", who) + ": " + v));
+    return "versions (mixed: an upgrade under way, docs/upgrading.md): " + String.join("; ",
+        parts);
+  }
+
   /** Every sample; complete within the request timeout. */
   private static List<Sample> collect(Map<Sample, CompletableFuture<Sample>> asked) {
     List<Sample> samples = new ArrayList<>();
@@ -299,6 +328,7 @@ public final class StatusCommand implements Callable<Integer> {
       }
     }
     notes.forEach(out::println);
+    out.println(versions(now));
     roundTrips.forEach((table, holders) -> out.println("round trips (ms) for leader "
         + "combination" + (roundTrips.size() == 1 ? "" : " at " + String.join(", ", holders))
         + ": " + table));

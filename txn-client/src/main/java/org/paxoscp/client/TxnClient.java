@@ -35,6 +35,7 @@ import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.transport.VersionProbe;
 import org.paxoscp.transport.WanTransport;
 import org.paxoscp.wal.LogEntry;
 import org.slf4j.Logger;
@@ -110,6 +111,10 @@ public final class TxnClient implements AutoCloseable {
     this.random = b.random;
     this.owned = b.owned;
     this.timers = new ScheduledThreadPoolExecutor(1, named("paxoscp-client-timers-" + homeDc));
+    if (b.versions != null) {
+      long poll = cluster.versionPoll().toMillis();
+      timers.scheduleWithFixedDelay(b.versions::refresh, poll, poll, TimeUnit.MILLISECONDS);
+    }
     Transport transport = b.transport;
     if (b.directStore != null) {
       this.storeExecutor = Executors.newCachedThreadPool(named("paxoscp-client-store-" + homeDc));
@@ -625,6 +630,8 @@ public final class TxnClient implements AutoCloseable {
     private Duration backoffMax = Duration.ofSeconds(1);
     private RandomGenerator random;
     private List<AutoCloseable> owned = List.of();
+    /** Set when the client opened its own transport: it follows the cluster's version. */
+    private VersionProbe.Follower versions;
     private HistoryRecorder history;
     private CrossGroupCommit.Rules crossGroupRules = CrossGroupCommit.Rules.SHIPPED;
     private MeterRegistry registry = Metrics.globalRegistry;
@@ -765,6 +772,14 @@ public final class TxnClient implements AutoCloseable {
         WanTransport wan = new WanTransport(
             UdpTransport.builder(cluster, homeDc).endpoints(endpoints).build(), cluster);
         opened.add(0, wan);
+        // The cluster's version before the first request (docs/upgrading.md); the home DC
+        // first, each DC asked once.
+        List<String> dcs = new ArrayList<>(cluster.dcNames());
+        dcs.remove(homeDc);
+        dcs.add(0, homeDc);
+        int at = VersionProbe.follow(wan, cluster.versionRange(), dcs, cluster.requestTimeout());
+        versions = new VersionProbe.Follower(wan, cluster.versionRange(), dcs,
+            cluster.requestTimeout(), at);
         transport = wan;
         owned = List.copyOf(opened);
       } catch (RuntimeException e) {
@@ -774,6 +789,9 @@ public final class TxnClient implements AutoCloseable {
           } catch (Exception suppressed) {
             e.addSuppressed(suppressed);
           }
+        }
+        if (e instanceof org.paxoscp.version.UnsupportedClusterVersionException) {
+          throw e;
         }
         UnavailableException u = new UnavailableException(
             "could not open the client's transport: " + e.getMessage(), null, -1, homeDc);

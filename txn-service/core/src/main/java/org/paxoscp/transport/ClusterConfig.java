@@ -49,12 +49,14 @@ public final class ClusterConfig {
       "paxoscp.wire.require.encrypted", true, "drop datagrams that arrive authenticated but not "
           + "encrypted (counted as clear); false lets a receiver open them, for a packet capture "
           + "while debugging with paxoscp.wire.encrypt=false");
-  public static final ConfigKey<Integer> WIRE_VERSION = ConfigKey.integer("paxoscp.wire.version",
-      4, 3, 4, "the wire version this process sends: 4 (fresh, addressed, per-role keys); 3 only "
-          + "while rolling out from a build that speaks 3 (docs/wire.md)");
-  public static final ConfigKey<Boolean> WIRE_ACCEPT_V3 = ConfigKey.bool("paxoscp.wire.accept.v3",
-      false, "also open datagrams of wire version 3 (no freshness, no roles: copies are "
-          + "answered), only while rolling out from it; a reply goes in its request's version");
+  public static final ConfigKey<Integer> CLUSTER_VERSION_MAX = ConfigKey.integer(
+      "paxoscp.cluster.version.max", org.paxoscp.version.ClusterVersion.LATEST,
+      org.paxoscp.version.ClusterVersion.OLDEST, org.paxoscp.version.ClusterVersion.LATEST,
+      "the newest cluster version this process speaks (docs/upgrading.md); lower only to hold "
+          + "a process to the formats of an earlier build (it refuses a cluster raised past it)");
+  public static final ConfigKey<Duration> CLUSTER_VERSION_POLL = ConfigKey.millis(
+      "paxoscp.cluster.version.poll.ms", 5_000, 100, 600_000, "how often a service re-reads "
+          + "the cluster version in its DC's store and a client asks its home DC for it");
   public static final ConfigKey<Duration> WIRE_FRESHNESS = ConfigKey.millis(
       "paxoscp.wire.freshness.ms", 30_000, 1_000, 3_600_000, "a datagram sealed further than this "
           + "from the receiver's clock is dropped as stale (clocks need NTP; paxoscp status shows "
@@ -122,11 +124,11 @@ public final class ClusterConfig {
 
   /** Every cluster key; docs/configuration.md is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Cluster (every service and client)",
-      DCS, KEY, KEY_ACCEPT, WIRE_ENCRYPT, WIRE_REQUIRE_ENCRYPTED, WIRE_VERSION, WIRE_ACCEPT_V3,
-      WIRE_FRESHNESS, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH, DISCOVERY_CONNECT_TIMEOUT,
-      MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND, CLIENT_SESSION_GROUPS,
-      CLIENT_XG_MAX_GROUPS, CLIENT_XG_LOCK_TIMEOUT, WAN_ENABLED, WAN_RTT, WAN_LOCAL_RTT,
-      WAN_JITTER, WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
+      DCS, KEY, KEY_ACCEPT, WIRE_ENCRYPT, WIRE_REQUIRE_ENCRYPTED, CLUSTER_VERSION_MAX,
+      CLUSTER_VERSION_POLL, WIRE_FRESHNESS, DC_ENDPOINTS, DC_HBASE, DISCOVERY_ZK, DISCOVERY_PATH,
+      DISCOVERY_CONNECT_TIMEOUT, MAX_DATAGRAM_BYTES, REQUEST_TIMEOUT, CLIENT_BIND,
+      CLIENT_SESSION_GROUPS, CLIENT_XG_MAX_GROUPS, CLIENT_XG_LOCK_TIMEOUT, WAN_ENABLED, WAN_RTT,
+      WAN_LOCAL_RTT, WAN_JITTER, WAN_LOSS, WAN_DUPLICATE, WAN_PARTITIONED);
 
   /** One DC: its name, static service endpoints (may be empty with discovery) and HBase keys. */
   public record Dc(String name, List<InetSocketAddress> endpoints, Map<String, String> hbase) {
@@ -189,16 +191,16 @@ public final class ClusterConfig {
    *
    * @param encrypt {@link #WIRE_ENCRYPT}
    * @param requireEncrypted {@link #WIRE_REQUIRE_ENCRYPTED}
-   * @param version {@link #WIRE_VERSION}
-   * @param acceptV3 {@link #WIRE_ACCEPT_V3}
+   * @param versionMax {@link #CLUSTER_VERSION_MAX}
+   * @param versionPoll {@link #CLUSTER_VERSION_POLL}
    * @param freshness {@link #WIRE_FRESHNESS}
    * @param keyRole the role whose key {@link #KEY} is (its prefix); null: the cluster key
    */
-  public record Wire(boolean encrypt, boolean requireEncrypted, int version, boolean acceptV3,
-      Duration freshness, Role keyRole) {
+  public record Wire(boolean encrypt, boolean requireEncrypted, int versionMax,
+      Duration versionPoll, Duration freshness, Role keyRole) {
     public static final Wire DEFAULTS = new Wire(WIRE_ENCRYPT.defaultValue(),
-        WIRE_REQUIRE_ENCRYPTED.defaultValue(), WIRE_VERSION.defaultValue(),
-        WIRE_ACCEPT_V3.defaultValue(), WIRE_FRESHNESS.defaultValue(), null);
+        WIRE_REQUIRE_ENCRYPTED.defaultValue(), CLUSTER_VERSION_MAX.defaultValue(),
+        CLUSTER_VERSION_POLL.defaultValue(), WIRE_FRESHNESS.defaultValue(), null);
 
     public Wire {
       if (!encrypt && requireEncrypted) {
@@ -210,9 +212,10 @@ public final class ClusterConfig {
         throw new IllegalArgumentException(KEY.name() + ": a service needs the cluster key "
             + "itself, not a service: key");
       }
-      if (keyRole != null && (version == 3 || acceptV3)) {
-        throw new IllegalArgumentException(KEY.name() + " holds a role key; wire version 3 "
-            + "(" + WIRE_VERSION.name() + ", " + WIRE_ACCEPT_V3.name() + ") needs the cluster key");
+      if (keyRole != null && versionMax < org.paxoscp.version.ClusterVersion.WIRE_4) {
+        throw new IllegalArgumentException(KEY.name() + " holds a role key; cluster version "
+            + versionMax + " (" + CLUSTER_VERSION_MAX.name() + ") sends wire version 3, which "
+            + "needs the cluster key");
       }
     }
   }
@@ -372,7 +375,8 @@ public final class ClusterConfig {
         CLIENT_SESSION_GROUPS.from(props), new CrossGroup(CLIENT_XG_MAX_GROUPS.from(props),
             CLIENT_XG_LOCK_TIMEOUT.from(props)), KEY_ACCEPT.from(props),
         new Wire(WIRE_ENCRYPT.from(props), WIRE_REQUIRE_ENCRYPTED.from(props),
-            WIRE_VERSION.from(props), WIRE_ACCEPT_V3.from(props), WIRE_FRESHNESS.from(props),
+            CLUSTER_VERSION_MAX.from(props), CLUSTER_VERSION_POLL.from(props),
+            WIRE_FRESHNESS.from(props),
             keyRole(props)));
   }
 
@@ -470,8 +474,8 @@ public final class ClusterConfig {
     }
     p.put(WIRE_ENCRYPT.name(), Boolean.toString(wire.encrypt()));
     p.put(WIRE_REQUIRE_ENCRYPTED.name(), Boolean.toString(wire.requireEncrypted()));
-    p.put(WIRE_VERSION.name(), Integer.toString(wire.version()));
-    p.put(WIRE_ACCEPT_V3.name(), Boolean.toString(wire.acceptV3()));
+    p.put(CLUSTER_VERSION_MAX.name(), Integer.toString(wire.versionMax()));
+    p.put(CLUSTER_VERSION_POLL.name(), Long.toString(wire.versionPoll().toMillis()));
     p.put(WIRE_FRESHNESS.name(), Long.toString(wire.freshness().toMillis()));
     for (Dc d : dcs) {
       if (!d.endpoints().isEmpty()) {
@@ -632,14 +636,20 @@ public final class ClusterConfig {
     return wire.requireEncrypted();
   }
 
-  /** {@link #WIRE_VERSION}. */
-  public int wireVersion() {
-    return wire.version();
+  /**
+   * The cluster versions this process speaks: up to {@link #CLUSTER_VERSION_MAX}, from the
+   * oldest this build speaks, or from the first that sends wire version 4 when it holds one
+   * role's key (wire version 3 is sealed under the cluster key).
+   */
+  public org.paxoscp.version.ClusterVersion.Range versionRange() {
+    return org.paxoscp.version.ClusterVersion.Range.ofThisBuild(wire.keyRole() == null
+        ? org.paxoscp.version.ClusterVersion.OLDEST : org.paxoscp.version.ClusterVersion.WIRE_4,
+        wire.versionMax());
   }
 
-  /** {@link #WIRE_ACCEPT_V3}. */
-  public boolean wireAcceptV3() {
-    return wire.acceptV3();
+  /** {@link #CLUSTER_VERSION_POLL}. */
+  public Duration versionPoll() {
+    return wire.versionPoll();
   }
 
   /** {@link #WIRE_FRESHNESS}. */
@@ -671,8 +681,8 @@ public final class ClusterConfig {
         maxDatagramBytes, requestTimeout, discoveryConnectTimeout, wan, proposerProperties,
         clientBind, clientSessionGroups, crossGroup,
         acceptedKeys.stream().map(role::keyFrom).toList(),
-        new Wire(wire.encrypt(), wire.requireEncrypted(), wire.version(), wire.acceptV3(),
-            wire.freshness(), role));
+        new Wire(wire.encrypt(), wire.requireEncrypted(), wire.versionMax(),
+            wire.versionPoll(), wire.freshness(), role));
   }
 
   /** {@link #CLIENT_XG_MAX_GROUPS} and {@link #CLIENT_XG_LOCK_TIMEOUT}. */

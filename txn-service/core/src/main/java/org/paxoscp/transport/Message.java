@@ -476,6 +476,77 @@ public sealed interface Message {
     return List.copyOf(rows);
   }
 
+  // ---- cluster versions (docs/upgrading.md) ----------------------------------------------
+
+  /**
+   * Asks a process which cluster versions it speaks and which version it runs at (any role):
+   * answered by a {@link VersionReply}. A build from before cluster versions does not know it and
+   * does not answer.
+   */
+  record VersionRequest() implements Message {
+    @Override
+    public String group() {
+      return "";
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  /**
+   * The operator's change of the cluster version row in the answering service's DC: set the
+   * fence to {@code to} if it holds {@code from} ({@code fence}), or raise the active version
+   * from {@code from} to {@code to}. Answered by a {@link VersionReply}; {@code detail} says why
+   * nothing was written.
+   */
+  record VersionChange(boolean fence, int from, int to) implements Message {
+    public VersionChange {
+      if (from < 0 || to < 0 || (!fence && to <= from)) {
+        throw new IllegalArgumentException("version change " + from + " to " + to);
+      }
+    }
+
+    @Override
+    public String group() {
+      return "";
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
+  /**
+   * A process's versions: the cluster version it runs at (0: not known yet) and its DC's fence
+   * (0: none), the range it speaks, and when it last opened a datagram of wire version 3 ({@code
+   * wire3AgoMillis} before it answered, -1 never) and from where; {@code detail} is empty unless
+   * a {@link VersionChange} was refused.
+   */
+  record VersionReply(int active, int fence, int min, int max, long wire3AgoMillis,
+      String wire3From, String detail) implements Message {
+    public VersionReply {
+      Objects.requireNonNull(wire3From);
+      Objects.requireNonNull(detail);
+      if (active < 0 || fence < 0 || min < 1 || max < min || wire3AgoMillis < -1) {
+        throw new IllegalArgumentException("version reply " + active + "/" + fence + " "
+            + min + "-" + max);
+      }
+    }
+
+    @Override
+    public String group() {
+      return "";
+    }
+
+    @Override
+    public long position() {
+      return 0;
+    }
+  }
+
   /** A request the service could not serve; see {@link ErrorCode}. Nothing changed. */
   record ErrorReply(String group, long position, ErrorCode code, String detail)
       implements Message {

@@ -16,21 +16,22 @@ import org.paxoscp.transport.WireCodec.Type;
  * holder propose and read, never rebuild a DC, list groups, copy snapshot pages or ask for a
  * service's status; an operator key adds those operator requests; only the service key (the
  * cluster key) sends what services ask one another (extents, snapshots, round-trip probes).
+ * Every role may ask a process for its cluster versions; only the operator changes them.
  * Replies are sealed under the key of the request they answer, and a transport takes replies only
  * under the key it sends with.
  */
 public enum Role {
   /** An application's client library (and the shell): transactions only. */
   CLIENT(EnumSet.of(Type.PREPARE, Type.ACCEPT, Type.APPLY, Type.GRANT_REQUEST, Type.LEARN,
-      Type.BEGIN_REQUEST, Type.READ_REQUEST, Type.SUBMIT_REQUEST)),
+      Type.BEGIN_REQUEST, Type.READ_REQUEST, Type.SUBMIT_REQUEST, Type.VERSION_REQUEST)),
   /** A Transaction Service: everything a service asks another, and a client's requests. */
   SERVICE(EnumSet.of(Type.PREPARE, Type.ACCEPT, Type.APPLY, Type.GRANT_REQUEST, Type.LEARN,
       Type.BEGIN_REQUEST, Type.READ_REQUEST, Type.SUBMIT_REQUEST, Type.EXTENT_REQUEST,
-      Type.SNAPSHOT_REQUEST, Type.RTT_PROBE)),
+      Type.SNAPSHOT_REQUEST, Type.RTT_PROBE, Type.VERSION_REQUEST)),
   /** The operator's tools ({@code status}, {@code dc rebuild}): a client's requests and theirs. */
   OPERATOR(EnumSet.of(Type.PREPARE, Type.ACCEPT, Type.APPLY, Type.GRANT_REQUEST, Type.LEARN,
       Type.BEGIN_REQUEST, Type.READ_REQUEST, Type.SUBMIT_REQUEST, Type.STATUS_REQUEST,
-      Type.GROUPS_REQUEST, Type.REBUILD_REQUEST));
+      Type.GROUPS_REQUEST, Type.REBUILD_REQUEST, Type.VERSION_REQUEST, Type.VERSION_CHANGE));
 
   private final Set<Type> requests;
 

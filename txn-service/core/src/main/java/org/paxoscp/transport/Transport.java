@@ -34,6 +34,36 @@ public interface Transport extends AutoCloseable {
    */
   void send(String dc, Message message);
 
+  /**
+   * Speaks as cluster version {@code version} allows from now on (docs/upgrading.md); a
+   * transport without wire versions (in-process, simulated) has nothing to change.
+   */
+  default void clusterVersion(int version) {
+  }
+
+  /**
+   * Asks one service of DC {@code dc} which cluster versions it speaks and runs at ({@link
+   * UdpTransport} asks in every wire version it can open the answer in).
+   */
+  default CompletableFuture<Message.VersionReply> askVersions(String dc, Duration timeout) {
+    return request(dc, new Message.VersionRequest(), timeout).thenApply(m -> {
+      if (m instanceof Message.VersionReply v) {
+        return v;
+      }
+      throw new IllegalStateException("DC " + dc + " answered a version request with " + m);
+    });
+  }
+
+  /**
+   * The wire versions a service of DC {@code dc} answers in, for a peer of a build from before
+   * cluster versions (which answers no version request): {@link UdpTransport} sends it a
+   * round-trip probe in each version. Empty when none answered (or for a transport without wire
+   * versions).
+   */
+  default CompletableFuture<java.util.Set<Integer>> wireVersionsOf(String dc, Duration timeout) {
+    return CompletableFuture.completedFuture(java.util.Set.of());
+  }
+
   /** Idempotent. Pending requests fail with {@link TransportClosedException}. */
   @Override
   void close();

@@ -84,6 +84,9 @@ public final class UdpTransport implements Transport {
   private final RequestDispatcher dispatcher;
   private final InetSocketAddress boundAddress;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** {@link System#nanoTime} of the last request of wire version 3 opened; 0 never. */
+  private volatile long lastWire3Nanos;
+  private volatile String lastWire3From = "";
   private final DropLog drops;
   private final AtomicLong sendFailures = new AtomicLong();
   private final AtomicLong sendFailuresSinceLog = new AtomicLong();
@@ -199,12 +202,12 @@ public final class UdpTransport implements Transport {
     }
     this.pending = new PendingRequests(io.eventLoop());
     this.boundAddress = io.boundAddress();
-    LOG.info("transport of {} on {}: {}, max datagram {} bytes, wire version {}{}, {} under "
-        + "key id {} ({} key)", localDc, boundAddress, dispatcher == null ? "client"
+    LOG.info("transport of {} on {}: {}, max datagram {} bytes, cluster versions {} (wire "
+        + "version {} until it learns the cluster's), {} under key id {} ({} key)", localDc,
+        boundAddress, dispatcher == null ? "client"
             : "service with " + b.workerThreads + " workers", codec.maxDatagramBytes(),
-        codec.sendVersion(), b.config.wireAcceptV3() ? " (opening version 3 too)" : "",
-        codec.encrypts() ? "encrypted" : "authenticated only",
-        codec.sendVersion() == WireCodec.VERSION_3 ? "(version 3)" : codec.keyIdText(role),
+        b.config.versionRange(), codec.sendVersion(),
+        codec.encrypts() ? "encrypted" : "authenticated only", codec.keyIdText(role),
         role.name().toLowerCase(java.util.Locale.ROOT));
   }
 
@@ -275,6 +278,11 @@ public final class UdpTransport implements Transport {
    */
   public CompletableFuture<Message> request(String dc, InetSocketAddress to, Message request,
       Duration timeout) {
+    return request(dc, to, request, timeout, codec.sendVersion());
+  }
+
+  private CompletableFuture<Message> request(String dc, InetSocketAddress to, Message request,
+      Duration timeout, int wireVersion) {
     Objects.requireNonNull(request);
     Objects.requireNonNull(to);
     if (closed.get()) {
@@ -283,8 +291,7 @@ public final class UdpTransport implements Transport {
     long id = pending.newId();
     byte[] bytes;
     try {
-      bytes = codec.encode(new Envelope(id, localDc, false, request), role, dc,
-          codec.sendVersion());
+      bytes = codec.encode(new Envelope(id, localDc, false, request), role, dc, wireVersion);
     } catch (TransportException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -315,6 +322,101 @@ public final class UdpTransport implements Transport {
     if (!closed.get()) {
       io.write(bytes, to, cause -> sendFailed(dc, to, message, cause));
     }
+  }
+
+  /**
+   * Speaks as cluster version {@code version} allows from now on (docs/upgrading.md): the wire
+   * version it sends, and whether it still opens version 3.
+   */
+  @Override
+  public void clusterVersion(int version) {
+    codec.clusterVersion(version);
+  }
+
+  @Override
+  public CompletableFuture<Message.VersionReply> askVersions(String dc, Duration timeout) {
+    return askVersions(dc, null, timeout);
+  }
+
+  /**
+   * Sends an operator's change of the cluster version to the instance at {@code to}, in wire
+   * version 4 whatever the cluster's version (a service refuses one of version 3, which carries
+   * no freshness: a copy of a fence or raise must not act again).
+   */
+  public CompletableFuture<Message> changeVersion(String dc, InetSocketAddress to,
+      Message.VersionChange change, Duration timeout) {
+    return request(dc, to, change, timeout, WireCodec.VERSION);
+  }
+
+  /**
+   * Asks one instance of DC {@code dc} (the one at {@code to}, or any when null) for its cluster
+   * versions, in version 4 (unless held to version 3) and, while it sends version 3, in version
+   * 3 too: a process at cluster version 1 reaches both builds before and after a raise, and one
+   * at version 2 or more sends nothing of version 3 (which the drain before version 3 waits
+   * for). Completes with the first answer; fails
+   * when none comes within {@code timeout} (a build from before cluster versions never answers).
+   */
+  public CompletableFuture<Message.VersionReply> askVersions(String dc, InetSocketAddress to,
+      Duration timeout) {
+    InetSocketAddress at;
+    try {
+      at = to != null ? to : pick(dc);
+    } catch (TransportException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    List<CompletableFuture<Message>> asked = new java.util.ArrayList<>();
+    if (codec.opensV4()) {
+      asked.add(request(dc, at, new Message.VersionRequest(), timeout, WireCodec.VERSION));
+    }
+    if (codec.sendVersion() == WireCodec.VERSION_3) {
+      // Below cluster version 2 (or held to 1): a build that opens only version 3 answers this.
+      asked.add(request(dc, at, new Message.VersionRequest(), timeout, WireCodec.VERSION_3));
+    }
+    CompletableFuture<Message.VersionReply> first = new CompletableFuture<>();
+    AtomicInteger failed = new AtomicInteger();
+    for (CompletableFuture<Message> f : asked) {
+      f.whenComplete((m, e) -> {
+        if (e == null && m instanceof Message.VersionReply v) {
+          first.complete(v);
+        } else if (failed.incrementAndGet() == asked.size()) {
+          first.completeExceptionally(e != null ? e : new IllegalStateException("DC " + dc + " ("
+              + at + ") answered a version request with " + m));
+        }
+      });
+    }
+    return first;
+  }
+
+  @Override
+  public CompletableFuture<Set<Integer>> wireVersionsOf(String dc, Duration timeout) {
+    InetSocketAddress at;
+    try {
+      at = pick(dc);
+    } catch (TransportException e) {
+      return CompletableFuture.completedFuture(Set.of());
+    }
+    Set<Integer> answered = ConcurrentHashMap.newKeySet();
+    List<CompletableFuture<?>> asked = new java.util.ArrayList<>();
+    List<Integer> versions = codec.opensV4() ? List.of(WireCodec.VERSION, WireCodec.VERSION_3)
+        : List.of(WireCodec.VERSION_3);
+    for (int v : versions) {
+      if (v == WireCodec.VERSION_3 && !codec.opensV3()) {
+        continue;
+      }
+      asked.add(request(dc, at, new Message.RttProbe(List.of()), timeout, v)
+          .handle((m, e) -> e == null && answered.add(v)));
+    }
+    return CompletableFuture.allOf(asked.toArray(CompletableFuture[]::new))
+        .thenApply(x -> Set.copyOf(answered));
+  }
+
+  /**
+   * When this transport last opened a request of wire version 3 and from where ({@code DC at
+   * address}); empty if never.
+   */
+  public Optional<Map.Entry<Long, String>> lastWire3() {
+    long at = lastWire3Nanos;
+    return at == 0 ? Optional.empty() : Optional.of(Map.entry(at, lastWire3From));
   }
 
   /** How many datagrams the socket refused to send since start. */
@@ -493,6 +595,10 @@ public final class UdpTransport implements Transport {
       drop(e, sender);
       return;
     }
+    if (opened.version() == WireCodec.VERSION_3 && !opened.envelope().reply()) {
+      lastWire3From = opened.envelope().fromDc() + " at " + sender;
+      lastWire3Nanos = Math.max(1, System.nanoTime());
+    }
     Envelope env = opened.envelope();
     if (env.reply()) {
       if (!pending.complete(env.requestId(), env.fromDc(), env.message())) {
@@ -519,13 +625,18 @@ public final class UdpTransport implements Transport {
 
   /**
    * A reply must come under the key this transport seals its requests with; a request's type
-   * must be one its key's role may send. Version 3 carries no role (a rollout from it).
+   * must be one its key's role may send. Version 3 carries no role (a rollout from it), and no
+   * change of the cluster version.
    */
   private void checkRole(WireCodec.Opened o) {
+    WireCodec.Type type = WireCodec.Type.of(o.envelope().message());
     if (o.role() == null) {
+      if (type == WireCodec.Type.VERSION_CHANGE) {
+        // A change of the cluster version travels only where copies are refused (version 4).
+        throw new MalformedDatagramException(Reason.ROLE, "a " + type + " of wire version 3");
+      }
       return;
     }
-    WireCodec.Type type = WireCodec.Type.of(o.envelope().message());
     if (o.envelope().reply()) {
       if (o.role() != role) {
         throw new MalformedDatagramException(Reason.ROLE, "a reply (" + type + ") under the "

@@ -60,6 +60,17 @@ public final class WanTransport implements Transport {
     timers.setRemoveOnCancelPolicy(true);
   }
 
+  @Override
+  public void clusterVersion(int version) {
+    inner.clusterVersion(version);
+  }
+
+  /** Asked of the wrapped transport directly: a control request, not emulated traffic. */
+  @Override
+  public CompletableFuture<Message.VersionReply> askVersions(String dc, Duration timeout) {
+    return inner.askVersions(dc, timeout);
+  }
+
   /** The wrapped transport. */
   public Transport inner() {
     return inner;

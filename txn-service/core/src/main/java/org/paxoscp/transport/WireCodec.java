@@ -17,6 +17,7 @@ import org.paxoscp.paxos.Ballot;
 import org.paxoscp.paxos.PaxosMessage;
 import org.paxoscp.paxos.Vote;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
+import org.paxoscp.version.ClusterVersion;
 import org.paxoscp.wal.BinaryReader;
 import org.paxoscp.wal.BinaryWriter;
 import org.paxoscp.wal.CorruptDataException;
@@ -63,7 +64,9 @@ import org.paxoscp.wal.XgLocks;
  * (key:str version:varint)*, each list in strictly
  * increasing key order; ERROR_REPLY code:u8 detail:str; REBUILD_REQUEST from:str complete:bool
  * dc:str rebuildId:str; REBUILD_REPLY outcome:str fence:varint items:varint source:str
- * rebuildId:str.
+ * rebuildId:str; VERSION_REQUEST (none); VERSION_CHANGE fence:bool from:varint to:varint;
+ * VERSION_REPLY active:varint fence:varint min:varint max:varint wire3AgoMillisPlusOne:varint
+ * wire3From:str detail:str.
  *
  * <p>Decoding checks, in order: the length bounds, the version and flags (a clear datagram is
  * refused unless {@code paxoscp.wire.require.encrypted=false}), the key id ({@link #precheck}:
@@ -117,7 +120,8 @@ final class WireCodec {
     READ_REQUEST(22), READ_REPLY(23), ERROR_REPLY(24), SUBMIT_REQUEST(25), SUBMIT_REPLY(26),
     STATUS_REQUEST(27), STATUS_REPLY(28), EXTENT_REQUEST(29), EXTENT_REPLY(30),
     SNAPSHOT_REQUEST(31), SNAPSHOT_REPLY(32), GROUPS_REQUEST(33), GROUPS_REPLY(34),
-    REBUILD_REQUEST(35), REBUILD_REPLY(36), RTT_PROBE(37), RTT_REPLY(38);
+    REBUILD_REQUEST(35), REBUILD_REPLY(36), RTT_PROBE(37), RTT_REPLY(38), VERSION_REQUEST(39),
+    VERSION_REPLY(40), VERSION_CHANGE(41);
 
     final int code;
 
@@ -194,6 +198,12 @@ final class WireCodec {
         return RTT_PROBE;
       } else if (m instanceof Message.RttReply) {
         return RTT_REPLY;
+      } else if (m instanceof Message.VersionRequest) {
+        return VERSION_REQUEST;
+      } else if (m instanceof Message.VersionReply) {
+        return VERSION_REPLY;
+      } else if (m instanceof Message.VersionChange) {
+        return VERSION_CHANGE;
       }
       throw new IllegalArgumentException("no wire type for " + m.getClass().getName());
     }
@@ -202,8 +212,12 @@ final class WireCodec {
   private final DatagramKeys keys;
   private final boolean encrypt;
   private final int maxDatagramBytes;
-  private final int sendVersion;
-  private final boolean acceptV3;
+  /** Set by {@link #clusterVersion}: what the cluster's version lets this process send. */
+  private volatile int sendVersion;
+  /** Set by {@link #clusterVersion}: whether the cluster's version still opens version 3. */
+  private volatile boolean acceptV3;
+  /** Whether version 4 is opened: not by a process held to the formats before it. */
+  private final boolean openV4;
   private final boolean requireEncrypted;
   private final java.util.function.LongSupplier clock;
   /** Cipher objects are not thread-safe; AES-GCM init per datagram is cheap. */
@@ -231,6 +245,13 @@ final class WireCodec {
    */
   WireCodec(DatagramKeys keys, boolean encrypt, int maxDatagramBytes, int sendVersion,
       boolean acceptV3, boolean requireEncrypted, java.util.function.LongSupplier clock) {
+    this(keys, encrypt, maxDatagramBytes, sendVersion, acceptV3, requireEncrypted, clock, true);
+  }
+
+  /** As above; {@code openV4} false stands for a build that knows only version 3. */
+  WireCodec(DatagramKeys keys, boolean encrypt, int maxDatagramBytes, int sendVersion,
+      boolean acceptV3, boolean requireEncrypted, java.util.function.LongSupplier clock,
+      boolean openV4) {
     if (maxDatagramBytes < FIXED_HEADER_BYTES + 2 + MIN_MESSAGE_BYTES + TAG_BYTES) {
       throw new IllegalArgumentException("datagram limit too small: " + maxDatagramBytes);
     }
@@ -246,8 +267,30 @@ final class WireCodec {
     this.maxDatagramBytes = maxDatagramBytes;
     this.sendVersion = sendVersion;
     this.acceptV3 = acceptV3;
+    this.openV4 = openV4;
     this.requireEncrypted = requireEncrypted;
     this.clock = clock;
+  }
+
+  /**
+   * Speaks as cluster version {@code version} allows (docs/upgrading.md): below {@link
+   * ClusterVersion#WIRE_4} it sends version 3, from it version 4; below {@link
+   * ClusterVersion#WIRE_3_CLOSED} it opens version 3 too (when it holds the cluster key that
+   * opens it). A reply goes in its request's version whatever this says.
+   */
+  void clusterVersion(int version) {
+    sendVersion = version >= ClusterVersion.WIRE_4 || !keys.canSealV3() ? VERSION : VERSION_3;
+    acceptV3 = version < ClusterVersion.WIRE_3_CLOSED && keys.canSealV3();
+  }
+
+  /** Whether datagrams of version 4 are opened. */
+  boolean opensV4() {
+    return openV4;
+  }
+
+  /** Whether datagrams of version 3 are opened now. */
+  boolean opensV3() {
+    return acceptV3;
   }
 
   /** The codec of a process of role {@code role} in {@code config}. */
@@ -261,11 +304,17 @@ final class WireCodec {
           + role.name().toLowerCase(java.util.Locale.ROOT)
           + (role == Role.SERVICE ? " and needs the cluster key" : ""));
     }
+    // The cluster key opens version 3; whether it is opened now is the cluster version's call.
     DatagramKeys keys = new DatagramKeys(config.key(), config.acceptedKeys(), held, open,
-        config.wireAcceptV3(), System::nanoTime, System::currentTimeMillis);
-    return new WireCodec(keys, config.wireEncrypt(), config.maxDatagramBytes(),
-        config.wireVersion(), config.wireAcceptV3(), config.wireRequireEncrypted(),
-        System::currentTimeMillis);
+        held == null, System::nanoTime, System::currentTimeMillis);
+    ClusterVersion.Range range = config.versionRange();
+    WireCodec codec = new WireCodec(keys, config.wireEncrypt(), config.maxDatagramBytes(),
+        VERSION, false, config.wireRequireEncrypted(), System::currentTimeMillis,
+        range.max() >= ClusterVersion.WIRE_4);
+    // Until the process learns the cluster's version: version 4 sent, both opened (a process
+    // held to version 1 sends and opens version 3 only).
+    codec.clusterVersion(Math.max(range.min(), Math.min(range.max(), ClusterVersion.WIRE_4)));
+    return codec;
   }
 
   int maxDatagramBytes() {
@@ -405,11 +454,12 @@ final class WireCodec {
           length + " bytes, the smallest message is " + MIN_BYTES);
     }
     int version = buf[offset] & 0xFF;
-    if (version != VERSION && !(version == VERSION_3 && acceptV3)) {
+    boolean v3 = acceptV3;
+    if (version == VERSION ? !openV4 : !(version == VERSION_3 && v3)) {
       throw new MalformedDatagramException(Reason.BAD_VERSION, "version " + version
-          + ", this process opens " + (acceptV3 ? "versions 3 and " + VERSION : "version "
-          + VERSION) + (version == VERSION_3 ? " (" + ClusterConfig.WIRE_ACCEPT_V3.name()
-          + "=true opens it during a rollout)" : ""));
+          + ", this process opens " + (!openV4 ? "version 3" : v3 ? "versions 3 and " + VERSION
+          : "version " + VERSION) + (version == VERSION_3 ? " (the cluster version is "
+          + ClusterVersion.WIRE_3_CLOSED + " or more: docs/upgrading.md)" : ""));
     }
     int flags = buf[offset + 1] & 0xFF;
     if ((flags & ~FLAG_ENCRYPTED) != 0) {
@@ -604,7 +654,18 @@ final class WireCodec {
       }
       case APPLY -> writeValue(w, ((PaxosMessage.Apply) pm).value());
       case GRANT_REQUEST -> w.writeString(((PaxosMessage.GrantRequest) pm).requester());
-      case LEARN, BEGIN_REQUEST, STATUS_REQUEST, EXTENT_REQUEST, GROUPS_REQUEST -> { }
+      case LEARN, BEGIN_REQUEST, STATUS_REQUEST, EXTENT_REQUEST, GROUPS_REQUEST,
+          VERSION_REQUEST -> { }
+      case VERSION_CHANGE -> {
+        Message.VersionChange c = (Message.VersionChange) m;
+        w.writeByte(c.fence() ? 1 : 0).writeVarint(c.from()).writeVarint(c.to());
+      }
+      case VERSION_REPLY -> {
+        Message.VersionReply v = (Message.VersionReply) m;
+        w.writeVarint(v.active()).writeVarint(v.fence()).writeVarint(v.min())
+            .writeVarint(v.max()).writeVarint(v.wire3AgoMillis() + 1).writeString(v.wire3From())
+            .writeString(v.detail());
+      }
       case EXTENT_REPLY -> {
         Message.ExtentReply e = (Message.ExtentReply) m;
         w.writeVarint(e.applied()).writeVarint(e.gcWatermark()).writeVarint(e.lastWalPosition())
@@ -874,6 +935,25 @@ final class WireCodec {
         requireNoGroup(group, position);
         yield new Message.RttProbe(readRows(r));
       }
+      case VERSION_REQUEST -> {
+        requireNoGroup(group, position);
+        yield new Message.VersionRequest();
+      }
+      case VERSION_CHANGE -> {
+        requireNoGroup(group, position);
+        boolean fence = readBool(r, "fence");
+        yield new Message.VersionChange(fence, version(r, "from"), version(r, "to"));
+      }
+      case VERSION_REPLY -> {
+        requireNoGroup(group, position);
+        int active = version(r, "active");
+        int fence = version(r, "fence");
+        int min = version(r, "min");
+        int max = version(r, "max");
+        long ago = r.readVarint("wire 3 age") - 1;
+        yield new Message.VersionReply(active, fence, min, max, ago, r.readString("wire 3 from"),
+            r.readString("detail"));
+      }
       case RTT_REPLY -> {
         requireNoGroup(group, position);
         yield new Message.RttReply(readRows(r));
@@ -927,11 +1007,21 @@ final class WireCodec {
     }
   }
 
-  /** A round-trip message names no group and no position. */
+  /** A cluster version number: small, so that a forged huge one is refused here. */
+  private static int version(BinaryReader r, String what) {
+    long v = r.readVarint(what);
+    if (v > 1_000_000) {
+      throw new CorruptDataException(what + " version " + v + " out of range");
+    }
+    return (int) v;
+  }
+
+  /** A round-trip or version message names no group and no position. */
   private static void requireNoGroup(String group, long position) {
     requireNoPosition(position);
     if (!group.isEmpty()) {
-      throw new CorruptDataException("a round-trip message names no group, not " + group);
+      throw new CorruptDataException("a round-trip or version message names no group, not "
+          + group);
     }
   }
 

@@ -288,6 +288,8 @@ class UdpTransportIT {
     ClusterConfig cfg = config(ClusterConfig.Wan.off());
     CountingHandler h = new CountingHandler();
     UdpTransport service = service(cfg, h);
+    // At the newest cluster version: version 3 is refused.
+    service.clusterVersion(org.paxoscp.version.ClusterVersion.LATEST);
     WireCodec ours = clientCodec(cfg, System::currentTimeMillis);
     byte[] otherKey = KEY.clone();
     otherKey[5] ^= 0x40;
@@ -377,26 +379,30 @@ class UdpTransportIT {
   }
 
   @Test
-  void aVersion3ClientIsServedOnlyWhileTheRolloutAllowsIt() throws Exception {
+  void aVersion3ClientIsServedOnlyBelowClusterVersion3() throws Exception {
     ClusterConfig cfg = config(ClusterConfig.Wan.off());
-    ClusterConfig.Wire v3 = new ClusterConfig.Wire(true, true, 3, true, Duration.ofSeconds(30),
-        null);
-    ClusterConfig.Wire both = new ClusterConfig.Wire(true, true, 4, true, Duration.ofSeconds(30),
-        null);
+    // A process held to cluster version 1 stands for a build before version 4.
+    ClusterConfig.Wire v3 = new ClusterConfig.Wire(true, true, 1, Duration.ofSeconds(5),
+        Duration.ofSeconds(30), null);
     UdpTransport strict = service(cfg, new CountingHandler());
-    UdpTransport rolling = service(cfg.withWire(both), new CountingHandler());
+    strict.clusterVersion(org.paxoscp.version.ClusterVersion.WIRE_3_CLOSED);
+    UdpTransport rolling = service(cfg, new CountingHandler());
+    rolling.clusterVersion(org.paxoscp.version.ClusterVersion.WIRE_4);
     UdpTransport oldClient = closeLater(UdpTransport.builder(cfg.withWire(v3), "V1")
         .endpoints(dc -> List.of(strict.boundAddress())).build());
     UdpTransport rollingClient = closeLater(UdpTransport.builder(cfg.withWire(v3), "V1")
         .endpoints(dc -> List.of(rolling.boundAddress())).build());
     CompletableFuture<Message> unanswered = oldClient.request("O1",
         new Message.BeginRequest("g", 1), WAIT);
-    Poll.until("version 3 dropped once the rollout ended", WAIT,
+    Poll.until("version 3 dropped at cluster version 3", WAIT,
         () -> strict.droppedCount(Reason.BAD_VERSION) == 1);
     assertFalse(unanswered.isDone(), "a dropped request is never answered");
     assertEquals(new Message.BeginReply("g", 1, "V1"), rollingClient.request("O1",
         new Message.BeginRequest("g", 1), WAIT).get(WAIT.toMillis(), TimeUnit.MILLISECONDS),
-        "a service opening both answers version 3 in version 3");
+        "a service at cluster version 2 answers version 3 in version 3");
+    assertTrue(rolling.lastWire3().orElseThrow().getValue().startsWith("V1 at "),
+        rolling.lastWire3().toString());
+    assertTrue(strict.lastWire3().isEmpty(), "a dropped datagram is not counted as opened");
   }
 
   @Test

@@ -120,7 +120,12 @@ class WireCodecTest {
             new Message.RttRow("O", 1_764_000_000_000L, Map.of("V1", 90_100L, "C", 20_000L)))),
         new Message.RttReply(List.of()),
         new Message.RttReply(List.of(new Message.RttRow("C", 7, Map.of("O", 0L, "V1",
-            Message.RttRow.MAX_RTT_MICROS)))));
+            Message.RttRow.MAX_RTT_MICROS)))),
+        new Message.VersionRequest(),
+        new Message.VersionChange(true, 0, 2),
+        new Message.VersionChange(false, 2, 3),
+        new Message.VersionReply(0, 0, 1, 3, -1, "", ""),
+        new Message.VersionReply(2, 3, 2, 3, 1_200, "V1 at /127.0.0.1:4000", "refused: ..."));
   }
 
   private static Message paxos(PaxosMessage m) {
@@ -430,57 +435,78 @@ class WireCodecTest {
   }
 
   /** Why {@link #codec} refuses {@code datagram} (it must refuse it). */
-  /** A codec of a process at one step of a rolling upgrade of the wire from version 3. */
-  private static WireCodec wireStep(int sendVersion, boolean acceptV3) {
-    return new WireCodec(new DatagramKeys(KEY, List.of(), null, EnumSet.allOf(Role.class),
-        acceptV3, System::nanoTime, System::currentTimeMillis), true, LIMIT, sendVersion,
-        acceptV3, true, System::currentTimeMillis);
+  /**
+   * A codec of a process at cluster version {@code clusterVersion}; {@code openV4} false stands
+   * for a build before wire version 4 (it opens version 3 only).
+   */
+  private static WireCodec atClusterVersion(int clusterVersion, boolean openV4) {
+    WireCodec c = new WireCodec(new DatagramKeys(KEY, List.of(), null, EnumSet.allOf(Role.class),
+        true, System::nanoTime, System::currentTimeMillis), true, LIMIT, WireCodec.VERSION,
+        false, true, System::currentTimeMillis, openV4);
+    c.clusterVersion(clusterVersion);
+    return c;
   }
 
   /**
-   * The rolling upgrade of the wire from version 3 (docs/operating.md): a build that speaks 3;
-   * this build sending 3 and opening both; sending 4 and opening both; opening 4 only. Adjacent
-   * steps understand each other both ways (a reply goes in its request's version); the first and
-   * the last do not, and the receiver says why.
+   * The rolling upgrade of the wire from version 3 (docs/upgrading.md): a build that speaks 3;
+   * this build at cluster version 1 (sends 3, opens both), 2 (sends 4, opens both) and 3 (opens
+   * 4 only). A reply goes in its request's version. What is refused, and why finalization
+   * raises the version one step at a time once every process speaks the next: version 2 sends
+   * what the earlier build cannot open; version 3 opens nothing a process at version 1 sends.
    */
   @Test
   void aRollingWireUpgradeKeepsAdjacentStepsTalking() {
-    // Step 0 is the earlier build: it sends version 3 and opens nothing else (emulated by
-    // checking the version byte of what it would receive).
-    List<WireCodec> steps = List.of(wireStep(3, true), wireStep(3, true), wireStep(4, true),
-        wireStep(4, false));
+    List<WireCodec> steps = List.of(atClusterVersion(1, false), atClusterVersion(1, true),
+        atClusterVersion(2, true), atClusterVersion(3, true));
     Envelope request = new Envelope(5, "V1", false, new Message.BeginRequest("g", 1));
     Envelope reply = new Envelope(5, "O", true, new Message.BeginReply("g", 1, "V1"));
+    Set<List<Integer>> refusedPairs = Set.of(List.of(0, 3), List.of(1, 3), List.of(2, 0),
+        List.of(3, 0));
     int talked = 0;
+    int refused = 0;
     for (int a = 0; a < steps.size(); a++) {
       for (int b = 0; b < steps.size(); b++) {
-        if (Math.abs(a - b) > 1) {
-          continue;
-        }
         WireCodec from = steps.get(a);
         WireCodec to = steps.get(b);
         byte[] q = from.encode(request, Role.CLIENT, "O", from.sendVersion());
-        if (b == 0) {
-          assertEquals(3, q[0], "step " + a + " sends step 0 what it opens");
+        if (refusedPairs.contains(List.of(a, b))) {
+          MalformedDatagramException x = assertThrows(MalformedDatagramException.class,
+              () -> to.open(q, 0, q.length), "step " + a + " to step " + b);
+          assertEquals(Reason.BAD_VERSION, x.reason());
+          refused++;
+          continue;
         }
         WireCodec.Opened opened = to.open(q, 0, q.length);
         assertEquals(request, opened.envelope());
         byte[] r = to.encode(reply, Role.CLIENT, "V1", opened.version());
-        if (a == 0) {
-          assertEquals(3, r[0], "step " + b + " answers step 0 in version 3");
-        }
+        assertEquals(q[0], r[0], "step " + b + " answers step " + a + " in its version");
         assertEquals(reply, from.decode(r));
         talked++;
       }
     }
-    assertEquals(10, talked);
+    assertEquals(12, talked);
+    assertEquals(4, refused);
     byte[] old = steps.get(0).encode(request, Role.CLIENT, "O", 3);
     MalformedDatagramException x = assertThrows(MalformedDatagramException.class,
         () -> steps.get(3).decode(old));
     assertEquals(Reason.BAD_VERSION, x.reason());
-    assertTrue(x.getMessage().contains(ClusterConfig.WIRE_ACCEPT_V3.name()), x.getMessage());
-    assertEquals(4, steps.get(3).encode(request, Role.CLIENT, "O", 4)[0],
-        "what step 0 would drop as an unknown version");
+    assertTrue(x.getMessage().contains("cluster version is 3"), x.getMessage());
+  }
+
+  /**
+   * The cluster key seals version 3 only and a role's key version 4 only: a version 4 datagram
+   * under the cluster key would be opened without a role, and so without the role's limits.
+   */
+  @Test
+  void aVersion4DatagramUnderTheClusterKeyIsRefused() {
+    WireCodec c = atClusterVersion(2, true);
+    Envelope request = new Envelope(5, "V1", false, new Message.BeginRequest("g", 1));
+    byte[] v3 = c.encode(request, Role.CLIENT, "O", 3);
+    byte[] forged = v3.clone();
+    forged[0] = 4;
+    MalformedDatagramException x = assertThrows(MalformedDatagramException.class,
+        () -> c.open(forged, 0, forged.length));
+    assertEquals(Reason.UNKNOWN_KEY, x.reason(), x.getMessage());
   }
 
   /** A process holding only the client key seals as a client and opens nothing else. */

@@ -20,6 +20,9 @@ import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.ThreadScheduler;
+import org.paxoscp.transport.Transport;
+import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.transport.WanTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -142,7 +145,14 @@ public final class ServiceRunner implements AutoCloseable {
       TransactionService service = new TransactionService(dc, cluster.dcNames(), store, catchUp,
           config.limits(), scheduler, collector, config.leaderOptions());
       RequestHandler served = metrics == null ? service : metrics.meter(service);
-      handler.set(new StatusHandler(served, service, bound::boundAddress,
+      // The cluster version is known (or the start refused) before any request is served.
+      UdpTransport udp = udpOf(bound.transport());
+      ClusterVersions versions = new ClusterVersions(dc, cluster.dcNames().stream()
+          .filter(d -> !d.equals(dc)).toList(), store, bound.transport(), cluster.versionRange(),
+          cluster.requestTimeout(), udp == null ? java.util.Optional::empty : udp::lastWire3);
+      opened.push(versions);
+      versions.start(cluster.versionPoll());
+      handler.set(new StatusHandler(served, service, versions, bound::boundAddress,
           metrics == null ? null : metrics.registry()));
       if (metrics != null) {
         metrics.bind(service, catchUp, collector, bound.transport());
@@ -161,6 +171,14 @@ public final class ServiceRunner implements AutoCloseable {
       closeAll(opened);
       throw e;
     }
+  }
+
+  /** The UDP transport under {@code t} (a WAN emulator wraps one); null if there is none. */
+  private static UdpTransport udpOf(Transport t) {
+    while (t instanceof WanTransport w) {
+      t = w.inner();
+    }
+    return t instanceof UdpTransport u ? u : null;
   }
 
   /** The address the transport listens on. */

@@ -157,10 +157,11 @@ class ServiceConfigTest {
   }
 
   @Test
-  void theWireVersionRolesAndFreshnessAreReadAndChecked() {
+  void theClusterVersionRangeRolesAndFreshnessAreReadAndChecked() {
     ClusterConfig d = ServiceConfig.fromProperties(base()).cluster();
-    assertEquals(4, d.wireVersion());
-    assertFalse(d.wireAcceptV3());
+    assertEquals(new org.paxoscp.version.ClusterVersion.Range(1,
+        org.paxoscp.version.ClusterVersion.LATEST), d.versionRange());
+    assertEquals(java.time.Duration.ofSeconds(5), d.versionPoll());
     assertTrue(d.wireRequireEncrypted());
     assertEquals(java.time.Duration.ofSeconds(30), d.wireFreshness());
     assertTrue(d.keyRole().isEmpty(), "a service's file holds the cluster key");
@@ -168,9 +169,10 @@ class ServiceConfigTest {
     Map<String, String> clear = base();
     clear.put("paxoscp.wire.encrypt", "false");
     assertRejected(clear, "paxoscp.wire.require.encrypted");
-    Map<String, String> v5 = base();
-    v5.put("paxoscp.wire.version", "5");
-    assertRejected(v5, "paxoscp.wire.version");
+    Map<String, String> beyond = base();
+    beyond.put("paxoscp.cluster.version.max",
+        Integer.toString(org.paxoscp.version.ClusterVersion.LATEST + 1));
+    assertRejected(beyond, "paxoscp.cluster.version.max");
 
     // An application host's file: the client key, derived from the cluster key.
     ClusterConfig client = d.withRoleKey(org.paxoscp.transport.Role.CLIENT);
@@ -181,8 +183,9 @@ class ServiceConfigTest {
     assertEquals(java.util.HexFormat.of().formatHex(
         org.paxoscp.transport.Role.CLIENT.keyFrom(d.key())),
         java.util.HexFormat.of().formatHex(back.key()));
+    assertEquals(2, back.versionRange().min(), "a role key cannot seal wire version 3");
     Map<String, String> v3 = new java.util.HashMap<>(props);
-    v3.put("paxoscp.wire.version", "3");
+    v3.put("paxoscp.cluster.version.max", "1");
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
         IllegalArgumentException.class, () -> ClusterConfig.fromProperties(v3));
     assertTrue(e.getMessage().contains("needs the cluster key"), e.getMessage());

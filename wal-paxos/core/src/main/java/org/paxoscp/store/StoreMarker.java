@@ -134,6 +134,10 @@ public record StoreMarker(State state, String id, long unknownGroupFence, String
       java.util.List<KvStore.ScannedRow> rows = store.scan(Table.META, from, null, KvStore.LATEST,
           1024, false);
       for (KvStore.ScannedRow r : rows) {
+        if (java.util.Arrays.equals(r.row(), org.paxoscp.version.ClusterVersionRow.ROW)) {
+          // Written only while the store had a marker: it had one and lost it.
+          return Earlier.LOST;
+        }
         any = true;
         for (String c : markedColumns) {
           if (r.cells().containsKey(c)) {

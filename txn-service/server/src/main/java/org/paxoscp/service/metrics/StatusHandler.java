@@ -11,13 +11,14 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.paxoscp.service.ClusterVersions;
 import org.paxoscp.service.TransactionService;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.RequestHandler;
 
 /**
- * Answers {@link Message.StatusRequest}s (for {@code paxoscp status}) and passes every other
- * request on. The reply names the instance, its uptime, and, when metrics are collected, its
+ * Answers {@link Message.StatusRequest}s (for {@code paxoscp status}) and the cluster version
+ * requests ({@link ClusterVersions}), and passes every other request on. The reply names the instance, its uptime, and, when metrics are collected, its
  * request, error and recorded-entry counts and its begin latency; with a group, that group's
  * applied position, GC watermark and fast-path leader at this DC (read from the store: a store
  * that does not answer gives {@code group.error}).
@@ -29,6 +30,7 @@ public final class StatusHandler implements RequestHandler {
 
   private final RequestHandler inner;
   private final TransactionService service;
+  private final ClusterVersions versions;
   private final Supplier<InetSocketAddress> address;
   private final MeterRegistry registry;
   private final long startNanos = System.nanoTime();
@@ -39,9 +41,10 @@ public final class StatusHandler implements RequestHandler {
    * @param registry where {@link MeteredHandler} keeps its meters; null when metrics are off
    */
   public StatusHandler(RequestHandler inner, TransactionService service,
-      Supplier<InetSocketAddress> address, MeterRegistry registry) {
+      ClusterVersions versions, Supplier<InetSocketAddress> address, MeterRegistry registry) {
     this.inner = inner;
     this.service = service;
+    this.versions = versions;
     this.address = address;
     this.registry = registry;
   }
@@ -50,6 +53,9 @@ public final class StatusHandler implements RequestHandler {
   public CompletableFuture<Message> handle(String fromDc, Message request) {
     if (request instanceof Message.StatusRequest s) {
       return CompletableFuture.completedFuture(status(s.group()));
+    }
+    if (request instanceof Message.VersionRequest || request instanceof Message.VersionChange) {
+      return CompletableFuture.completedFuture(versions.handle(request));
     }
     return inner.handle(fromDc, request);
   }
@@ -61,6 +67,8 @@ public final class StatusHandler implements RequestHandler {
     f.put("instance", a == null ? "?" : a.getHostString() + ":" + a.getPort());
     f.put("uptime_s", Long.toString((System.nanoTime() - startNanos) / 1_000_000_000L));
     f.put("metrics", registry == null ? "off" : "on");
+    f.put("cluster_version", versions.active() == 0 ? "?" : Integer.toString(versions.active()));
+    f.put("version_range", versions.range().toString());
     String rtts = service.combiner().describeRoundTrips();
     if (!rtts.isEmpty()) {
       f.put("round_trips_ms", rtts);
