@@ -63,6 +63,16 @@ public final class CountingTransport implements Transport {
     return delegate.askVersions(dc, timeout);
   }
 
+  @Override
+  public CompletableFuture<Message.VersionReply> askVersionsFirst(String dc, Duration timeout) {
+    return delegate.askVersionsFirst(dc, timeout);
+  }
+
+  @Override
+  public CompletableFuture<java.util.Set<Integer>> wireVersionsOf(String dc, Duration timeout) {
+    return delegate.wireVersionsOf(dc, timeout);
+  }
+
   /** Request-to-reply times in microseconds by "KIND@DC", for replies that arrived. */
   public Map<String, Histogram> replyMicros() {
     return new TreeMap<>(replyMicros);

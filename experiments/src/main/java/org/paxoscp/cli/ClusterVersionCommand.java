@@ -58,7 +58,7 @@ public final class ClusterVersionCommand implements Callable<Integer> {
         this.transport = UdpTransport.builder(cluster, cluster.dcNames().get(0))
             .endpoints(endpoints).role(Role.OPERATOR).build();
         opened.add(0, transport);
-        VersionProbe.follow(transport, cluster.versionRange(), cluster.dcNames(),
+        VersionProbe.followAsTool(transport, cluster.versionRange(), cluster.dcNames(),
             cluster.requestTimeout());
       } catch (RuntimeException e) {
         close();

@@ -156,7 +156,7 @@ public final class DcCommand implements Callable<Integer> {
         UdpTransport transport = UdpTransport.builder(cluster, dc).endpoints(endpoints)
             .role(Role.OPERATOR).build();
         opened.add(0, transport);
-        org.paxoscp.transport.VersionProbe.follow(transport, cluster.versionRange(),
+        org.paxoscp.transport.VersionProbe.followAsTool(transport, cluster.versionRange(),
             cluster.dcNames(), cluster.requestTimeout());
         List<String> groups = which.all ? listGroups(cluster, transport, out)
             : List.copyOf(new TreeSet<>(which.groups));

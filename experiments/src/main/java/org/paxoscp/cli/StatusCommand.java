@@ -98,7 +98,7 @@ public final class StatusCommand implements Callable<Integer> {
           asDc != null ? asDc : cluster.dcNames().get(0)).endpoints(endpoints)
           .role(org.paxoscp.transport.Role.OPERATOR).build();
       opened.add(0, transport);
-      org.paxoscp.transport.VersionProbe.follow(transport, cluster.versionRange(),
+      org.paxoscp.transport.VersionProbe.followAsTool(transport, cluster.versionRange(),
           cluster.dcNames(), cluster.requestTimeout());
       int code;
       // The first round; the second goes to those that answered within --interval, so that a

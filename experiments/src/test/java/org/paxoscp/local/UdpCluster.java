@@ -2,11 +2,13 @@ package org.paxoscp.local;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,10 +17,15 @@ import org.paxoscp.client.TxnClient;
 import org.paxoscp.service.ServiceConfig;
 import org.paxoscp.service.ServiceRunner;
 import org.paxoscp.service.ServiceTransportFactory;
+import org.paxoscp.store.ForwardingKvStore;
 import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.store.KvStore;
 import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Message;
+import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.version.ClusterVersionRow;
 
 /**
  * Three DCs' services over UDP on loopback, each on a fixed port with a store in memory that
@@ -65,6 +72,19 @@ final class UdpCluster implements AutoCloseable {
 
   /** Starts DC {@code dc}'s service (stopping the running one first) with {@code own}. */
   void startService(String dc, Map<String, String> own) {
+    startService(dc, own, false);
+  }
+
+  /**
+   * Starts DC {@code dc}'s service as a build from before cluster versions runs: it answers no
+   * version request (an unknown type is dropped), writes no version row, and sends and opens
+   * wire version 4 only (a new, empty store starts at the newest version).
+   */
+  void startServiceBeforeVersions(String dc) {
+    startService(dc, Map.of(), true);
+  }
+
+  private void startService(String dc, Map<String, String> own, boolean beforeVersions) {
     ServiceRunner running = services.remove(dc);
     if (running != null) {
       running.close();
@@ -74,12 +94,35 @@ final class UdpCluster implements AutoCloseable {
     p.put(ServiceConfig.BIND.name(), "127.0.0.1:" + ports.get(dc));
     p.put(ServiceConfig.STORE.name(), "memory");
     ServiceTransportFactory udp = (cluster, localDc, bind, endpoints, handler, threads) -> {
+      RequestHandler h = !beforeVersions ? handler : (from, m) ->
+          m instanceof Message.VersionRequest || m instanceof Message.VersionChange
+              ? CompletableFuture.completedFuture(null) : handler.handle(from, m);
       UdpTransport t = UdpTransport.builder(cluster, localDc).bind(bind).endpoints(endpoints)
-          .handler(handler, threads).build();
+          .handler(h, threads).build();
       transports.put(localDc, t);
       return new ServiceTransportFactory.Bound(t, t.boundAddress());
     };
-    services.put(dc, ServiceRunner.start(ServiceConfig.fromProperties(p), udp, stores.get(dc)));
+    KvStore store = stores.get(dc);
+    if (beforeVersions) {
+      store = new ForwardingKvStore(store) {
+        @Override
+        public Map<String, Cell> readRow(Table table, byte[] row) {
+          return versionRow(table, row) ? Map.of() : super.readRow(table, row);
+        }
+
+        @Override
+        public boolean checkAndWrite(Table table, byte[] row, String checkColumn,
+            byte[] expected, long timestamp, Map<String, byte[]> cells) {
+          return !versionRow(table, row)
+              && super.checkAndWrite(table, row, checkColumn, expected, timestamp, cells);
+        }
+      };
+    }
+    services.put(dc, ServiceRunner.start(ServiceConfig.fromProperties(p), udp, store));
+  }
+
+  private static boolean versionRow(KvStore.Table table, byte[] row) {
+    return table == KvStore.Table.META && Arrays.equals(row, ClusterVersionRow.ROW);
   }
 
   /** A Paxos-CP client of home DC {@code home} with {@code own} settings. */

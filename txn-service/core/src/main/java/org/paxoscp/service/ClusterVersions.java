@@ -26,12 +26,13 @@ import org.slf4j.LoggerFactory;
  * version it sends, whether it opens version 3). Answers {@link Message.VersionRequest}s and the
  * operator's {@link Message.VersionChange}s, which write the DC's {@link ClusterVersionRow}.
  *
- * <p>Where the version comes from when the DC's row is missing: for a serving store that holds
- * no group, the newest version this process speaks (a new cluster starts at the newest
- * formats); otherwise the highest version its peers run at (a peer runs at a version only after
- * {@code paxoscp cluster-version finalize} found every process able to speak it), or when no
- * peer answers, version 1 for a store that holds groups (it was written by a build from before
- * cluster versions). The row is written only while the store's marker is serving.
+ * <p>Where the version comes from when the DC's row is missing: the highest version its peers
+ * run at; when none answers, the newest this process speaks for a new, empty store, or what the
+ * wire of peers of a build from before cluster versions says for a store that holds groups
+ * ({@link #fromPeersOrStore}). Nothing is written from a guess, and the row only while the
+ * store's marker is serving. Every poll also asks the peers: a DC that a raise did not reach (it
+ * was unreachable then), or whose store was restored from an older copy, takes the higher
+ * version a peer runs at.
  *
  * <p>A service refuses to start when its DC's version, or the fence an operator set while
  * raising it, is outside the versions it speaks ({@link UnsupportedClusterVersionException}).
@@ -49,8 +50,11 @@ public final class ClusterVersions implements AutoCloseable {
   private final Duration requestTimeout;
   private final Supplier<Optional<Map.Entry<Long, String>>> lastWire3;
   private final ScheduledExecutorService poller;
+  /** How long a new store's peers are asked: in a new cluster they start at the same time. */
+  private static final Duration NEW_CLUSTER_ASK = Duration.ofMillis(500);
   private volatile int active;
   private volatile int fence;
+  private volatile int attempt;
   private volatile boolean warnedAbove;
 
   /**
@@ -92,6 +96,7 @@ public final class ClusterVersions implements AutoCloseable {
       }
       range.require(s.active(), "DC " + dc);
       fence = s.fence();
+      attempt = s.attempt();
       apply(s.active());
     } else {
       int learned = fromPeersOrStore();
@@ -106,6 +111,21 @@ public final class ClusterVersions implements AutoCloseable {
         fence > 0 ? ", being raised to " + fence : "", range);
     poller.scheduleWithFixedDelay(this::poll, poll.toMillis(), poll.toMillis(),
         TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Refuses to go on when an operator fenced this DC above the versions this process speaks
+   * since it read the row: called once the process is visible to the operator's survey (after it
+   * registered with discovery), so that a raise cannot pass a process that started meanwhile.
+   *
+   * @throws UnsupportedClusterVersionException if it was fenced above this process
+   */
+  public void checkFence() {
+    Optional<ClusterVersionRow.State> row = readRow();
+    if (row.isPresent() && row.get().fence() > range.max()) {
+      throw new UnsupportedClusterVersionException(range, row.get().fence(), "DC " + dc
+          + " (being raised by paxoscp cluster-version finalize)");
+    }
   }
 
   /** The version this service runs at; 0 while it does not know one. */
@@ -129,12 +149,13 @@ public final class ClusterVersions implements AutoCloseable {
     Optional<Map.Entry<Long, String>> w3 = lastWire3.get();
     long ago = w3.map(e -> Math.max(0, (System.nanoTime() - e.getKey()) / 1_000_000))
         .orElse(-1L);
-    return new Message.VersionReply(active, fence, range.min(), range.max(), ago,
+    return new Message.VersionReply(active, fence, attempt, range.min(), range.max(), ago,
         w3.map(Map.Entry::getValue).orElse(""), detail);
   }
 
   private synchronized Message.VersionReply change(Message.VersionChange c) {
-    if (c.to() > range.max()) {
+    boolean removal = c.fence() && c.to() == 0;
+    if (!removal && c.to() > range.max()) {
       return reply("refused: this process speaks cluster versions " + range);
     }
     Optional<StoreMarker> m = StoreMarker.read(store);
@@ -142,29 +163,36 @@ public final class ClusterVersions implements AutoCloseable {
       return reply("refused: DC " + dc + "'s store is not serving (lost or being rebuilt)");
     }
     Optional<ClusterVersionRow.State> row = ClusterVersionRow.read(store);
-    boolean written;
-    if (c.fence()) {
-      if (row.isEmpty()) {
-        written = active > 0 && ClusterVersionRow.create(store, active)
-            && ClusterVersionRow.fence(store, 0, c.to());
+    if (row.isEmpty() && active > 0) {
+      // A DC that knows its version from its peers and has not written it yet.
+      ClusterVersionRow.create(store, active);
+      row = ClusterVersionRow.read(store);
+    }
+    if (row.isPresent()) {
+      if (removal) {
+        ClusterVersionRow.unfence(store, c.from());
+      } else if (c.fence()) {
+        ClusterVersionRow.fence(store, c.from(), c.to());
       } else {
-        written = ClusterVersionRow.fence(store, c.from(), c.to());
+        ClusterVersionRow.raise(store, c.from(), c.to());
       }
-    } else if (row.isEmpty()) {
-      written = active == c.from() && ClusterVersionRow.create(store, c.to());
-    } else {
-      written = ClusterVersionRow.raise(store, c.from(), c.to());
     }
     Optional<ClusterVersionRow.State> now = ClusterVersionRow.read(store);
     now.ifPresent(this::adopt);
-    if (!written) {
+    // Done when the row holds what the change asks for, whoever wrote it: the same change
+    // through another service of the DC, after its reply was lost, is answered as done.
+    boolean done = now.map(s -> removal ? s.attempt() == c.from() && s.fence() == 0
+        : c.fence() ? s.attempt() == c.from() + 1 && s.fence() == c.to()
+        : s.active() >= c.to()).orElse(false);
+    if (!done) {
       return reply("refused: DC " + dc + "'s row holds " + now.map(s -> "version " + s.active()
-          + ", fence " + s.fence()).orElse("nothing") + ", not what the change expected ("
-          + (c.fence() ? "fence " : "version ") + c.from() + ")");
+          + ", fence " + s.fence() + " (attempt " + s.attempt() + ")").orElse("nothing")
+          + ", not what the change expected (" + (c.fence() ? "attempt " : "version ")
+          + c.from() + ")");
     }
-    LOG.info("DC {}: {} {} by an operator", dc, c.fence() ? (c.to() == 0 ? "fence removed"
-        : "fenced at cluster version") : "raised to cluster version",
-        c.to() == 0 ? "" : ClusterVersion.describe(c.to()));
+    LOG.info("DC {}: {} by an operator", dc, removal ? "fence attempt " + c.from() + " removed"
+        : c.fence() ? "fenced at cluster version " + ClusterVersion.describe(c.to())
+        : "raised to cluster version " + ClusterVersion.describe(c.to()));
     return reply("");
   }
 
@@ -174,6 +202,14 @@ public final class ClusterVersions implements AutoCloseable {
       if (row.isPresent()) {
         adopt(row.get());
         catchUpWithPeers(row.get().active());
+      } else if (active == 0 && StoreMarker.read(store).filter(
+          m -> m.state() == StoreMarker.State.SERVING).isEmpty()) {
+        // A store being rebuilt: speak the peers' version meanwhile, writing nothing.
+        int peersAt = VersionProbe.highestActive(VersionProbe.ask(transport, peers,
+            requestTimeout));
+        if (peersAt > 0 && range.contains(peersAt)) {
+          apply(peersAt);
+        }
       } else if (StoreMarker.read(store).filter(m -> m.state() == StoreMarker.State.SERVING)
           .isPresent()) {
         // A store rebuilt after a loss: the version this process ran at (it only grows), or
@@ -213,6 +249,7 @@ public final class ClusterVersions implements AutoCloseable {
 
   private void adopt(ClusterVersionRow.State s) {
     fence = s.fence();
+    attempt = s.attempt();
     if (s.active() == active) {
       return;
     }
@@ -255,32 +292,34 @@ public final class ClusterVersions implements AutoCloseable {
   }
 
   /**
-   * For a DC without a row: the newest version this process speaks when its store is serving
-   * and empty (a new cluster); otherwise the highest version its peers run at (a peer runs at a
-   * version only after {@code paxoscp cluster-version finalize} found every process able to
-   * speak it), or, when the peers are of a build from before cluster versions, what their wire
-   * says ({@link #fromPeersWire}); 0: not known (no peer answered, or the store has no marker
-   * and its rebuild is ahead): asked again at the next poll.
+   * For a DC without a row: the highest version its peers run at (a peer runs at a version only
+   * after {@code paxoscp cluster-version finalize} found every process able to speak it, or as a
+   * new cluster); when none answers, for a serving store that holds no group, the newest version
+   * this process speaks (a new cluster starts at the newest formats; its peers are asked only
+   * briefly, as they start too), and for one that holds groups, what the wire of peers of a build
+   * from before cluster versions says ({@link #fromPeersWire}); 0: not known (no peer answered,
+   * or the store has no marker and its rebuild is ahead), asked again at the next poll.
    */
   private int fromPeersOrStore() {
     Optional<StoreMarker> m = StoreMarker.read(store);
     boolean serving = m.isPresent() && m.get().state() == StoreMarker.State.SERVING;
-    if (serving && !holdsGroups()) {
-      return range.max();
-    }
-    int peersAt = VersionProbe.highestActive(VersionProbe.ask(transport, peers, requestTimeout));
+    boolean empty = serving && !holdsGroups();
+    Duration ask = empty ? NEW_CLUSTER_ASK.compareTo(requestTimeout) < 0 ? NEW_CLUSTER_ASK
+        : requestTimeout : requestTimeout;
+    int peersAt = VersionProbe.highestActive(VersionProbe.ask(transport, peers, ask));
     if (peersAt > 0 || !serving) {
       return peersAt;
     }
-    return fromPeersWire();
+    return empty ? range.max() : fromPeersWire();
   }
 
   /**
    * The version that peers of a build from before cluster versions speak, from the wire
-   * versions they answer a round-trip probe in: version 3 only, cluster version 1 (what such
-   * builds before wire version 4 spoke); both, 2 (a build of wire version 4 during its rollout);
-   * version 4 only, 3 (a build of wire version 4). The lowest over the peers that answered, so
-   * every one of them can talk with this process; 0 when none answered.
+   * versions they answer a round-trip probe in: version 3 only, cluster version 1 (builds before
+   * wire version 4); version 4 (with 3 or not), 2: this process sends version 4 and opens both,
+   * and raising to 3 is left to the operator's finalization, which drains version 3 first. The
+   * lowest over the peers that answered, so every one of them can talk with this process; 0 when
+   * none answered.
    */
   private int fromPeersWire() {
     int lowest = 0;
@@ -293,8 +332,7 @@ public final class ClusterVersions implements AutoCloseable {
       } catch (Exception e) {
         continue;
       }
-      int at = v.contains(4) && v.contains(3) ? ClusterVersion.WIRE_4
-          : v.contains(4) ? ClusterVersion.WIRE_3_CLOSED : v.contains(3) ? ClusterVersion.WIRE_3
+      int at = v.contains(4) ? ClusterVersion.WIRE_4 : v.contains(3) ? ClusterVersion.WIRE_3
           : 0;
       if (at > 0) {
         lowest = lowest == 0 ? at : Math.min(lowest, at);

@@ -496,10 +496,12 @@ public sealed interface Message {
   }
 
   /**
-   * The operator's change of the cluster version row in the answering service's DC: set the
-   * fence to {@code to} if it holds {@code from} ({@code fence}), or raise the active version
-   * from {@code from} to {@code to}. Answered by a {@link VersionReply}; {@code detail} says why
-   * nothing was written.
+   * The operator's change of the cluster version row in the answering service's DC: with {@code
+   * fence}, set the fence to version {@code to} as the attempt after attempt {@code from} (the
+   * attempts the row counts so far), or with {@code to} 0 remove fence attempt {@code from};
+   * without, raise the active version from {@code from} to {@code to}. A change whose result the
+   * row already holds is answered as done. Answered by a {@link VersionReply}; {@code detail}
+   * says why nothing was written.
    */
   record VersionChange(boolean fence, int from, int to) implements Message {
     public VersionChange {
@@ -520,17 +522,18 @@ public sealed interface Message {
   }
 
   /**
-   * A process's versions: the cluster version it runs at (0: not known yet) and its DC's fence
-   * (0: none), the range it speaks, and when it last opened a datagram of wire version 3 ({@code
-   * wire3AgoMillis} before it answered, -1 never) and from where; {@code detail} is empty unless
-   * a {@link VersionChange} was refused.
+   * A process's versions: the cluster version it runs at (0: not known yet), its DC's fence (0:
+   * none) and fence attempts so far, the range it speaks, and when it last opened a datagram of
+   * wire version 3 ({@code wire3AgoMillis} before it answered, -1 never) and from where; {@code
+   * detail} is empty unless a {@link VersionChange} was refused.
    */
-  record VersionReply(int active, int fence, int min, int max, long wire3AgoMillis,
-      String wire3From, String detail) implements Message {
+  record VersionReply(int active, int fence, int attempt, int min, int max,
+      long wire3AgoMillis, String wire3From, String detail) implements Message {
     public VersionReply {
       Objects.requireNonNull(wire3From);
       Objects.requireNonNull(detail);
-      if (active < 0 || fence < 0 || min < 1 || max < min || wire3AgoMillis < -1) {
+      if (active < 0 || fence < 0 || attempt < 0 || min < 1 || max < min
+          || wire3AgoMillis < -1) {
         throw new IllegalArgumentException("version reply " + active + "/" + fence + " "
             + min + "-" + max);
       }

@@ -55,6 +55,15 @@ public interface Transport extends AutoCloseable {
   }
 
   /**
+   * As {@link #askVersions}, for a process that does not know the cluster's version yet: {@link
+   * UdpTransport} asks in wire version 3 too, whatever it sends now, so that a cluster of a build
+   * that opens only version 3 answers.
+   */
+  default CompletableFuture<Message.VersionReply> askVersionsFirst(String dc, Duration timeout) {
+    return askVersions(dc, timeout);
+  }
+
+  /**
    * The wire versions a service of DC {@code dc} answers in, for a peer of a build from before
    * cluster versions (which answers no version request): {@link UdpTransport} sends it a
    * round-trip probe in each version. Empty when none answered (or for a transport without wire

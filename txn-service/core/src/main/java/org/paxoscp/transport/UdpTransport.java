@@ -338,6 +338,11 @@ public final class UdpTransport implements Transport {
     return askVersions(dc, null, timeout);
   }
 
+  @Override
+  public CompletableFuture<Message.VersionReply> askVersionsFirst(String dc, Duration timeout) {
+    return askVersions(dc, null, timeout, true);
+  }
+
   /**
    * Sends an operator's change of the cluster version to the instance at {@code to}, in wire
    * version 4 whatever the cluster's version (a service refuses one of version 3, which carries
@@ -358,6 +363,11 @@ public final class UdpTransport implements Transport {
    */
   public CompletableFuture<Message.VersionReply> askVersions(String dc, InetSocketAddress to,
       Duration timeout) {
+    return askVersions(dc, to, timeout, false);
+  }
+
+  private CompletableFuture<Message.VersionReply> askVersions(String dc, InetSocketAddress to,
+      Duration timeout, boolean unknown) {
     InetSocketAddress at;
     try {
       at = to != null ? to : pick(dc);
@@ -368,7 +378,7 @@ public final class UdpTransport implements Transport {
     if (codec.opensV4()) {
       asked.add(request(dc, at, new Message.VersionRequest(), timeout, WireCodec.VERSION));
     }
-    if (codec.sendVersion() == WireCodec.VERSION_3) {
+    if (codec.sendVersion() == WireCodec.VERSION_3 || (unknown && codec.opensV3())) {
       // Below cluster version 2 (or held to 1): a build that opens only version 3 answers this.
       asked.add(request(dc, at, new Message.VersionRequest(), timeout, WireCodec.VERSION_3));
     }

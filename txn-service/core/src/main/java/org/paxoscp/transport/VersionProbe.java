@@ -17,22 +17,25 @@ import org.slf4j.LoggerFactory;
 
 /**
  * How a process without a store (a client, the shell, an operator's tool) learns the cluster's
- * version (docs/upgrading.md): it asks one service of every DC in every wire version it can open
- * the answer in, and speaks the highest version any of them runs at. A service of a build from
- * before cluster versions does not answer; when no service answers, the process speaks the
- * oldest version it can (what such builds speak) and learns again at its next poll.
+ * version (docs/upgrading.md): it asks one service of every DC, speaks the version of the first
+ * answer, and follows any higher version a later answer reports. A service of a build from
+ * before cluster versions does not answer; when no service answers, the process speaks version
+ * 2 (sends wire version 4, opens both) and learns again at its next poll.
  */
 public final class VersionProbe {
   private static final Logger LOG = LoggerFactory.getLogger(VersionProbe.class);
 
   private VersionProbe() {}
 
-  /** One service of each DC of {@code dcs} asked at once; the answers within {@code timeout}. */
+  /**
+   * One service of each DC of {@code dcs} asked at once, by a process that does not know the
+   * cluster's version yet; the answers within {@code timeout}.
+   */
   public static Map<String, Message.VersionReply> ask(Transport transport,
       Collection<String> dcs, Duration timeout) {
     Map<String, CompletableFuture<Message.VersionReply>> asked = new LinkedHashMap<>();
     for (String dc : dcs) {
-      asked.put(dc, transport.askVersions(dc, timeout));
+      asked.put(dc, transport.askVersionsFirst(dc, timeout));
     }
     Map<String, Message.VersionReply> out = new LinkedHashMap<>();
     long deadline = System.nanoTime() + timeout.toNanos() + 50_000_000L;
@@ -58,18 +61,59 @@ public final class VersionProbe {
   /**
    * Learns the cluster's version from {@code dcs} and makes {@code transport} speak it: the first
    * answer that knows one (a DC that is down costs nothing when another answers; a {@link
-   * Follower} takes a higher version a later answer reports).
+   * Follower} takes a higher version a later answer reports). With no answer at all (every DC
+   * down, or of a build from before cluster versions, which answers no version request), it
+   * speaks version 2 (sends wire version 4, opens both), what the build before cluster versions
+   * speaks, and a later answer corrects it.
    *
    * @return the version it speaks now
    * @throws org.paxoscp.version.UnsupportedClusterVersionException when the cluster runs at a
-   *     version outside {@code range} (nothing was sent beyond the questions)
+   *     version outside {@code range}, or its DC is fenced above it by a raise under way
+   *     (nothing was sent beyond the questions)
    */
   public static int follow(Transport transport, ClusterVersion.Range range,
       Collection<String> dcs, Duration timeout) {
+    Message.VersionReply r = firstAnswer(transport, dcs, timeout);
+    int active = r == null ? fallback(range, dcs, timeout) : r.active();
+    range.require(active, "the cluster");
+    if (r != null && r.fence() > range.max()) {
+      throw new org.paxoscp.version.UnsupportedClusterVersionException(range, r.fence(),
+          "the cluster (being raised by paxoscp cluster-version finalize)");
+    }
+    transport.clusterVersion(active);
+    return active;
+  }
+
+  /**
+   * As {@link #follow}, for an operator's tool: it only asks and reads, so it speaks the version
+   * of its range nearest the cluster's instead of refusing (an operator's key speaks versions
+   * from 2, and must still reach a cluster at 1, whose services of this build open version 4).
+   */
+  public static int followAsTool(Transport transport, ClusterVersion.Range range,
+      Collection<String> dcs, Duration timeout) {
+    Message.VersionReply r = firstAnswer(transport, dcs, timeout);
+    int active = r == null ? fallback(range, dcs, timeout) : r.active();
+    int speak = Math.max(range.min(), Math.min(range.max(), active));
+    transport.clusterVersion(speak);
+    return speak;
+  }
+
+  private static int fallback(ClusterVersion.Range range, Collection<String> dcs,
+      Duration timeout) {
+    int v = Math.max(range.min(), Math.min(range.max(), ClusterVersion.WIRE_4));
+    LOG.info("no service of {} told its cluster version within {} ms: speaking cluster "
+        + "version {} (what builds from before cluster versions read) until one does", dcs,
+        timeout.toMillis(), ClusterVersion.describe(v));
+    return v;
+  }
+
+  /** The first answer that knows a version; null when none came within {@code timeout}. */
+  private static Message.VersionReply firstAnswer(Transport transport, Collection<String> dcs,
+      Duration timeout) {
     CompletableFuture<Message.VersionReply> first = new CompletableFuture<>();
     AtomicInteger left = new AtomicInteger(dcs.size());
     for (String dc : dcs) {
-      transport.askVersions(dc, timeout).whenComplete((r, e) -> {
+      transport.askVersionsFirst(dc, timeout).whenComplete((r, e) -> {
         if (e == null && r.active() > 0) {
           first.complete(r);
         } else if (left.decrementAndGet() == 0) {
@@ -77,24 +121,14 @@ public final class VersionProbe {
         }
       });
     }
-    int active = 0;
     try {
-      Message.VersionReply r = first.get(timeout.toMillis() + 100, TimeUnit.MILLISECONDS);
-      active = r == null ? 0 : r.active();
+      return first.get(timeout.toMillis() + 100, TimeUnit.MILLISECONDS);
     } catch (ExecutionException | TimeoutException e) {
-      // No answer in time.
+      return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return null;
     }
-    if (active == 0) {
-      LOG.info("no service of {} told its cluster version within {} ms: speaking cluster "
-          + "version {}, the oldest this process speaks (what a build before cluster versions "
-          + "speaks)", dcs, timeout.toMillis(), ClusterVersion.describe(range.min()));
-      active = range.min();
-    }
-    range.require(active, "the cluster");
-    transport.clusterVersion(active);
-    return active;
   }
 
   /**

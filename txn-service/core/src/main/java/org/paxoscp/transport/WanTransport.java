@@ -71,6 +71,16 @@ public final class WanTransport implements Transport {
     return inner.askVersions(dc, timeout);
   }
 
+  @Override
+  public CompletableFuture<Message.VersionReply> askVersionsFirst(String dc, Duration timeout) {
+    return inner.askVersionsFirst(dc, timeout);
+  }
+
+  @Override
+  public CompletableFuture<java.util.Set<Integer>> wireVersionsOf(String dc, Duration timeout) {
+    return inner.wireVersionsOf(dc, timeout);
+  }
+
   /** The wrapped transport. */
   public Transport inner() {
     return inner;

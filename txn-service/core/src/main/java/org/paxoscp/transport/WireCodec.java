@@ -65,8 +65,8 @@ import org.paxoscp.wal.XgLocks;
  * increasing key order; ERROR_REPLY code:u8 detail:str; REBUILD_REQUEST from:str complete:bool
  * dc:str rebuildId:str; REBUILD_REPLY outcome:str fence:varint items:varint source:str
  * rebuildId:str; VERSION_REQUEST (none); VERSION_CHANGE fence:bool from:varint to:varint;
- * VERSION_REPLY active:varint fence:varint min:varint max:varint wire3AgoMillisPlusOne:varint
- * wire3From:str detail:str.
+ * VERSION_REPLY active:varint fence:varint attempt:varint min:varint max:varint
+ * wire3AgoMillisPlusOne:varint wire3From:str detail:str.
  *
  * <p>Decoding checks, in order: the length bounds, the version and flags (a clear datagram is
  * refused unless {@code paxoscp.wire.require.encrypted=false}), the key id ({@link #precheck}:
@@ -662,8 +662,8 @@ final class WireCodec {
       }
       case VERSION_REPLY -> {
         Message.VersionReply v = (Message.VersionReply) m;
-        w.writeVarint(v.active()).writeVarint(v.fence()).writeVarint(v.min())
-            .writeVarint(v.max()).writeVarint(v.wire3AgoMillis() + 1).writeString(v.wire3From())
+        w.writeVarint(v.active()).writeVarint(v.fence()).writeVarint(v.attempt())
+            .writeVarint(v.min()).writeVarint(v.max()).writeVarint(v.wire3AgoMillis() + 1).writeString(v.wire3From())
             .writeString(v.detail());
       }
       case EXTENT_REPLY -> {
@@ -948,11 +948,12 @@ final class WireCodec {
         requireNoGroup(group, position);
         int active = version(r, "active");
         int fence = version(r, "fence");
+        int attempt = version(r, "fence attempt");
         int min = version(r, "min");
         int max = version(r, "max");
         long ago = r.readVarint("wire 3 age") - 1;
-        yield new Message.VersionReply(active, fence, min, max, ago, r.readString("wire 3 from"),
-            r.readString("detail"));
+        yield new Message.VersionReply(active, fence, attempt, min, max, ago,
+            r.readString("wire 3 from"), r.readString("detail"));
       }
       case RTT_REPLY -> {
         requireNoGroup(group, position);

@@ -64,7 +64,7 @@ class ClusterVersionsTest {
       asked.incrementAndGet();
       return peerVersion == 0 ? CompletableFuture.failedFuture(new TransportTimeoutException(
           "no answer")) : CompletableFuture.completedFuture(new Message.VersionReply(
-              peerVersion, 0, 1, ClusterVersion.LATEST, -1, "", ""));
+              peerVersion, 0, 0, 1, ClusterVersion.LATEST, -1, "", ""));
     }
 
     @Override
@@ -124,8 +124,8 @@ class ClusterVersionsTest {
     assertEquals(ClusterVersion.WIRE_3, start(withGroup(), new Peers(0, Set.of(3)), ALL).active());
     assertEquals(ClusterVersion.WIRE_4, start(withGroup(), new Peers(0, Set.of(3, 4)), ALL)
         .active());
-    assertEquals(ClusterVersion.WIRE_3_CLOSED, start(withGroup(), new Peers(0, Set.of(4)), ALL)
-        .active());
+    assertEquals(ClusterVersion.WIRE_4, start(withGroup(), new Peers(0, Set.of(4)), ALL)
+        .active(), "never inferred above 2: the raise to 3 drains wire version 3 first");
   }
 
   @Test
@@ -153,6 +153,7 @@ class ClusterVersionsTest {
     InMemoryKvStore fenced = new InMemoryKvStore(true);
     ClusterVersionRow.create(fenced, 1);
     assertTrue(ClusterVersionRow.fence(fenced, 0, 2));
+    assertTrue(!ClusterVersionRow.fence(fenced, 0, 2), "attempt 0 is over");
     x = assertThrows(UnsupportedClusterVersionException.class,
         () -> start(fenced, new Peers(0, Set.of()), new ClusterVersion.Range(1, 1)));
     assertTrue(x.getMessage().contains("being raised"), x.getMessage());
@@ -166,27 +167,43 @@ class ClusterVersionsTest {
     ClusterVersionRow.create(store, 1);
     Peers t = new Peers(0, Set.of());
     ClusterVersions v = start(store, t, new ClusterVersion.Range(1, 2));
-    Message.VersionReply r = (Message.VersionReply) v.handle(
-        new Message.VersionChange(true, 0, 3));
+    Message.VersionReply r = change(v, true, 0, 3);
     assertTrue(r.detail().contains("speaks cluster versions 1-2"), r.detail());
-    r = (Message.VersionReply) v.handle(new Message.VersionChange(true, 0, 2));
+    r = change(v, true, 0, 2);
     assertEquals("", r.detail());
     assertEquals(2, r.fence());
-    r = (Message.VersionReply) v.handle(new Message.VersionChange(false, 2, 3));
+    assertEquals(1, r.attempt());
+    assertEquals("", change(v, true, 0, 2).detail(), "the same fence again (its reply lost, "
+        + "sent to another service of the DC) is done");
+    assertEquals("", change(v, true, 1, 0).detail(), "attempt 1 removed");
+    r = change(v, true, 0, 2);
+    assertTrue(r.detail().startsWith("refused") && r.fence() == 0, "a copy of the first fence "
+        + "after its removal sets nothing: " + r.detail());
+    assertEquals(1, r.attempt(), "the refusal carries the row's attempts");
+    assertEquals("", change(v, true, 1, 2).detail());
+    assertTrue(change(v, true, 1, 0).detail().startsWith("refused"),
+        "a copy of the first removal leaves the second fence");
+    assertEquals(2, ClusterVersionRow.read(store).orElseThrow().fence());
+    r = change(v, false, 2, 3);
     assertTrue(r.detail().startsWith("refused"), r.detail());
-    r = (Message.VersionReply) v.handle(new Message.VersionChange(false, 1, 2));
+    r = change(v, false, 1, 2);
     assertEquals("", r.detail());
     assertEquals(2, r.active());
     assertEquals(0, r.fence(), "a raise clears its fence");
     assertEquals(2, t.applied);
-    r = (Message.VersionReply) v.handle(new Message.VersionChange(false, 1, 2));
-    assertTrue(r.detail().contains("holds version 2"), "a copy of the raise changes nothing: "
-        + r.detail());
+    assertEquals("", change(v, false, 1, 2).detail(), "a copy of the raise is done, changing "
+        + "nothing");
+    assertEquals(new ClusterVersionRow.State(2, 0, 2), ClusterVersionRow.read(store)
+        .orElseThrow());
 
     store.wipe();
-    r = (Message.VersionReply) v.handle(new Message.VersionChange(true, 0, 2));
+    r = change(v, true, 2, 2);
     assertTrue(r.detail().contains("not serving"), r.detail());
     assertTrue(ClusterVersionRow.read(store).isEmpty(), "nothing written into a lost store");
+  }
+
+  private static Message.VersionReply change(ClusterVersions v, boolean fence, int from, int to) {
+    return (Message.VersionReply) v.handle(new Message.VersionChange(fence, from, to));
   }
 
   @Test

@@ -124,8 +124,8 @@ class WireCodecTest {
         new Message.VersionRequest(),
         new Message.VersionChange(true, 0, 2),
         new Message.VersionChange(false, 2, 3),
-        new Message.VersionReply(0, 0, 1, 3, -1, "", ""),
-        new Message.VersionReply(2, 3, 2, 3, 1_200, "V1 at /127.0.0.1:4000", "refused: ..."));
+        new Message.VersionReply(0, 0, 0, 1, 3, -1, "", ""),
+        new Message.VersionReply(2, 3, 7, 2, 3, 1_200, "V1 at /127.0.0.1:4000", "refused: ..."));
   }
 
   private static Message paxos(PaxosMessage m) {

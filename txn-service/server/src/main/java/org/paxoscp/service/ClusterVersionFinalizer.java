@@ -37,8 +37,10 @@ import org.paxoscp.version.ClusterVersion;
  *
  * Until a raise nothing a process writes depends on N, so every older build can still take a
  * process's place (going back). A raise that reached some DCs and not others (a DC became
- * unreachable between) is finished by running the command again; the DCs already raised are
- * skipped, and a DC behind takes its peers' version only through this command (its row).
+ * unreachable between) is finished by the services of the DCs behind, which take the version
+ * their peers run at within a poll interval, or by running the command again (the DCs already
+ * raised are skipped). Fences name their attempt, so a copy of a fence or of its removal
+ * changes nothing later.
  */
 public final class ClusterVersionFinalizer {
   /** One service instance. */
@@ -115,7 +117,9 @@ public final class ClusterVersionFinalizer {
     List<String> missing = laggards(s, Math.max(current, 1));
     if (current == 0 || !missing.isEmpty()) {
       return new Result(current, current, missing.isEmpty()
-          ? List.of("no service answered with a cluster version") : missing);
+          ? List.of("a DC's services do not know its cluster version yet (a store being "
+              + "rebuilt, or peers that have not answered): run the command again later")
+          : missing);
     }
     if (target > ClusterVersion.LATEST) {
       return new Result(current, current, List.of("this tool knows cluster versions up to "
@@ -144,36 +148,45 @@ public final class ClusterVersionFinalizer {
       return lag;
     }
     Map<String, Message.VersionReply> dcAt = byDc(s);
-    List<String> fenced = new ArrayList<>();
+    Map<String, Integer> fenced = new LinkedHashMap<>();
     List<String> why = new ArrayList<>();
     for (String dc : dcs) {
       Message.VersionReply r = dcAt.get(dc);
       if (r.active() >= n) {
         continue; // raised by an earlier run
       }
-      Message.VersionReply a = change(dc, new Message.VersionChange(true, r.fence(), n));
+      Message.VersionReply a = change(dc, new Message.VersionChange(true, r.attempt(), n));
+      if (a != null && !a.detail().isEmpty() && a.fence() == 0) {
+        // The survey's attempt count was behind the row's (read at the service's last poll):
+        // once more with the row's own, which the refusal carries.
+        a = change(dc, new Message.VersionChange(true, a.attempt(), n));
+      }
       if (a == null || !a.detail().isEmpty()) {
         why.add("DC " + dc + ": fence not set: " + (a == null ? "no answer" : a.detail()));
         break;
       }
-      fenced.add(dc);
+      fenced.put(dc, a.attempt());
     }
-    out.printf("  fenced %s at %d%n", fenced, n);
+    out.printf("  fenced %s at %d%n", fenced.keySet(), n);
     if (why.isEmpty()) {
       why.addAll(laggards(survey(), n));
     }
     if (why.isEmpty() && ClusterVersion.of(n).closesWire3()) {
-      why.addAll(drained());
+      why.addAll(drained(n));
+    }
+    if (why.isEmpty()) {
+      // A service that registered during the drain is asked too.
+      why.addAll(laggards(survey(), n));
     }
     if (!why.isEmpty()) {
-      for (String dc : fenced) {
-        Message.VersionReply a = change(dc, new Message.VersionChange(true, n, 0));
+      fenced.forEach((dc, attempt) -> {
+        Message.VersionReply a = change(dc, new Message.VersionChange(true, attempt, 0));
         if (a == null || !a.detail().isEmpty()) {
           why.add("DC " + dc + ": fence at " + n + " not removed (" + (a == null ? "no answer"
               : a.detail()) + "): processes that do not speak it cannot start there until "
-              + "a run of this command removes it or completes");
+              + "a run of this command completes");
         }
-      }
+      });
       return why;
     }
     for (String dc : dcs) {
@@ -184,12 +197,15 @@ public final class ClusterVersionFinalizer {
       Message.VersionReply a = change(dc, new Message.VersionChange(false, n - 1, n));
       if (a == null || !a.detail().isEmpty()) {
         why.add("DC " + dc + ": not raised to " + n + " (" + (a == null ? "no answer"
-            : a.detail()) + "); the DCs before it are: run the command again");
+            : a.detail()) + "); its services take the version from the DCs raised within a "
+            + "poll interval once they reach them, or run the command again");
         return why;
       }
       out.printf("  DC %s at cluster version %d%n", dc, n);
       out.flush();
     }
+    // This tool speaks the new version too: its own questions must not look like a laggard's.
+    transport.clusterVersion(n);
     return why;
   }
 
@@ -211,19 +227,20 @@ public final class ClusterVersionFinalizer {
     return out;
   }
 
-  /** Waits until no instance opened wire version 3 within {@link #drain}; who still does. */
-  private List<String> drained() {
+  /**
+   * Waits until no instance opened wire version 3 within {@link #drain}; who still does, or
+   * who does not speak {@code n} (an instance that started meanwhile).
+   */
+  private List<String> drained(int n) {
     long deadline = System.nanoTime() + drainWait.toNanos();
     out.printf("  waiting until no service has received wire version 3 for %d s (at most %d s)"
         + "%n", drain.toSeconds(), drainWait.toSeconds());
     out.flush();
     while (true) {
-      List<String> still = new ArrayList<>();
       Map<Instance, Message.VersionReply> s = survey();
+      List<String> still = new ArrayList<>(laggards(s, n));
       s.forEach((i, r) -> {
-        if (r == null) {
-          still.add(i + ": no answer");
-        } else if (r.wire3AgoMillis() >= 0 && r.wire3AgoMillis() < drain.toMillis()) {
+        if (r != null && r.wire3AgoMillis() >= 0 && r.wire3AgoMillis() < drain.toMillis()) {
           still.add(i + ": received wire version 3 " + r.wire3AgoMillis() + " ms ago from "
               + r.wire3From() + " (a process that has not learned the version, or a build "
               + "from before it)");

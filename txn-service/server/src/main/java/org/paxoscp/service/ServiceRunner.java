@@ -164,6 +164,8 @@ public final class ServiceRunner implements AutoCloseable {
       if (discovery != null) {
         opened.push(discovery.register(dc, advertised(bound.boundAddress())));
       }
+      // Visible to an operator's survey now: a fence set since the row was read stops it here.
+      versions.checkFence();
       LOG.info("Transaction Service of DC {} serving on {} (store {})", dc, bound.boundAddress(),
           config.store().name().toLowerCase(java.util.Locale.ROOT));
       return new ServiceRunner(config, service, catchUp, bound.boundAddress(), metrics, opened);
