@@ -81,7 +81,8 @@ public final class ClusterVersionCommand implements Callable<Integer> {
   /** {@code paxoscp cluster-version show --config FILE}. */
   @Command(name = "show", mixinStandardHelpOptions = true,
       description = "Every service instance's cluster version, the versions it speaks, its "
-          + "DC's fence, and when it last received wire version 3.")
+          + "DC's fence, and when it last received wire version 3.",
+      footer = "%nExplained in docs/upgrading.md.")
   public static final class Show implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -144,7 +145,7 @@ public final class ClusterVersionCommand implements Callable<Integer> {
       description = "Raise the cluster version one step at a time, up to --to, once every "
           + "service instance of every DC speaks it; refuses and names the laggards otherwise.",
       footer = {"%nBefore it, every process can be replaced by the build it replaced; after "
-          + "it, not (docs/upgrading.md)."})
+          + "it, not.", "%nExplained in docs/upgrading.md."})
   public static final class Finalize implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -12,7 +12,8 @@ public enum Fault {
   REPLAY("old datagrams replayed, redirected"),
   HBASE_RESTART("HBase restart"),
   CLIENT_CRASH("client crash mid-commit"),
-  STORE_LOSS("a DC's tables emptied, then the DC rebuilt");
+  STORE_LOSS("a DC's tables emptied, then the DC rebuilt"),
+  UPGRADE("rolling upgrade of every service, then cluster-version finalize");
 
   private final String label;
 

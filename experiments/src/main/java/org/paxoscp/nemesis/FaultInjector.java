@@ -13,6 +13,12 @@ import java.util.SortedMap;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.paxoscp.service.ClusterVersionFinalizer;
+import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.transport.Role;
+import org.paxoscp.transport.UdpTransport;
+import org.paxoscp.transport.VersionProbe;
+import org.paxoscp.version.ClusterVersion;
 import org.paxoscp.local.ServiceProcess;
 
 /**
@@ -34,6 +40,8 @@ final class FaultInjector implements FaultSchedule.Injector {
   private final Path export;
   /** Store losses begun, which numbers the logs saved before them. */
   private int storeLosses;
+  /** Whether the rolling upgrade ran ({@link Fault#UPGRADE} acts once). */
+  private boolean upgraded;
 
   FaultInjector(NemesisCluster cluster, NemesisWorkload workload, RunLog log,
       FaultSchedule.Clock clock, Path export) {
@@ -183,7 +191,66 @@ final class FaultInjector implements FaultSchedule.Injector {
               + ")");
         }
       }
+      case UPGRADE -> upgrade(f);
       default -> throw new IllegalStateException(f.toString());
+    }
+  }
+
+  /**
+   * The rolling upgrade (docs/upgrading.md), once per run: every service, one at a time, is
+   * killed and started again as this build (its file no longer holds it to the earlier build's
+   * cluster version) while the workload runs; then {@code cluster-version finalize} raises the
+   * cluster to the newest version. A later draw of the fault finds nothing to upgrade.
+   */
+  private void upgrade(Fault f) {
+    if (upgraded) {
+      log.log("upgrade: every service runs this build and the cluster is finalized already");
+      return;
+    }
+    upgraded = true;
+    count(f, "rolling upgrade from cluster version %d: every service restarted as this build, "
+        + "one at a time, then finalized", NemesisCluster.EARLIER_VERSION);
+    for (ServiceProcess s : cluster.services()) {
+      cluster.upgradeConfig(s);
+      cluster.kill(s);
+      cluster.restart(s);
+      awaitAvailability("service " + s.name() + " was upgraded");
+    }
+    // As an operator would: run finalize again when it stops short (a restarted service slow to
+    // answer); three runs that all stop short are a liveness violation.
+    ClusterVersionFinalizer.Result r = null;
+    for (int run = 0; run < 3 && (r == null || !r.complete()); run++) {
+      r = finalizeCluster();
+      if (r.complete()) {
+        log.log("upgrade: cluster version %d to %d", r.from(), r.to());
+      } else {
+        log.log("upgrade: finalization stopped at cluster version %d: %s", r.to(),
+            String.join("; ", r.laggards()));
+      }
+    }
+    if (!r.complete()) {
+      liveness.add("upgrade: finalization stopped at cluster version " + r.to() + ": "
+          + r.laggards());
+    }
+  }
+
+  /** One run of {@code paxoscp cluster-version finalize}, its output in the run's log. */
+  private ClusterVersionFinalizer.Result finalizeCluster() {
+    ClusterConfig config = cluster.config();
+    java.io.StringWriter out = new java.io.StringWriter();
+    try (UdpTransport operator = UdpTransport.builder(config, config.dcNames().get(0))
+        .endpoints(org.paxoscp.transport.Endpoints.fromConfig(config)).role(Role.OPERATOR)
+        .build()) {
+      VersionProbe.followAsTool(operator, config.versionRange(), config.dcNames(),
+          config.requestTimeout());
+      ClusterVersionFinalizer.Result r = new ClusterVersionFinalizer(operator, config.dcNames(),
+          org.paxoscp.transport.Endpoints.fromConfig(config), config.requestTimeout(),
+          Duration.ofSeconds(5), Duration.ofSeconds(60), new java.io.PrintWriter(out, true))
+          .finalizeTo(ClusterVersion.LATEST);
+      for (String line : out.toString().strip().split("\n")) {
+        log.log("%s", line);
+      }
+      return r;
     }
   }
 

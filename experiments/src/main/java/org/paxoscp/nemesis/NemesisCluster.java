@@ -33,6 +33,12 @@ import org.paxoscp.transport.ClusterConfig;
 final class NemesisCluster implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
 
+  /**
+   * The cluster version the services start held to when the run has the upgrade fault: the
+   * earlier build's (it sends wire version 4 and still opens version 3).
+   */
+  static final int EARLIER_VERSION = org.paxoscp.version.ClusterVersion.LATEST - 1;
+
   private final NemesisRun.Options options;
   private final RunLog log;
   private final Path dir;
@@ -154,6 +160,10 @@ final class NemesisCluster implements AutoCloseable {
     for (var e : binds.entrySet()) {
       Map<String, String> own = new LinkedHashMap<>(settings);
       own.put(ServiceConfig.METRICS_PORT.name(), Integer.toString(metricsPorts.get(e.getKey())));
+      if (options.faults().contains(Fault.UPGRADE)) {
+        // The earlier build the upgrade fault replaces: held one cluster version below.
+        own.put(ClusterConfig.CLUSTER_VERSION_MAX.name(), Integer.toString(EARLIER_VERSION));
+      }
       ClusterLayout.writePrivate(dir.resolve("conf").resolve(e.getKey().name() + ".properties"),
           layout.serviceProperties(e.getKey().dc(), e.getValue(), own), comment);
     }
@@ -226,6 +236,25 @@ final class NemesisCluster implements AutoCloseable {
   }
 
   /** Kills {@code s} with {@code kill -9}, having read its dropped-datagram counters first. */
+  /**
+   * Makes {@code s} a process of this build at its next start: its file no longer holds it to
+   * the earlier build's cluster version ({@link Fault#UPGRADE}).
+   */
+  void upgradeConfig(ServiceProcess s) {
+    Path file = dir.resolve("conf").resolve(s.name() + ".properties");
+    java.util.Properties p = new java.util.Properties();
+    try (var in = java.nio.file.Files.newBufferedReader(file)) {
+      p.load(in);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("upgrading the configuration of " + s.name(), e);
+    }
+    p.remove(ClusterConfig.CLUSTER_VERSION_MAX.name());
+    Map<String, String> props = new java.util.TreeMap<>();
+    p.stringPropertyNames().forEach(k -> props.put(k, p.getProperty(k)));
+    ClusterLayout.writePrivate(file, props, "paxoscp nemesis; upgraded to this build's "
+        + "cluster versions");
+  }
+
   void kill(ServiceProcess s) {
     if (s.alive() && !s.frozen()) {
       drops.beforeKill(s.name());

@@ -67,7 +67,9 @@ public final class NemesisCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "Only these kinds: kill_restart, pause, partition, majority_down, "
-          + "net_burst, replay, hbase_restart, client_crash, store_loss (default: all).")
+          + "net_burst, replay, hbase_restart, client_crash, store_loss, upgrade (default: "
+          + "all; with upgrade the services start held one cluster version below this build's "
+          + "and are upgraded once, mid-run).")
   List<String> faults;
 
   @Option(names = "--hbase", defaultValue = "shared", paramLabel = "shared|per-dc",

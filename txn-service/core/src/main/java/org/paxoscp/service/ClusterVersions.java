@@ -107,7 +107,8 @@ public final class ClusterVersions implements AutoCloseable {
       }
     }
     LOG.info("DC {}: cluster version {}{}; this process speaks {}", dc,
-        active == 0 ? "not known yet (its store has no marker)" : ClusterVersion.describe(active),
+        active == 0 ? "not known yet (no peer answered, or its store has no marker; asked "
+            + "again every poll)" : ClusterVersion.describe(active),
         fence > 0 ? ", being raised to " + fence : "", range);
     poller.scheduleWithFixedDelay(this::poll, poll.toMillis(), poll.toMillis(),
         TimeUnit.MILLISECONDS);

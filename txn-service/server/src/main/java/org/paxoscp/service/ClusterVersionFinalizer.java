@@ -58,6 +58,9 @@ public final class ClusterVersionFinalizer {
     }
   }
 
+  /** How many times an instance that does not answer is asked before it counts as a laggard. */
+  static final int ASKS = 3;
+
   private final UdpTransport transport;
   private final List<String> dcs;
   private final Endpoints endpoints;
@@ -82,16 +85,26 @@ public final class ClusterVersionFinalizer {
     this.out = out;
   }
 
-  /** Every instance's answer; null for one that did not answer within the timeout. */
+  /**
+   * Every instance's answer; null for one that did not answer within the timeout, asked {@value
+   * #ASKS} times (a datagram or its answer may be lost, or the instance slow just after a start).
+   */
   public Map<Instance, Message.VersionReply> survey() {
-    Map<Instance, CompletableFuture<Message.VersionReply>> asked = new LinkedHashMap<>();
+    Map<Instance, Message.VersionReply> answers = new LinkedHashMap<>();
     for (String dc : dcs) {
       for (InetSocketAddress a : endpoints.of(dc)) {
-        asked.put(new Instance(dc, a), transport.askVersions(dc, a, timeout));
+        answers.put(new Instance(dc, a), null);
       }
     }
-    Map<Instance, Message.VersionReply> answers = new LinkedHashMap<>();
-    asked.forEach((i, f) -> answers.put(i, await(f)));
+    for (int round = 0; round < ASKS && answers.containsValue(null); round++) {
+      Map<Instance, CompletableFuture<Message.VersionReply>> asked = new LinkedHashMap<>();
+      answers.forEach((i, r) -> {
+        if (r == null) {
+          asked.put(i, transport.askVersions(i.dc(), i.address(), timeout));
+        }
+      });
+      asked.forEach((i, f) -> answers.put(i, await(f)));
+    }
     return answers;
   }
 
