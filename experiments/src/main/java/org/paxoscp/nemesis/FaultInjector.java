@@ -13,13 +13,13 @@ import java.util.SortedMap;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.paxoscp.local.ServiceProcess;
 import org.paxoscp.service.ClusterVersionFinalizer;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Role;
 import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.transport.VersionProbe;
 import org.paxoscp.version.ClusterVersion;
-import org.paxoscp.local.ServiceProcess;
 
 /**
  * Carries out each fault of the {@link FaultSchedule} on the {@link NemesisCluster} and the

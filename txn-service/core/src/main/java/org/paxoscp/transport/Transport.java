@@ -56,8 +56,8 @@ public interface Transport extends AutoCloseable {
 
   /**
    * As {@link #askVersions}, for a process that does not know the cluster's version yet: {@link
-   * UdpTransport} asks in wire version 3 too, whatever it sends now, so that a cluster of a build
-   * that opens only version 3 answers.
+   * UdpTransport} asks again in wire version 3 when version 4 finds no answer (half the timeout
+   * each), so that a cluster of a build that opens only version 3 answers.
    */
   default CompletableFuture<Message.VersionReply> askVersionsFirst(String dc, Duration timeout) {
     return askVersions(dc, timeout);

@@ -84,9 +84,8 @@ public final class UdpTransport implements Transport {
   private final RequestDispatcher dispatcher;
   private final InetSocketAddress boundAddress;
   private final AtomicBoolean closed = new AtomicBoolean();
-  /** {@link System#nanoTime} of the last request of wire version 3 opened; 0 never. */
-  private volatile long lastWire3Nanos;
-  private volatile String lastWire3From = "";
+  /** The last request of wire version 3 opened: its {@link System#nanoTime}, and from where. */
+  private volatile Map.Entry<Long, String> lastWire3;
   private final DropLog drops;
   private final AtomicLong sendFailures = new AtomicLong();
   private final AtomicLong sendFailuresSinceLog = new AtomicLong();
@@ -358,8 +357,8 @@ public final class UdpTransport implements Transport {
    * versions, in version 4 (unless held to version 3) and, while it sends version 3, in version
    * 3 too: a process at cluster version 1 reaches both builds before and after a raise, and one
    * at version 2 or more sends nothing of version 3 (which the drain before version 3 waits
-   * for). Completes with the first answer; fails
-   * when none comes within {@code timeout} (a build from before cluster versions never answers).
+   * for). Completes with the first answer; fails when none comes within {@code timeout} (a build
+   * from before cluster versions never answers).
    */
   public CompletableFuture<Message.VersionReply> askVersions(String dc, InetSocketAddress to,
       Duration timeout) {
@@ -374,13 +373,36 @@ public final class UdpTransport implements Transport {
     } catch (TransportException e) {
       return CompletableFuture.failedFuture(e);
     }
-    List<CompletableFuture<Message>> asked = new java.util.ArrayList<>();
-    if (codec.opensV4()) {
-      asked.add(request(dc, at, new Message.VersionRequest(), timeout, WireCodec.VERSION));
+    if (unknown && codec.opensV4() && codec.opensV3()
+        && codec.sendVersion() != WireCodec.VERSION_3) {
+      // Not known yet: version 4 first, and version 3 only when that finds no answer, so that
+      // a process starting in a cluster that still opens version 3 sends it nothing (the drain
+      // before version 3 waits for silence) and one at version 3 drops nothing of it.
+      Duration half = timeout.dividedBy(2);
+      return askVersionsIn(dc, at, half, List.of(WireCodec.VERSION)).exceptionallyCompose(
+          e -> askVersionsIn(dc, at, half, List.of(WireCodec.VERSION_3)));
     }
-    if (codec.sendVersion() == WireCodec.VERSION_3 || (unknown && codec.opensV3())) {
+    List<Integer> versions = new java.util.ArrayList<>();
+    if (codec.opensV4()) {
+      versions.add(WireCodec.VERSION);
+    }
+    if (codec.sendVersion() == WireCodec.VERSION_3) {
       // Below cluster version 2 (or held to 1): a build that opens only version 3 answers this.
-      asked.add(request(dc, at, new Message.VersionRequest(), timeout, WireCodec.VERSION_3));
+      versions.add(WireCodec.VERSION_3);
+    }
+    return askVersionsIn(dc, at, timeout, versions);
+  }
+
+  /** A version request in each of {@code versions} at once; the first answer. */
+  private CompletableFuture<Message.VersionReply> askVersionsIn(String dc, InetSocketAddress at,
+      Duration timeout, List<Integer> versions) {
+    if (versions.isEmpty()) {
+      return CompletableFuture.failedFuture(new IllegalStateException("no wire version to ask "
+          + "DC " + dc + " in"));
+    }
+    List<CompletableFuture<Message>> asked = new java.util.ArrayList<>();
+    for (int v : versions) {
+      asked.add(request(dc, at, new Message.VersionRequest(), timeout, v));
     }
     CompletableFuture<Message.VersionReply> first = new CompletableFuture<>();
     AtomicInteger failed = new AtomicInteger();
@@ -425,8 +447,7 @@ public final class UdpTransport implements Transport {
    * address}); empty if never.
    */
   public Optional<Map.Entry<Long, String>> lastWire3() {
-    long at = lastWire3Nanos;
-    return at == 0 ? Optional.empty() : Optional.of(Map.entry(at, lastWire3From));
+    return Optional.ofNullable(lastWire3);
   }
 
   /** How many datagrams the socket refused to send since start. */
@@ -606,8 +627,7 @@ public final class UdpTransport implements Transport {
       return;
     }
     if (opened.version() == WireCodec.VERSION_3 && !opened.envelope().reply()) {
-      lastWire3From = opened.envelope().fromDc() + " at " + sender;
-      lastWire3Nanos = Math.max(1, System.nanoTime());
+      lastWire3 = Map.entry(System.nanoTime(), opened.envelope().fromDc() + " at " + sender);
     }
     Envelope env = opened.envelope();
     if (env.reply()) {
