@@ -319,6 +319,7 @@ public final class ClusterConfig {
    * @throws IllegalArgumentException naming the key, for a missing, unknown or invalid value
    */
   public static ClusterConfig fromProperties(Map<String, String> props, ConfigKeys... others) {
+    props = withoutRetired(props);
     KEYS.rejectUnknown(props, "paxoscp.", concat(others, ProposerConfig.KEYS));
     List<String> names = DCS.from(props);
     Latency latency = Latency.paperRegions();
@@ -378,6 +379,27 @@ public final class ClusterConfig {
             CLUSTER_VERSION_MAX.from(props), CLUSTER_VERSION_POLL.from(props),
             WIRE_FRESHNESS.from(props),
             keyRole(props)));
+  }
+
+  /**
+   * Keys of earlier builds that the cluster version replaced ({@code paxoscp.wire.version},
+   * {@code paxoscp.wire.accept.v3}, which files written by the build before cluster versions
+   * hold): read past, with a warning, so that such a file still starts this build.
+   */
+  static final List<String> RETIRED = List.of("paxoscp.wire.version", "paxoscp.wire.accept.v3");
+
+  private static Map<String, String> withoutRetired(Map<String, String> props) {
+    if (RETIRED.stream().noneMatch(props::containsKey)) {
+      return props;
+    }
+    Map<String, String> kept = new LinkedHashMap<>(props);
+    for (String k : RETIRED) {
+      if (kept.remove(k) != null) {
+        org.slf4j.LoggerFactory.getLogger(ClusterConfig.class).warn("{} is ignored: the "
+            + "cluster version decides the wire version now (docs/upgrading.md); remove it", k);
+      }
+    }
+    return kept;
   }
 
   private static ConfigKeys[] concat(ConfigKeys[] a, ConfigKeys b) {

@@ -169,6 +169,11 @@ class ServiceConfigTest {
     Map<String, String> clear = base();
     clear.put("paxoscp.wire.encrypt", "false");
     assertRejected(clear, "paxoscp.wire.require.encrypted");
+    // A file written by the build before cluster versions still starts this one.
+    Map<String, String> earlier = base();
+    earlier.put("paxoscp.wire.version", "4");
+    earlier.put("paxoscp.wire.accept.v3", "false");
+    assertEquals(d.versionRange(), ServiceConfig.fromProperties(earlier).cluster().versionRange());
     Map<String, String> beyond = base();
     beyond.put("paxoscp.cluster.version.max",
         Integer.toString(org.paxoscp.version.ClusterVersion.LATEST + 1));
