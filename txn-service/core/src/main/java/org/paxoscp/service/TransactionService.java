@@ -2,6 +2,7 @@ package org.paxoscp.service;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -362,6 +363,8 @@ public final class TransactionService implements RequestHandler {
       return begin(b);
     } else if (request instanceof ReadRequest r) {
       return read(r);
+    } else if (request instanceof Message.ScanRequest r) {
+      return scan(r);
     } else if (request instanceof SubmitRequest s) {
       return submit(s);
     }
@@ -556,6 +559,46 @@ public final class TransactionService implements RequestHandler {
     }
     StoreMarker at = served(r.group());
     return ensureApplied(r.group(), r.position()).thenApply(w -> readAt(r, at));
+  }
+
+  /**
+   * A page of a range read (docs/client.md, "Range reads"): the range's entries at the read
+   * position from one store scan, as many as the request's limit and one reply allow. Catches up
+   * and answers TOO_OLD as a read does.
+   */
+  private CompletableFuture<Message> scan(Message.ScanRequest r) {
+    if (r.position() < 0) {
+      throw new Rejected("read position must be >= 0, got " + r.position());
+    }
+    StoreMarker at = served(r.group());
+    return ensureApplied(r.group(), r.position()).thenApply(w -> scanAt(r, at));
+  }
+
+  private Message scanAt(Message.ScanRequest r, StoreMarker at) {
+    int limit = Math.min(r.limit(), limits.maxReadKeys());
+    List<LogApplier.ScannedItem> rows =
+        applier.scan(r.group(), r.range(), r.position(), limit, r.reversed());
+    List<Message.ScanItem> items = new ArrayList<>();
+    long size = REPLY_OVERHEAD + r.group().length() * 4L;
+    boolean complete = rows.size() < limit; // else more rows may follow the last one
+    String last = "";
+    for (LogApplier.ScannedItem row : rows) {
+      int keyBytes = row.key().getBytes(StandardCharsets.UTF_8).length;
+      long itemSize = ENTRY_OVERHEAD + keyBytes + row.value().map(v -> v.length).orElse(0);
+      if (size + itemSize + keyBytes > limits.maxReplyBytes()) {
+        if (last.isEmpty()) {
+          throw new Failed(ErrorCode.TOO_LARGE, "the value of " + row.key() + " takes about "
+              + itemSize + " bytes; one reply holds " + limits.maxReplyBytes());
+        }
+        complete = false; // the rest in the next page, after the last key sent
+        break;
+      }
+      size += itemSize;
+      last = row.key();
+      row.value().ifPresent(v -> items.add(new Message.ScanItem(row.key(), v, row.version())));
+    }
+    guard.verify(r.group(), at);
+    return new Message.ScanReply(r.group(), r.position(), items, complete, complete ? "" : last);
   }
 
   /**

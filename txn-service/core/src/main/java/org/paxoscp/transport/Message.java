@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.XgLocks;
 
@@ -77,6 +78,59 @@ public sealed interface Message {
   record ReadRequest(String group, long position, List<String> keys) implements Message {
     public ReadRequest {
       keys = List.copyOf(keys);
+    }
+  }
+
+  /**
+   * Scan {@code range} of the group as of read position {@code position} (docs/client.md, "Range
+   * reads"): at most {@code limit} entries with a value there, in key order, or from the range's
+   * end when {@code reversed}. The service answers one page ({@link ScanReply}); the client asks
+   * again for the rest. Sent only at cluster version 4 ({@code range-reads}) or above.
+   */
+  record ScanRequest(String group, long position, KeyRange range, int limit, boolean reversed)
+      implements Message {
+    public ScanRequest {
+      Objects.requireNonNull(range, "range");
+      if (limit < 1) {
+        throw new IllegalArgumentException("a scan's limit must be positive, got " + limit);
+      }
+    }
+  }
+
+  /** One entry of a {@link ScanReply}: a key, its value, the position that wrote it. */
+  record ScanItem(String key, byte[] value, long version) {
+    public ScanItem {
+      Objects.requireNonNull(key, "key");
+      Objects.requireNonNull(value, "value");
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof ScanItem i && key.equals(i.key) && version == i.version
+          && Arrays.equals(value, i.value);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(key, version) * 31 + Arrays.hashCode(value);
+    }
+  }
+
+  /**
+   * One page of a {@link ScanRequest}'s answer: the entries with a value at {@code position}, in
+   * scan order. {@code complete}: the page read the requested range to its end. Otherwise
+   * {@code lastKey} is the last key the page examined (perhaps a deleted one, not among the
+   * entries): the part read is the range up to and including it (from it, reversed), and the
+   * rest, if wanted, is asked for in a new request.
+   */
+  record ScanReply(String group, long position, List<ScanItem> items, boolean complete,
+      String lastKey) implements Message {
+    public ScanReply {
+      items = List.copyOf(items);
+      Objects.requireNonNull(lastKey, "lastKey");
+      if (!complete && lastKey.isEmpty()) {
+        throw new IllegalArgumentException("an incomplete scan page names its last key");
+      }
     }
   }
 

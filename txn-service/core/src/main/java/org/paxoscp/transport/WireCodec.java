@@ -21,6 +21,7 @@ import org.paxoscp.version.ClusterVersion;
 import org.paxoscp.wal.BinaryReader;
 import org.paxoscp.wal.BinaryWriter;
 import org.paxoscp.wal.CorruptDataException;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgLocks;
@@ -66,7 +67,9 @@ import org.paxoscp.wal.XgLocks;
  * dc:str rebuildId:str; REBUILD_REPLY outcome:str fence:varint items:varint source:str
  * rebuildId:str; VERSION_REQUEST (none); VERSION_CHANGE fence:bool from:varint to:varint;
  * VERSION_REPLY active:varint fence:varint attempt:varint min:varint max:varint
- * wire3AgoMillisPlusOne:varint wire3From:str detail:str.
+ * wire3AgoMillisPlusOne:varint wire3From:str detail:str; SCAN_REQUEST from:str opt(to:str)
+ * limit:varint reversed:bool; SCAN_REPLY complete:bool lastKey:str n:varint (key:str value:bytes
+ * version:varint)*, keys strictly in scan order (both at cluster version 4 and above).
  *
  * <p>Decoding checks, in order: the length bounds, the version and flags (a clear datagram is
  * refused unless {@code paxoscp.wire.require.encrypted=false}), the key id ({@link #precheck}:
@@ -121,7 +124,7 @@ final class WireCodec {
     STATUS_REQUEST(27), STATUS_REPLY(28), EXTENT_REQUEST(29), EXTENT_REPLY(30),
     SNAPSHOT_REQUEST(31), SNAPSHOT_REPLY(32), GROUPS_REQUEST(33), GROUPS_REPLY(34),
     REBUILD_REQUEST(35), REBUILD_REPLY(36), RTT_PROBE(37), RTT_REPLY(38), VERSION_REQUEST(39),
-    VERSION_REPLY(40), VERSION_CHANGE(41);
+    VERSION_REPLY(40), VERSION_CHANGE(41), SCAN_REQUEST(42), SCAN_REPLY(43);
 
     final int code;
 
@@ -204,6 +207,10 @@ final class WireCodec {
         return VERSION_REPLY;
       } else if (m instanceof Message.VersionChange) {
         return VERSION_CHANGE;
+      } else if (m instanceof Message.ScanRequest) {
+        return SCAN_REQUEST;
+      } else if (m instanceof Message.ScanReply) {
+        return SCAN_REPLY;
       }
       throw new IllegalArgumentException("no wire type for " + m.getClass().getName());
     }
@@ -737,6 +744,23 @@ final class WireCodec {
           }
         }
       }
+      case SCAN_REQUEST -> {
+        Message.ScanRequest s = (Message.ScanRequest) m;
+        w.writeString(s.range().from());
+        if (s.range().to() == null) {
+          w.writeByte(0);
+        } else {
+          w.writeByte(1).writeString(s.range().to());
+        }
+        w.writeVarint(s.limit()).writeByte(s.reversed() ? 1 : 0);
+      }
+      case SCAN_REPLY -> {
+        Message.ScanReply s = (Message.ScanReply) m;
+        w.writeByte(s.complete() ? 1 : 0).writeString(s.lastKey()).writeVarint(s.items().size());
+        for (Message.ScanItem i : s.items()) {
+          w.writeString(i.key()).writeBytes(i.value()).writeVarint(i.version());
+        }
+      }
       case READ_REQUEST -> {
         List<String> keys = ((Message.ReadRequest) m).keys();
         w.writeVarint(keys.size());
@@ -829,6 +853,49 @@ final class WireCodec {
           cut = true;
         }
         yield new Message.BeginReply(group, position, leader, locks, cut);
+      }
+      case SCAN_REQUEST -> {
+        String from = r.readString("scan from");
+        String to = readBool(r, "scan bounded") ? r.readString("scan to") : null;
+        long limit = r.readVarint("scan limit");
+        boolean reversed = readBool(r, "reversed");
+        if (limit < 1 || limit > Integer.MAX_VALUE) {
+          throw new CorruptDataException("bad scan limit " + limit);
+        }
+        try {
+          yield new Message.ScanRequest(group, position, new KeyRange(from, to), (int) limit,
+              reversed);
+        } catch (IllegalArgumentException e) {
+          throw new CorruptDataException("bad scan range: " + e.getMessage());
+        }
+      }
+      case SCAN_REPLY -> {
+        boolean complete = readBool(r, "complete");
+        String lastKey = r.readString("last key");
+        int n = r.readCount("scan item count", 2);
+        List<Message.ScanItem> items = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          String k = r.readString("key");
+          byte[] value = r.readBytes("value");
+          long v = r.readVarint("version");
+          if (v < 0) {
+            throw new CorruptDataException("negative version " + v);
+          }
+          if (!items.isEmpty()) {
+            // One direction throughout (forward or reversed), no key twice.
+            int c = Integer.signum(KeyRange.compare(items.get(items.size() - 1).key(), k));
+            int first = items.size() == 1 ? c
+                : Integer.signum(KeyRange.compare(items.get(0).key(), items.get(1).key()));
+            if (c == 0 || c != first) {
+              throw new CorruptDataException("scan reply keys not strictly in one order");
+            }
+          }
+          items.add(new Message.ScanItem(k, value, v));
+        }
+        if (!complete && lastKey.isEmpty()) {
+          throw new CorruptDataException("an incomplete scan page without its last key");
+        }
+        yield new Message.ScanReply(group, position, items, complete, lastKey);
       }
       case READ_REQUEST -> {
         int n = r.readCount("key count", 1);

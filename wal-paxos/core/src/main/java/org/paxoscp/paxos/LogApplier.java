@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.StoreMarker;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
 import org.paxoscp.wal.XgLocks;
@@ -539,6 +540,46 @@ public final class LogApplier {
     }
     return new VersionedRead(cell.flatMap(c -> decodeItem(c.value())),
         cell.map(KvStore.Cell::timestamp).orElse(0L));
+  }
+
+  /**
+   * A row a scan examined: its key, its value at the read position (empty for a delete) and the
+   * position that wrote that version.
+   */
+  public record ScannedItem(String key, Optional<byte[]> value, long version) {}
+
+  /**
+   * The keys of {@code range} in {@code group} that have a version at or below
+   * {@code readPosition} (a put or a delete), in key order or reversed: at most {@code limit}
+   * rows, each with the newest such version, in one store scan. Decision keys are never in a
+   * range ({@link KeyRange#contains}). The caller must have applied the log up to
+   * {@code readPosition}; fewer than {@code limit} rows means the range is read to its end.
+   *
+   * @throws TooOldException as {@link #read}: the watermark is read after the data
+   */
+  public List<ScannedItem> scan(String group, KeyRange range, long readPosition, int limit,
+      boolean reversed) {
+    // Decision keys start with a NUL byte: an open start begins past them (0x01).
+    byte[] from = range.from().isEmpty()
+        ? WalLayout.dataRow(group, "\u0001") : WalLayout.dataRow(group, range.from());
+    byte[] to = range.to() == null ? WalLayout.groupRowsEnd(group)
+        : WalLayout.dataRow(group, range.to());
+    List<KvStore.ScannedRow> rows =
+        store.scan(Table.DATA, from, to, readPosition, limit, reversed);
+    long gc = LogCollector.gcWatermark(store, group);
+    if (gc > 0 && readPosition <= gc) {
+      throw new TooOldException(group, readPosition, gc);
+    }
+    List<ScannedItem> out = new ArrayList<>(rows.size());
+    for (KvStore.ScannedRow r : rows) {
+      KvStore.Cell c = r.cells().get(DATA_VALUE);
+      if (c == null) {
+        continue;
+      }
+      out.add(new ScannedItem(WalLayout.keyOf(group, r.row()), decodeItem(c.value()),
+          c.timestamp()));
+    }
+    return out;
   }
 
   static byte[] encodeItem(Mutation m) {

@@ -28,12 +28,13 @@ public final class Placement {
 
   /**
    * May {@code later} not follow {@code earlier}? True if {@code earlier} writes a key {@code
-   * later} read (the paper's rule: {@code later}'s read is stale), or {@code earlier} is a
+   * later} read, by key or inside a range it scanned (the paper's rule: {@code later}'s read is
+   * stale, or its scan missed a key, a phantom; ARCHITECTURE 14), or {@code earlier} is a
    * PREPARE whose locks {@code later} would break (it reads a key the PREPARE writes, or writes
    * a key the PREPARE reads or writes), or {@code earlier} is {@code later}'s withdrawal.
    */
   public static boolean conflicts(LogEntry earlier, LogEntry later) {
-    if (earlier.writesAnyOf(later.readSet()) || withdraws(earlier, later)) {
+    if (earlier.writesWhatIsReadBy(later) || withdraws(earlier, later)) {
       return true;
     }
     return earlier.isPrepare() && new XgLocks.Lock(0, earlier).blocks(later);
@@ -59,7 +60,7 @@ public final class Placement {
   /** Is {@code entry} a withdrawal (of any entry)? */
   public static boolean isWithdrawal(LogEntry entry) {
     return entry.txnId().startsWith(WITHDRAWAL_PREFIX) && entry.readSet().isEmpty()
-        && entry.writes().isEmpty() && entry.xg() == null;
+        && entry.readRanges().isEmpty() && entry.writes().isEmpty() && entry.xg() == null;
   }
 
   /** {@link #conflicts} for any entry of {@code earlier}. */

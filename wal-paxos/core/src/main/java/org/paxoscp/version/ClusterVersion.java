@@ -35,6 +35,11 @@ public final class ClusterVersion {
    * misdirected everywhere (docs/wire.md).
    */
   public static final int WIRE_3_CLOSED = 3;
+  /**
+   * Range reads: clients scan key ranges (the SCAN_REQUEST and SCAN_REPLY messages) and log
+   * entries may carry the ranges they read (log value format 3, docs/client.md "Range reads").
+   */
+  public static final int RANGE_READS = 4;
 
   /** Every version, oldest first; {@code ALL.get(n - 1).number() == n}. */
   public static final List<Version> ALL = List.of(
@@ -43,7 +48,9 @@ public final class ClusterVersion {
       new Version(WIRE_4, "wire-4", "datagrams of wire version 4 (time, destination, role keys) "
           + "are sent; version 3 is still opened", false),
       new Version(WIRE_3_CLOSED, "wire-3-closed", "datagrams of wire version 3 are refused: "
-          + "copies of datagrams are refused everywhere", true));
+          + "copies of datagrams are refused everywhere", true),
+      new Version(RANGE_READS, "range-reads", "clients scan key ranges; log entries carry the "
+          + "ranges they read (log value format 3)", false));
 
   /** The oldest version this build speaks. */
   public static final int OLDEST = WIRE_3;

@@ -11,18 +11,22 @@ import java.util.zip.CRC32C;
  * protocol messages.
  *
  * <pre>
- * value   := version:u8 (1 or 2) kind:u8 (0 = entry list) count:varint entry* crc32c:u32
- * entry   := txnId:str originDc:str readPosition:u64 nReads:varint key:str* nWrites:varint write*
- *            [step, in version 2 only]
+ * value   := version:u8 (1, 2 or 3) kind:u8 (0 = entry list) count:varint entry* crc32c:u32
+ * entry   := txnId:str originDc:str readPosition:u64 nReads:varint key:str*
+ *            [nRanges:varint range*, in version 3 only] nWrites:varint write*
+ *            [step, in versions 2 and 3]
+ * range   := from:str bounded:u8 (0 = to the group's end, 1) [to:str if bounded]
  * write   := key:str op:u8 (0 = put, 1 = delete) [value:bytes if put]
  * step    := 0 (none) | 1 kind:u8 (0 PREPARE, 1 DECIDE, 2 RESOLVE, 3 VALIDATE) txn:str nGroups:varint
  *            group:str* deadlineMillis:u64 commit:u8
  * str     := len:varint utf8-bytes ; bytes := len:varint raw
  * </pre>
  *
- * <p>A value none of whose entries is a cross-group step ({@link XgStep}) is written in version
- * 1, byte for byte as before cross-group transactions existed; a value with a step in version 2.
- * Both are read.
+ * <p>A value none of whose entries is a cross-group step ({@link XgStep}) or holds a scanned key
+ * range ({@link KeyRange}) is written in version 1, byte for byte as before cross-group
+ * transactions existed; a value with a step but no range in version 2; a value with a range in
+ * version 3 (cluster version 4, {@code range-reads}: a client scans only once the cluster runs
+ * at it, so a build that reads only versions 1 and 2 never meets one). All three are read.
  *
  * Keys are written in sorted order without duplicates, so the encoding is canonical: equal values
  * encode to equal bytes. A new format gets a new version byte; a decoder rejects versions it does
@@ -32,6 +36,7 @@ import java.util.zip.CRC32C;
 public final class LogCodec {
   public static final int VERSION_1 = 1;
   public static final int VERSION_2 = 2;
+  public static final int VERSION_3 = 3;
   private static final int KIND_ENTRY_LIST = 0;
   private static final int OP_PUT = 0;
   private static final int OP_DELETE = 1;
@@ -41,12 +46,13 @@ public final class LogCodec {
   private LogCodec() {}
 
   public static byte[] encode(LogValue value) {
-    boolean steps = value.entries().stream().anyMatch(e -> e.xg() != null);
+    boolean ranges = value.entries().stream().anyMatch(e -> !e.readRanges().isEmpty());
+    boolean steps = ranges || value.entries().stream().anyMatch(e -> e.xg() != null);
     BinaryWriter w = new BinaryWriter(128);
-    w.writeByte(steps ? VERSION_2 : VERSION_1).writeByte(KIND_ENTRY_LIST)
+    w.writeByte(ranges ? VERSION_3 : steps ? VERSION_2 : VERSION_1).writeByte(KIND_ENTRY_LIST)
         .writeVarint(value.entries().size());
     for (LogEntry e : value.entries()) {
-      writeEntry(w, e, steps);
+      writeEntry(w, e, steps, ranges);
     }
     byte[] body = w.toByteArray();
     CRC32C crc = new CRC32C();
@@ -55,11 +61,22 @@ public final class LogCodec {
         .toByteArray();
   }
 
-  private static void writeEntry(BinaryWriter w, LogEntry e, boolean steps) {
+  private static void writeEntry(BinaryWriter w, LogEntry e, boolean steps, boolean ranges) {
     w.writeString(e.txnId()).writeString(e.originDc()).writeLong(e.readPosition());
     w.writeVarint(e.readSet().size());
     for (String k : e.readSet()) {
       w.writeString(k);
+    }
+    if (ranges) {
+      w.writeVarint(e.readRanges().size());
+      for (KeyRange r : e.readRanges()) {
+        w.writeString(r.from());
+        if (r.to() == null) {
+          w.writeByte(0);
+        } else {
+          w.writeByte(1).writeString(r.to());
+        }
+      }
     }
     w.writeVarint(e.writes().size());
     for (var m : e.writes().entrySet()) {
@@ -101,7 +118,7 @@ public final class LogCodec {
     int stored = new BinaryReader(bytes, bodyLen, 4).readInt("crc");
     BinaryReader r = new BinaryReader(bytes, 0, bodyLen);
     int version = r.readByte("version");
-    if (version != VERSION_1 && version != VERSION_2) {
+    if (version != VERSION_1 && version != VERSION_2 && version != VERSION_3) {
       throw new CorruptDataException("unknown log value format version " + version);
     }
     if (stored != (int) crc.getValue()) {
@@ -114,11 +131,14 @@ public final class LogCodec {
     int n = r.readCount("entry count", MIN_ENTRY_BYTES);
     List<LogEntry> entries = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      entries.add(readEntry(r, version == VERSION_2));
+      entries.add(readEntry(r, version >= VERSION_2, version == VERSION_3));
     }
     r.expectEnd("log value");
     if (version == VERSION_2 && entries.stream().allMatch(e -> e.xg() == null)) {
       throw new CorruptDataException("version 2 value without a cross-group step (not canonical)");
+    }
+    if (version == VERSION_3 && entries.stream().allMatch(e -> e.readRanges().isEmpty())) {
+      throw new CorruptDataException("version 3 value without a key range (not canonical)");
     }
     try {
       return new LogValue(entries);
@@ -127,7 +147,7 @@ public final class LogCodec {
     }
   }
 
-  private static LogEntry readEntry(BinaryReader r, boolean steps) {
+  private static LogEntry readEntry(BinaryReader r, boolean steps, boolean withRanges) {
     String txnId = r.readString("txnId");
     String origin = r.readString("originDc");
     long readPos = r.readLong("readPosition");
@@ -142,6 +162,7 @@ public final class LogCodec {
       reads.add(k);
       prev = k;
     }
+    List<KeyRange> ranges = withRanges ? readRanges(r) : List.of();
     int nWrites = r.readCount("write count", 2);
     TreeMap<String, Mutation> writes = new TreeMap<>();
     prev = null;
@@ -161,10 +182,33 @@ public final class LogCodec {
     }
     XgStep step = steps ? readStep(r) : null;
     try {
-      return new LogEntry(txnId, origin, readPos, reads, writes, step);
+      LogEntry e = new LogEntry(txnId, origin, readPos, reads, ranges, writes, step);
+      if (!e.readRanges().equals(ranges)) {
+        throw new CorruptDataException("key ranges not sorted and disjoint (not canonical)");
+      }
+      return e;
     } catch (IllegalArgumentException e) {
       throw new CorruptDataException("invalid log entry: " + e.getMessage());
     }
+  }
+
+  private static List<KeyRange> readRanges(BinaryReader r) {
+    int n = r.readCount("range count", 2);
+    List<KeyRange> ranges = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      String from = r.readString("range from");
+      int bounded = r.readByte("range bounded");
+      if (bounded > 1) {
+        throw new CorruptDataException("bad range bound flag " + bounded);
+      }
+      String to = bounded == 1 ? r.readString("range to") : null;
+      try {
+        ranges.add(new KeyRange(from, to));
+      } catch (IllegalArgumentException e) {
+        throw new CorruptDataException("invalid key range: " + e.getMessage());
+      }
+    }
+    return ranges;
   }
 
   private static XgStep readStep(BinaryReader r) {

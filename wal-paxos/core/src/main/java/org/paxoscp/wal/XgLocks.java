@@ -38,18 +38,19 @@ public final class XgLocks {
 
     /**
      * The lock rule: may {@code e} not be placed while this lock is held? True if {@code e} reads
-     * a key the PREPARE writes, or writes a key the PREPARE reads or writes, unless {@code e} is
-     * a step of the same cross-group transaction (its RESOLVE writes the prepared keys).
+     * a key the PREPARE writes (by key, or inside a range it scanned), or writes a key the
+     * PREPARE reads (by key or inside a range) or writes, unless {@code e} is a step of the same
+     * cross-group transaction (its RESOLVE writes the prepared keys).
      */
     public boolean blocks(LogEntry e) {
       if (e.xg() != null && e.xg().txn().equals(txn())) {
         return false;
       }
-      if (prepare.writesAnyOf(e.readSet())) {
+      if (prepare.writesWhatIsReadBy(e)) {
         return true;
       }
       for (String k : e.writes().keySet()) {
-        if (prepare.readSet().contains(k) || prepare.writes().containsKey(k)) {
+        if (prepare.reads(k) || prepare.writes().containsKey(k)) {
           return true;
         }
       }
@@ -87,6 +88,19 @@ public final class XgLocks {
   public Optional<Lock> blocking(LogEntry e) {
     for (Lock l : byTxn.values()) {
       if (l.blocks(e)) {
+        return Optional.of(l);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The first lock that blocks a scan of {@code range}: held by a PREPARE that writes a key in
+   * it (the scan would read past an undecided write, as a get of that key would).
+   */
+  public Optional<Lock> blockingScan(KeyRange range) {
+    for (Lock l : byTxn.values()) {
+      if (range.containsAny(l.prepare().writes().keySet())) {
         return Optional.of(l);
       }
     }
@@ -150,7 +164,7 @@ public final class XgLocks {
       TreeMap<String, Mutation> keys = new TreeMap<>();
       p.writes().forEach((k, w) -> keys.put(k, w.isDelete() ? w : Mutation.put(new byte[0])));
       m.put(l.txn(), new Lock(l.position(), new LogEntry(p.txnId(), p.originDc(),
-          p.readPosition(), p.readSet(), keys, p.xg())));
+          p.readPosition(), p.readSet(), p.readRanges(), keys, p.xg())));
     }
     return new XgLocks(m);
   }

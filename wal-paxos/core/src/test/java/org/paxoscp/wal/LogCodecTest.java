@@ -63,7 +63,11 @@ class LogCodecTest {
                 XgStep.prepare("T", List.of("a", "b"), 12345)),
             new LogEntry("d", "dc", 2, new TreeSet<>(Set.of(XgStep.decisionKey("T"))),
                 new TreeMap<>(Map.of(XgStep.decisionKey("T"), Mutation.put(XgStep.ABORT_VALUE))),
-                XgStep.decide("T", List.of("a", "b"), false))));
+                XgStep.decide("T", List.of("a", "b"), false))),
+        LogValue.of(simple("t5", 4),
+            new LogEntry("s", "dc", 4, new TreeSet<>(Set.of("r")),
+                List.of(KeyRange.prefix("o/"), new KeyRange("\uD83D\uDD11", null)),
+                new TreeMap<>(Map.of("o/1", Mutation.put(new byte[] {2}))))));
   }
 
   /** Appends a correct CRC-32C trailer to {@code body}. */
@@ -84,7 +88,11 @@ class LogCodecTest {
 
   /** Version 1, kind 0, {@code count} entries. */
   private static BinaryWriter header(long count) {
-    return new BinaryWriter().writeByte(LogCodec.VERSION_1).writeByte(0).writeVarint(count);
+    return header(LogCodec.VERSION_1, count);
+  }
+
+  private static BinaryWriter header(int version, long count) {
+    return new BinaryWriter().writeByte(version).writeByte(0).writeVarint(count);
   }
 
   /** The fixed part of an entry up to (not including) the read count. */
@@ -360,7 +368,7 @@ class LogCodecTest {
 
   @Test
   void unknownVersionIsRejected() {
-    for (int version : new int[] {0, 3, 0x7F, 0xFF}) {
+    for (int version : new int[] {0, 4, 0x7F, 0xFF}) {
       byte[] body = body(LogCodec.encode(LogValue.of(simple("t", 1))));
       body[0] = (byte) version;
       assertCorrupt(sealed(body), "version");
@@ -386,6 +394,49 @@ class LogCodecTest {
     byte[] body = Arrays.copyOf(v1, v1.length + 1);
     body[0] = LogCodec.VERSION_2;
     assertCorrupt(sealed(body), "version 2");
+  }
+
+  @Test
+  void keyRangesRoundTripInVersion3AndOnlyThere() {
+    LogEntry scan = new LogEntry("s", "dc", 5, new TreeSet<>(Set.of("k")),
+        List.of(KeyRange.prefix("order/"), new KeyRange("a", "b\0"), new KeyRange("z", null)),
+        new TreeMap<>(Map.of("w", Mutation.put(new byte[] {1}))));
+    LogEntry prepare = new LogEntry("p", "dc", 3, new TreeSet<>(), List.of(KeyRange.ALL),
+        new TreeMap<>(Map.of("w2", Mutation.delete())), XgStep.prepare("T", List.of("a", "b"), 9));
+    LogValue v = LogValue.of(simple("t", 1), scan, prepare);
+    byte[] bytes = LogCodec.encode(v);
+    assertEquals(LogCodec.VERSION_3, bytes[0]);
+    assertEquals(v, LogCodec.decode(bytes));
+    assertEquals(List.of(new KeyRange("a", "b\0"), KeyRange.prefix("order/"),
+        new KeyRange("z", null)), LogCodec.decode(bytes).entries().get(1).readRanges());
+    // A version 2 value re-labelled version 3 (no range count after the reads): rejected.
+    LogValue stepOnly = LogValue.of(new LogEntry("r", "dc", 4, new TreeSet<>(), new TreeMap<>(),
+        XgStep.resolve("T", List.of("a", "b"), false)));
+    byte[] v2 = body(LogCodec.encode(stepOnly));
+    assertEquals(LogCodec.VERSION_2, v2[0]);
+    v2[0] = LogCodec.VERSION_3;
+    assertTrue(rejects(sealed(v2)), "a version 2 body read as version 3");
+    // Version 3 whose entries hold no range (a zero range count each): not canonical.
+    BinaryWriter w = entryStart(header(3, 1), "t", "o", 0).writeVarint(0).writeVarint(0)
+        .writeVarint(0).writeByte(0);
+    assertCorrupt(sealed(w), "version 3");
+    // Ranges out of order or overlapping: not canonical.
+    BinaryWriter unsorted = entryStart(header(3, 1), "t", "o", 0).writeVarint(0).writeVarint(2)
+        .writeString("m").writeByte(0).writeString("a").writeByte(1).writeString("b")
+        .writeVarint(0).writeByte(0);
+    assertCorrupt(sealed(unsorted), "canonical");
+    BinaryWriter empty = entryStart(header(3, 1), "t", "o", 0).writeVarint(0).writeVarint(1)
+        .writeString("b").writeByte(1).writeString("a").writeVarint(0).writeByte(0);
+    assertCorrupt(sealed(empty), "range");
+  }
+
+  private static boolean rejects(byte[] bytes) {
+    try {
+      LogCodec.decode(bytes);
+      return false;
+    } catch (CorruptDataException e) {
+      return true;
+    }
   }
 
   @Test
