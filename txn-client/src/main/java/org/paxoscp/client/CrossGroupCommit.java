@@ -258,11 +258,11 @@ final class CrossGroupCommit {
     Map<String, Future<CommitResult>> checks = new LinkedHashMap<>();
     for (var p : parts.entrySet()) {
       Transaction t = p.getValue();
-      if (t.readVersions().isEmpty()) {
+      if (t.readVersions().isEmpty() && t.scannedRanges().isEmpty()) {
         continue;
       }
       LogEntry v = new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
-          new TreeSet<>(t.readVersions().keySet()), new TreeMap<>(),
+          new TreeSet<>(t.readVersions().keySet()), t.scannedRanges(), new TreeMap<>(),
           XgStep.validate(txnId, groups));
       t.checkSize(v);
       validations.put(p.getKey(), v);

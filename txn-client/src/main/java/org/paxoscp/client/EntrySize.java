@@ -21,6 +21,21 @@ final class EntrySize {
         + writeBytes + 4;
   }
 
+  /**
+   * What scanned ranges add to {@link #total}: nothing for none; else the range count and each
+   * range, plus the step flag every entry of a value with ranges carries (format 3).
+   */
+  static int ranges(java.util.List<org.paxoscp.wal.KeyRange> ranges) {
+    if (ranges.isEmpty()) {
+      return 0;
+    }
+    int n = varint(ranges.size()) + 1;
+    for (org.paxoscp.wal.KeyRange r : ranges) {
+      n += string(r.from()) + 1 + (r.to() == null ? 0 : string(r.to()));
+    }
+    return n;
+  }
+
   /** A length-prefixed UTF-8 string. */
   static int string(String s) {
     int n = s.getBytes(StandardCharsets.UTF_8).length;

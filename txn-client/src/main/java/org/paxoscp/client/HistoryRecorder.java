@@ -22,12 +22,17 @@ import org.paxoscp.wal.Mutation;
  * <pre>
  * {"txn": id, "client": id, "dc": home DC, "group": key, "readPos": n,
  *  "reads": [{"key": k, "value": base64-or-null, "version": n}],
+ *  "scans": [{"from": k, "to": k-or-null, "entries": [{"key": k, "value": base64, "version": n}]}],
  *  "writes": [{"key": k, "value": base64-or-null}],
  *  "outcome": "COMMITTED"|"ABORTED"|"UNKNOWN", "commitPos": n-or-null, "promotions": n,
  *  "protocol": "basic"|"cp"|..., "readOnly": bool, "startMs": t, "endMs": t}
  * </pre>
  * A value is null when absent or deleted; {@code version} is the log position that wrote the
- * version read (0 if never written). {@code commitPos} is null unless the transaction committed a
+ * version read (0 if never written). {@code scans} (present only when the transaction scanned)
+ * lists each range read as far as it was read ({@code [from, to)}, {@code to} null for the
+ * group's end; a {@code to} ending in NUL is "up to and including" the key before it) with every
+ * entry the store held there at the read position; the transaction's own writes are not in it.
+ * {@code commitPos} is null unless the transaction committed a
  * log entry (a read-only transaction commits without one). An attempt that ended without a
  * commit call (aborted by the application, or by a read) is ABORTED.
  *
@@ -73,6 +78,7 @@ public final class HistoryRecorder implements AutoCloseable {
   /** One attempt, as {@link Transaction} saw it. */
   record Attempt(String txn, String client, String dc, String group, long readPos,
       Map<String, Optional<byte[]>> reads, Map<String, Long> versions,
+      List<Transaction.Scan> scans,
       SortedMap<String, Mutation> writes, CommitResult.Status outcome, long commitPos,
       int promotions, String protocol, long startMs, long endMs, long unknownFrom,
       long unknownThrough) {}
@@ -98,6 +104,7 @@ public final class HistoryRecorder implements AutoCloseable {
         g.writeStringField("group", t.group());
         g.writeNumberField("readPos", t.readPosition());
         writeReads(g, t.reads(), t.readVersions());
+        writeScans(g, t.scans());
         writeWrites(g, t.writes());
         g.writeEndObject();
         readOnly &= t.writes().isEmpty();
@@ -125,6 +132,34 @@ public final class HistoryRecorder implements AutoCloseable {
     g.writeEndArray();
   }
 
+  private static void writeScans(JsonGenerator g, List<Transaction.Scan> scans)
+      throws IOException {
+    if (scans.isEmpty()) {
+      return;
+    }
+    g.writeArrayFieldStart("scans");
+    for (Transaction.Scan s : scans) {
+      g.writeStartObject();
+      g.writeStringField("from", s.range().from());
+      if (s.range().to() == null) {
+        g.writeNullField("to");
+      } else {
+        g.writeStringField("to", s.range().to());
+      }
+      g.writeArrayFieldStart("entries");
+      for (var e : s.entries().entrySet()) {
+        g.writeStartObject();
+        g.writeStringField("key", e.getKey());
+        writeValue(g, e.getValue());
+        g.writeNumberField("version", s.versions().getOrDefault(e.getKey(), 0L));
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+  }
+
   private static void writeWrites(JsonGenerator g, SortedMap<String, Mutation> writes)
       throws IOException {
     g.writeArrayFieldStart("writes");
@@ -145,6 +180,7 @@ public final class HistoryRecorder implements AutoCloseable {
       g.writeStringField("group", a.group());
       g.writeNumberField("readPos", a.readPos());
       writeReads(g, a.reads(), a.versions());
+      writeScans(g, a.scans());
       writeWrites(g, a.writes());
       g.writeStringField("outcome", a.outcome().name());
       writePosition(g, "commitPos", a.commitPos());

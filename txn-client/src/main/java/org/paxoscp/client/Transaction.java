@@ -1,7 +1,9 @@
 package org.paxoscp.client;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -12,6 +14,9 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.ProposerId;
+import org.paxoscp.transport.Message;
+import org.paxoscp.version.ClusterVersion;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
@@ -52,6 +57,10 @@ public final class Transaction {
   private final Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
   /** For each key read: the log position that wrote the version read (0 if never written). */
   private final Map<String, Long> readVersions = new LinkedHashMap<>();
+  /** Range reads served by the store, in the order made: the ranges the entry carries. */
+  private final List<Scan> scans = new ArrayList<>();
+  /** The ranges of {@link #scans}, merged ({@link KeyRange#normalize}). */
+  private List<KeyRange> scannedRanges = List.of();
   private final long startMs = System.currentTimeMillis();
   private final SortedMap<String, Mutation> writes = new TreeMap<>();
   private final int fixedBytes;
@@ -95,7 +104,7 @@ public final class Transaction {
 
   /**
    * The value of {@code key}: this transaction's own buffered write if any (empty for a buffered
-   * delete); otherwise the value at the read position, read from the home DC's store or a
+   * delete); otherwise what a scan of this transaction found there; otherwise the value at the read position, read from the home DC's store or a
    * service (with fail-over) and remembered, so reading a key twice gives the same answer. A
    * key read from the store joins the read set that commit checks for conflicts.
    *
@@ -115,6 +124,9 @@ public final class Transaction {
       return own.value();
     }
     Optional<byte[]> cached = reads.get(key);
+    if (cached == null) {
+      cached = fromScans(key);
+    }
     if (cached == null) {
       Optional<XgLocks.Lock> lock = locksCut ? Optional.of(oldestLock())
           : locks.blockingRead(key);
@@ -141,6 +153,193 @@ public final class Transaction {
   /** {@link #get} decoded as UTF-8. */
   public Optional<String> getString(String key) {
     return get(key).map(v -> new String(v, StandardCharsets.UTF_8));
+  }
+
+  /** The most entries one scan may ask for. */
+  public static final int MAX_SCAN_LIMIT = 10_000;
+
+  /**
+   * A range read as the store served it: the range as far as it was read and the entries it
+   * held at the read position (key to value, and the position that wrote each).
+   */
+  record Scan(KeyRange range, SortedMap<String, byte[]> entries, Map<String, Long> versions) {}
+
+  /** {@link #scan(KeyRange, int, boolean)} of {@code [from, to)} in key order. */
+  public ScanResult scan(String from, String to, int limit) {
+    return scan(from, to, limit, false);
+  }
+
+  /**
+   * {@link #scan(KeyRange, int, boolean)} of {@code [from, to)}: {@code from} empty is the
+   * group's first key, {@code to} null is past its last.
+   *
+   * @throws InvalidArgumentException if {@code from} is not below {@code to}, or a bound is too
+   *     long or starts with NUL
+   */
+  public ScanResult scan(String from, String to, int limit, boolean reversed) {
+    KeyRange range;
+    try {
+      range = new KeyRange(Objects.requireNonNull(from, "from"), to);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidArgumentException(e.getMessage());
+    }
+    return scan(range, limit, reversed);
+  }
+
+  /** {@link #scan(KeyRange, int, boolean)} of the keys starting with {@code prefix}. */
+  public ScanResult scanPrefix(String prefix, int limit) {
+    KeyRange range;
+    try {
+      range = KeyRange.prefix(Objects.requireNonNull(prefix, "prefix"));
+    } catch (IllegalArgumentException e) {
+      throw new InvalidArgumentException(e.getMessage());
+    }
+    return scan(range, limit, false);
+  }
+
+  /**
+   * The entries of {@code range} at the read position with this transaction's own writes merged
+   * in (a buffered put shows its value, a buffered delete hides the key), in key order or, with
+   * {@code reversed}, from the range's end; at most {@code limit} of them. The part of the range
+   * read joins the read set: to its end, or, when the limit stopped the scan, to the last key
+   * returned. A write into that part by a transaction ordered between this one's read position
+   * and its commit makes the commit abort, as a write to a key read does (docs/client.md, "Range
+   * reads"). Served by the home DC's service in pages of one datagram each (another DC's when it
+   * does not answer). A later {@link #get} of a key in the part read answers from the scan.
+   *
+   * @param limit at most {@link #MAX_SCAN_LIMIT}
+   * @return the entries, and the unread rest of the range when the limit stopped the scan
+   * @throws InvalidArgumentException for a limit out of bounds
+   * @throws TransactionTooLargeException if the ranges read would exceed
+   *     {@link LogEntry#MAX_READ_RANGES} or the entry a datagram (the transaction stays usable;
+   *     the scan is not recorded)
+   * @throws org.paxoscp.version.VersionNotActiveException if the cluster runs below version 4
+   *     ({@code range-reads})
+   * @throws UnavailableException if no DC could serve the scan (the transaction stays usable)
+   * @throws TransactionAbortedException as {@link #get}: the read position can no longer be
+   *     served, or a cross-group transaction not resolved yet writes a key in the range
+   * @throws IllegalStateException if the transaction is finished
+   */
+  public ScanResult scan(KeyRange range, int limit, boolean reversed) {
+    checkActive();
+    Objects.requireNonNull(range, "range");
+    if (limit < 1 || limit > MAX_SCAN_LIMIT) {
+      throw new InvalidArgumentException("a scan's limit must be 1-" + MAX_SCAN_LIMIT + ", got "
+          + limit);
+    }
+    client.requireClusterVersion(ClusterVersion.RANGE_READS, "a range read");
+    Optional<XgLocks.Lock> lock = locksCut ? Optional.of(oldestLock())
+        : locks.blockingScan(range);
+    if (lock.isPresent() && client.crossGroup().rules().obeyLocks()) {
+      throw lockedOut(lock.get(), "a scan of " + range);
+    }
+    java.util.TreeMap<String, byte[]> served = new java.util.TreeMap<>(KeyRange.ORDER);
+    Map<String, Long> versions = new java.util.HashMap<>();
+    KeyRange unread = range;
+    KeyRange readPart;
+    List<ScanResult.Entry> merged;
+    Optional<KeyRange> rest = Optional.empty();
+    while (true) {
+      Message.ScanReply page;
+      try {
+        page = client.scan(group, txnId, readPosition, unread, limit, reversed);
+      } catch (TransactionAbortedException e) {
+        // Its read position was collected (TOO_OLD).
+        finish(CommitResult.Status.ABORTED, -1, 0);
+        client.abortedBeforeCommit(ClientMetrics.AbortReason.TOO_OLD);
+        throw e;
+      }
+      for (Message.ScanItem i : page.items()) {
+        if (unread.contains(i.key())) {
+          served.put(i.key(), i.value());
+          versions.put(i.key(), i.version());
+        }
+      }
+      Optional<KeyRange> next = Optional.empty();
+      if (page.complete()) {
+        readPart = range;
+      } else {
+        readPart = reversed ? range.startingAt(page.lastKey()) : range.through(page.lastKey());
+        next = reversed ? unread.before(page.lastKey()) : unread.after(page.lastKey());
+        if (next.isEmpty()) {
+          readPart = range;
+        }
+      }
+      merged = merge(served, readPart, reversed);
+      if (merged.size() > limit || (merged.size() == limit && next.isPresent())) {
+        String last = merged.get(limit - 1).key();
+        readPart = reversed ? range.startingAt(last) : range.through(last);
+        merged = merged.subList(0, limit);
+        rest = reversed ? range.before(last) : range.after(last);
+        break;
+      }
+      if (next.isEmpty()) {
+        break;
+      }
+      unread = next.get();
+    }
+    KeyRange part = readPart;
+    served.keySet().removeIf(k -> !part.contains(k));
+    versions.keySet().removeIf(k -> !part.contains(k));
+    recordScan(new Scan(part, served, versions));
+    return new ScanResult(merged, rest);
+  }
+
+  /** The store's entries in {@code part} with this transaction's writes over them, in order. */
+  private List<ScanResult.Entry> merge(java.util.NavigableMap<String, byte[]> served,
+      KeyRange part, boolean reversed) {
+    java.util.TreeMap<String, byte[]> view = new java.util.TreeMap<>(KeyRange.ORDER);
+    served.forEach((k, v) -> {
+      if (part.contains(k)) {
+        view.put(k, v);
+      }
+    });
+    writes.forEach((k, m) -> {
+      if (part.contains(k)) {
+        if (m.isDelete()) {
+          view.remove(k);
+        } else {
+          view.put(k, m.value().orElseThrow());
+        }
+      }
+    });
+    List<ScanResult.Entry> out = new ArrayList<>(view.size());
+    (reversed ? view.descendingMap() : view).forEach((k, v) ->
+        out.add(new ScanResult.Entry(k, v.clone())));
+    return out;
+  }
+
+  /** Adds a scan to the read set, unless the entry would grow past its bounds. */
+  private void recordScan(Scan scan) {
+    List<KeyRange> all = new ArrayList<>(scannedRanges);
+    all.add(scan.range());
+    List<KeyRange> ranges = KeyRange.normalize(all);
+    if (ranges.size() > LogEntry.MAX_READ_RANGES) {
+      throw new TransactionTooLargeException(group, "a transaction may read at most "
+          + LogEntry.MAX_READ_RANGES + " separate key ranges; this scan would make "
+          + ranges.size() + " (scan fewer, wider ranges)");
+    }
+    int size = EntrySize.total(fixedBytes, reads.size(), readKeyBytes, writes.size(),
+        writeBytes) + EntrySize.ranges(ranges);
+    if (size > maxEntryBytes) {
+      throw new TransactionTooLargeException(group, size, maxEntryBytes);
+    }
+    scans.add(scan);
+    scannedRanges = ranges;
+  }
+
+  /**
+   * A key's value from a scan that read it (a value, or empty when the scan found none there),
+   * or null when no scan covered the key.
+   */
+  private Optional<byte[]> fromScans(String key) {
+    for (int i = scans.size() - 1; i >= 0; i--) {
+      Scan sc = scans.get(i);
+      if (sc.range().contains(key)) {
+        return Optional.ofNullable(sc.entries().get(key));
+      }
+    }
+    return null;
   }
 
   /**
@@ -184,7 +383,7 @@ public final class Transaction {
         : EntrySize.write(key, old.isDelete() ? null : old.value().orElseThrow());
     int newWriteBytes = writeBytes - oldBytes + itemBytes;
     int size = EntrySize.total(fixedBytes, reads.size(), readKeyBytes,
-        writes.size() + (old == null ? 1 : 0), newWriteBytes);
+        writes.size() + (old == null ? 1 : 0), newWriteBytes) + EntrySize.ranges(scannedRanges);
     if (size > maxEntryBytes) {
       throw new TransactionTooLargeException(group, size, maxEntryBytes);
     }
@@ -319,7 +518,7 @@ public final class Transaction {
   /** The log entry a commit would propose now. */
   LogEntry toEntry() {
     return new LogEntry(txnId, client.homeDc(), readPosition, new TreeSet<>(reads.keySet()),
-        writes);
+        scannedRanges, writes);
   }
 
   /**
@@ -337,7 +536,7 @@ public final class Transaction {
       }
       w.put(dk, Mutation.put(step.commit() ? XgStep.COMMIT_VALUE : XgStep.ABORT_VALUE));
     }
-    return new LogEntry(txnId, client.homeDc(), readPosition, readKeys, w, step);
+    return new LogEntry(txnId, client.homeDc(), readPosition, readKeys, scannedRanges, w, step);
   }
 
   /**
@@ -370,6 +569,16 @@ public final class Transaction {
     return Collections.unmodifiableMap(readVersions);
   }
 
+  /** The range reads served by the store, in the order made. */
+  List<Scan> scans() {
+    return Collections.unmodifiableList(scans);
+  }
+
+  /** The ranges read, as the entry carries them. */
+  List<KeyRange> scannedRanges() {
+    return scannedRanges;
+  }
+
   /** The buffered writes; for tests. */
   SortedMap<String, Mutation> writes() {
     return Collections.unmodifiableSortedMap(writes);
@@ -377,7 +586,8 @@ public final class Transaction {
 
   /** The entry size tracked incrementally (checked against the real encoding in tests). */
   int trackedEntryBytes() {
-    return EntrySize.total(fixedBytes, reads.size(), readKeyBytes, writes.size(), writeBytes);
+    return EntrySize.total(fixedBytes, reads.size(), readKeyBytes, writes.size(), writeBytes)
+        + EntrySize.ranges(scannedRanges);
   }
 
   private void checkActive() {
@@ -388,7 +598,8 @@ public final class Transaction {
 
   @Override
   public String toString() {
-    return "Transaction[" + txnId + " group=" + group + " r=" + readPosition + " reads="
-        + reads.keySet() + " writes=" + writes.keySet() + (isActive() ? "" : " finished") + "]";
+ return "Transaction[" + txnId + " group=" + group + " r=" + readPosition + " reads="
+        + reads.keySet() + (scannedRanges.isEmpty() ? "" : " ranges=" + scannedRanges)
+        + " writes=" + writes.keySet() + (isActive() ? "" : " finished") + "]";
   }
 }

@@ -37,6 +37,9 @@ import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.transport.VersionProbe;
 import org.paxoscp.transport.WanTransport;
+import org.paxoscp.version.ClusterVersion;
+import org.paxoscp.version.VersionNotActiveException;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -98,6 +101,8 @@ public final class TxnClient implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   /** What the client opened itself (transport, discovery) and closes with it; may be empty. */
   private final List<AutoCloseable> owned;
+  /** The cluster's version as this client follows it; null on a transport it was given. */
+  private final VersionProbe.Follower versions;
 
   private TxnClient(Builder b) {
     this.cluster = b.cluster;
@@ -110,6 +115,7 @@ public final class TxnClient implements AutoCloseable {
     this.backoffMax = b.backoffMax;
     this.random = b.random;
     this.owned = b.owned;
+    this.versions = b.versions;
     this.timers = new ScheduledThreadPoolExecutor(1, named("paxoscp-client-timers-" + homeDc));
     if (b.versions != null) {
       long poll = cluster.versionPoll().toMillis();
@@ -500,7 +506,8 @@ public final class TxnClient implements AutoCloseable {
       int promotions, long startMs, long unknownFrom, long unknownThrough) {
     if (history != null) {
       history.record(new HistoryRecorder.Attempt(t.txnId(), clientId, homeDc, t.group(),
-          t.readPosition(), t.reads(), t.readVersions(), t.writes(), outcome, commitPos,
+          t.readPosition(), t.reads(), t.readVersions(), t.scans(), t.writes(), outcome,
+          commitPos,
           promotions, protocol.name().toLowerCase(java.util.Locale.ROOT), startMs,
           System.currentTimeMillis(), unknownFrom, unknownThrough));
     }
@@ -536,6 +543,33 @@ public final class TxnClient implements AutoCloseable {
             ? new LogApplier.VersionedRead(
                 Optional.ofNullable(r.values().get(key)).map(byte[]::clone),
                 r.versions().getOrDefault(key, 0L)) : null);
+  }
+
+  /**
+   * One page of a range read at {@code position} (docs/client.md, "Range reads"), from the home
+   * DC's service or, failing that, another DC's; never from the direct store.
+   */
+  Message.ScanReply scan(String group, String txnId, long position, KeyRange range, int limit,
+      boolean reversed) {
+    ensureOpen();
+    return failover.request(group, txnId, position,
+        new Message.ScanRequest(group, position, range, limit, reversed),
+        m -> m instanceof Message.ScanReply r && r.group().equals(group)
+            && r.position() == position ? r : null);
+  }
+
+  /**
+   * Throws unless the cluster runs at {@code needed} or above: a client that follows the
+   * cluster's version checks the version it last learned; one built on a transport it was given
+   * assumes the newest.
+   *
+   * @throws VersionNotActiveException naming {@code what} and both versions
+   */
+  void requireClusterVersion(int needed, String what) {
+    int active = versions == null ? ClusterVersion.LATEST : versions.active();
+    if (active < needed) {
+      throw new VersionNotActiveException(what, needed, active);
+    }
   }
 
   /** Runs the commit protocol for {@code entry} and blocks for its outcome. */

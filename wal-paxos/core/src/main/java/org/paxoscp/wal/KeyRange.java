@@ -19,9 +19,10 @@ import java.util.Objects;
  * characters outside the Basic Multilingual Plane, so ranges never use the latter.
  *
  * <p>{@code from} is inclusive; the empty string is the group's first key. {@code to} is
- * exclusive; {@code null} is past the group's last key. Bounds are not keys: {@code to} may end
- * in a NUL ({@link #through} reads up to and including a key). A range holds only application
- * keys: a cross-group decision key (NUL first) is in none. Immutable.
+ * exclusive; {@code null} is past the group's last key. Bounds are not keys: they may end in a
+ * NUL ({@link #through} reads up to and including a key; {@link #after} starts past one) but not
+ * start with one. A range holds only application keys: a cross-group decision key (NUL first) is
+ * in none. Immutable.
  */
 public record KeyRange(String from, String to) {
 
@@ -47,6 +48,9 @@ public record KeyRange(String from, String to) {
   }
 
   private static void checkBound(String what, String s) {
+    if (!s.isEmpty() && s.charAt(0) == '\0') {
+      throw new IllegalArgumentException("range bound " + what + " must not start with NUL");
+    }
     int n = s.getBytes(StandardCharsets.UTF_8).length;
     if (n > MAX_BOUND_BYTES) {
       throw new IllegalArgumentException("range bound " + what + " is " + n
@@ -85,6 +89,19 @@ public record KeyRange(String from, String to) {
   /** {@code [key, to)}: from {@code key} (included) to this range's end. */
   public KeyRange startingAt(String key) {
     return new KeyRange(key, to);
+  }
+
+  /** {@code (key, to)}: what of this range follows {@code key}; empty if nothing can. */
+  public java.util.Optional<KeyRange> after(String key) {
+    String next = key + '\0';
+    return to != null && compare(next, to) >= 0 ? java.util.Optional.empty()
+        : java.util.Optional.of(new KeyRange(next, to));
+  }
+
+  /** {@code [from, key)}: what of this range precedes {@code key}; empty if nothing can. */
+  public java.util.Optional<KeyRange> before(String key) {
+    return compare(from, key) >= 0 ? java.util.Optional.empty()
+        : java.util.Optional.of(new KeyRange(from, key));
   }
 
   /** Does the range hold {@code key}? Never a decision key (NUL first). */
