@@ -84,6 +84,36 @@ public final class MultiTransaction {
     return get(group, key).map(v -> new String(v, StandardCharsets.UTF_8));
   }
 
+  /**
+   * A range read in {@code group}, as {@link Transaction#scan(org.paxoscp.wal.KeyRange, int,
+   * boolean)}: joins the group first if needed. The range joins that group's part of the read set
+   * (its PREPARE or VALIDATE carries it), so a write into it ordered before the commit aborts the
+   * whole transaction.
+   *
+   * @throws TransactionAbortedException as {@link Transaction#scan}; the whole transaction is
+   *     finished then
+   */
+  public ScanResult scan(String group, org.paxoscp.wal.KeyRange range, int limit,
+      boolean reversed) {
+    Transaction t = part(group);
+    try {
+      return t.scan(range, limit, reversed);
+    } catch (TransactionAbortedException e) {
+      abort();
+      throw e;
+    }
+  }
+
+  /** {@link #scan(String, org.paxoscp.wal.KeyRange, int, boolean)} of {@code [from, to)}. */
+  public ScanResult scan(String group, String from, String to, int limit) {
+    return scan(group, Transaction.range(from, to), limit, false);
+  }
+
+  /** {@link #scan(String, org.paxoscp.wal.KeyRange, int, boolean)} of a prefix's keys. */
+  public ScanResult scanPrefix(String group, String prefix, int limit) {
+    return scan(group, Transaction.prefixRange(prefix), limit, false);
+  }
+
   /** Buffers a write, as {@link Transaction#put(String, byte[])}, joining the group if needed. */
   public void put(String group, String key, byte[] value) {
     part(group).put(key, value);

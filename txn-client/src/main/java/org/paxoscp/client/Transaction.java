@@ -177,24 +177,30 @@ public final class Transaction {
    *     long or starts with NUL
    */
   public ScanResult scan(String from, String to, int limit, boolean reversed) {
-    KeyRange range;
-    try {
-      range = new KeyRange(Objects.requireNonNull(from, "from"), to);
-    } catch (IllegalArgumentException e) {
-      throw new InvalidArgumentException(e.getMessage());
-    }
-    return scan(range, limit, reversed);
+    return scan(range(from, to), limit, reversed);
   }
 
   /** {@link #scan(KeyRange, int, boolean)} of the keys starting with {@code prefix}. */
   public ScanResult scanPrefix(String prefix, int limit) {
-    KeyRange range;
+    return scan(prefixRange(prefix), limit, false);
+  }
+
+  /** {@code [from, to)}, or an {@link InvalidArgumentException} saying why not. */
+  static KeyRange range(String from, String to) {
     try {
-      range = KeyRange.prefix(Objects.requireNonNull(prefix, "prefix"));
+      return new KeyRange(Objects.requireNonNull(from, "from"), to);
     } catch (IllegalArgumentException e) {
       throw new InvalidArgumentException(e.getMessage());
     }
-    return scan(range, limit, false);
+  }
+
+  /** The keys starting with {@code prefix}, or an {@link InvalidArgumentException}. */
+  static KeyRange prefixRange(String prefix) {
+    try {
+      return KeyRange.prefix(Objects.requireNonNull(prefix, "prefix"));
+    } catch (IllegalArgumentException e) {
+      throw new InvalidArgumentException(e.getMessage());
+    }
   }
 
   /**

@@ -125,7 +125,15 @@ class WireCodecTest {
         new Message.VersionChange(true, 0, 2),
         new Message.VersionChange(false, 2, 3),
         new Message.VersionReply(0, 0, 0, 1, 3, -1, "", ""),
-        new Message.VersionReply(2, 3, 7, 2, 3, 1_200, "V1 at /127.0.0.1:4000", "refused: ..."));
+        new Message.VersionReply(2, 3, 7, 2, 3, 1_200, "V1 at /127.0.0.1:4000", "refused: ..."),
+        new Message.ScanRequest("g", 12, org.paxoscp.wal.KeyRange.prefix("order/"), 100, false),
+        new Message.ScanRequest("g", 0, org.paxoscp.wal.KeyRange.ALL, 1, true),
+        new Message.ScanRequest("g", 7, new org.paxoscp.wal.KeyRange("a\u00e9", "b\0"), 5, false),
+        new Message.ScanReply("g", 12, List.of(), true, ""),
+        new Message.ScanReply("g", 12, List.of(new Message.ScanItem("a", new byte[] {1}, 3),
+            new Message.ScanItem("b", new byte[0], 12)), false, "c"),
+        new Message.ScanReply("g", 12, List.of(new Message.ScanItem("\uD83D\uDD11", new byte[] {2},
+            9), new Message.ScanItem("\uFFFD", new byte[] {1}, 3)), true, ""));
   }
 
   private static Message paxos(PaxosMessage m) {
