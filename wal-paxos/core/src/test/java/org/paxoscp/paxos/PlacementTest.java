@@ -29,6 +29,48 @@ class PlacementTest {
     assertFalse(Placement.conflicts(entry("a", List.of(), "x"), entry("b", List.of("y"), "x")));
   }
 
+  private static LogEntry scanner(String id, List<org.paxoscp.wal.KeyRange> ranges,
+      String... writes) {
+    TreeMap<String, Mutation> w = new TreeMap<>();
+    for (String k : writes) {
+      w.put(k, Mutation.put(new byte[] {1}));
+    }
+    return new LogEntry(id, "V", 3, new TreeSet<>(), ranges, w);
+  }
+
+  @Test
+  void aWriteIntoAScannedRangeConflictsAsAWriteToAReadKeyDoes() {
+    LogEntry scan = scanner("s", List.of(org.paxoscp.wal.KeyRange.prefix("order/")), "total");
+    assertTrue(Placement.conflicts(entry("a", List.of(), "order/9"), scan), "a phantom");
+    assertFalse(Placement.conflicts(entry("a", List.of(), "order0", "orders"), scan));
+    assertFalse(Placement.conflicts(scan, entry("a", List.of(), "order/9")),
+        "the scanner writes nothing the other read");
+    assertTrue(Placement.conflicts(scan, entry("b", List.of("total"))));
+    // Stopped by its limit at order/3: a key past it was not read.
+    LogEntry limited = scanner("l", List.of(new org.paxoscp.wal.KeyRange("order/", "order/3\0")));
+    assertTrue(Placement.conflicts(entry("a", List.of(), "order/3"), limited));
+    assertFalse(Placement.conflicts(entry("a", List.of(), "order/4"), limited));
+  }
+
+  @Test
+  void aPreparesLocksCoverTheRangesOnEitherSide() {
+    org.paxoscp.wal.XgStep step = org.paxoscp.wal.XgStep.prepare("T", List.of("g", "h"), 9);
+    LogEntry prepareWrites = new LogEntry("p", "V", 3, new TreeSet<>(), List.of(),
+        new TreeMap<>(java.util.Map.of("order/5", Mutation.put(new byte[] {1}))), step);
+    assertTrue(Placement.conflicts(prepareWrites,
+        scanner("s", List.of(org.paxoscp.wal.KeyRange.prefix("order/")))),
+        "a scan over a prepared key meets the lock");
+    LogEntry prepareScans = new LogEntry("q", "V", 3, new TreeSet<>(),
+        List.of(org.paxoscp.wal.KeyRange.prefix("order/")), new TreeMap<>(), step);
+    assertTrue(Placement.conflicts(prepareScans, entry("w", List.of(), "order/1")),
+        "a write into a prepared scan's range breaks its lock");
+    assertFalse(Placement.conflicts(prepareScans, entry("w", List.of(), "other")));
+    org.paxoscp.wal.XgLocks locks = org.paxoscp.wal.XgLocks.EMPTY.apply(4,
+        LogValue.of(prepareWrites)).locks();
+    assertTrue(locks.blockingScan(org.paxoscp.wal.KeyRange.prefix("order/")).isPresent());
+    assertFalse(locks.blockingScan(org.paxoscp.wal.KeyRange.prefix("other/")).isPresent());
+  }
+
   @Test
   void anEntrysWithdrawalConflictsWithItAndWithNothingElse() {
     LogEntry e = entry("V-1", List.of(), "x");
