@@ -23,6 +23,7 @@ import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.paxoscp.check.CrossGroupChecker;
 import org.paxoscp.check.TxnRecord;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -34,6 +35,10 @@ import org.paxoscp.wal.XgStep;
  * (every DC's log: {@code {"group", "pos", "entries": [{"txn", "readPos", "readSet", "writes"}]}},
  * each entry also with its {@code originDc}),
  * positions in order, an empty list for a no-op). Values are base64, null for absent or deleted.
+ * An entry that scanned key ranges has {@code "readRanges": [{"from", "to"}]} ({@code to} null
+ * for the group's end), and a history line (or a part of a line across groups) of a transaction
+ * that scanned has {@code "scans": [{"from", "to", "entries": [{"key", "value", "version"}]}]};
+ * both are left out when empty, and files without them read as without ranges.
  * An entry that is a step of a transaction across groups (docs/cross-group.md) carries one more
  * field, {@code "xg": {"kind": "PREPARE"|"DECIDE"|"RESOLVE"|"VALIDATE", "txn", "groups",
  * "deadlineMillis", "commit"}}; files without it read as before. A history line with an
@@ -86,6 +91,10 @@ public final class HistoryFiles {
             o.put("readPos", entry.readPosition());
             ArrayNode rs = o.putArray("readSet");
             entry.readSet().forEach(rs::add);
+            if (!entry.readRanges().isEmpty()) {
+              ArrayNode rr = o.putArray("readRanges");
+              entry.readRanges().forEach(r -> putRange(rr.addObject(), r));
+            }
             ArrayNode ws = o.putArray("writes");
             entry.writes().forEach((k, m) -> {
               ObjectNode wo = ws.addObject();
@@ -110,6 +119,55 @@ public final class HistoryFiles {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write " + file, e);
     }
+  }
+
+  private static void putRange(ObjectNode o, KeyRange r) {
+    o.put("from", r.from());
+    if (r.to() == null) {
+      o.putNull("to");
+    } else {
+      o.put("to", r.to());
+    }
+  }
+
+  /** {@code [from, to)} of {@code n}; {@code to} absent or null is the group's end. */
+  private static KeyRange range(JsonNode n, String where) {
+    JsonNode to = n.get("to");
+    try {
+      return new KeyRange(text(n, "from", where), to == null || to.isNull() ? null : to.asText());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(where + ": bad key range: " + e.getMessage());
+    }
+  }
+
+  /** The {@code "scans"} of a history line or part; none when absent. */
+  private static List<TxnRecord.ScanRead> scans(JsonNode n, String where) {
+    List<TxnRecord.ScanRead> scans = new ArrayList<>();
+    for (JsonNode s : n.path("scans")) {
+      KeyRange range = range(s, where);
+      SortedMap<String, byte[]> entries = new TreeMap<>(KeyRange.ORDER);
+      for (JsonNode e : s.path("entries")) {
+        byte[] v = value(e, where);
+        if (v == null) {
+          // A scan returns the entries that have a value; a null one is not an entry.
+          throw new IllegalArgumentException(where + ": a scan entry without a value");
+        }
+        entries.put(text(e, "key", where), v);
+      }
+      scans.add(new TxnRecord.ScanRead(range, entries));
+    }
+    return scans;
+  }
+
+  /** The versions a part's scans returned, key to the position that wrote each. */
+  private static Map<String, Long> scanVersions(JsonNode n, String where) {
+    Map<String, Long> versions = new TreeMap<>();
+    for (JsonNode s : n.path("scans")) {
+      for (JsonNode e : s.path("entries")) {
+        versions.put(text(e, "key", where), e.path("version").asLong());
+      }
+    }
+    return versions;
   }
 
   private static void putValue(ObjectNode o, byte[] v) {
@@ -146,10 +204,21 @@ public final class HistoryFiles {
         for (JsonNode e : n.path("entries")) {
           TreeSet<String> readSet = new TreeSet<>();
           e.path("readSet").forEach(k -> readSet.add(k.asText()));
-          // The entry's origin DC is an extra field of ours; other writers may leave it out.
-          entries.add(new LogEntry(text(e, "txn", where), e.path("originDc").asText(""),
-              e.path("readPos").asLong(),
-              readSet, writes(e, where), step(e.get("xg"), where)));
+          List<KeyRange> readRanges = new ArrayList<>();
+          for (JsonNode r : e.path("readRanges")) {
+            readRanges.add(range(r, where));
+          }
+          String txn = text(e, "txn", where);
+          SortedMap<String, Mutation> writes = writes(e, where);
+          XgStep step = step(e.get("xg"), where);
+          try {
+            // The entry's origin DC is an extra field of ours; other writers may leave it out.
+            entries.add(new LogEntry(txn, e.path("originDc").asText(""),
+                e.path("readPos").asLong(), readSet, readRanges, writes, step));
+          } catch (IllegalArgumentException x) {
+            throw new IllegalArgumentException(where + ": bad entry " + txn + ": "
+                + x.getMessage());
+          }
         }
         logs.computeIfAbsent(group, g -> new LinkedHashMap<>())
             .computeIfAbsent(dc, d -> new TreeMap<>())
@@ -187,7 +256,7 @@ public final class HistoryFiles {
         long unknownThrough = at.size() == 2 ? at.get(1).asLong() : -1;
         records.computeIfAbsent(text(n, "group", where), g -> new ArrayList<>())
             .add(new TxnRecord(text(n, "txn", where), text(n, "client", where), status, readPos,
-                reads, writes, commitPos, unknownFrom, unknownThrough));
+                reads, writes, commitPos, unknownFrom, unknownThrough, scans(n, where)));
       });
     }
     return new Run(logs, records, crossGroup, crossGroupPositions);
@@ -208,6 +277,7 @@ public final class HistoryFiles {
     TreeSet<String> groups = new TreeSet<>();
     n.path("groups").forEach(g -> groups.add(g.asText()));
     Map<String, Map<String, Long>> versions = new TreeMap<>();
+    Map<String, List<CrossGroupChecker.RangeRead>> rangeReads = new TreeMap<>();
     boolean readOnly = true;
     for (JsonNode part : n.path("parts")) {
       String group = text(part, "group", where);
@@ -216,8 +286,15 @@ public final class HistoryFiles {
             + groups);
       }
       Map<String, Long> v = versions.computeIfAbsent(group, g -> new TreeMap<>());
+      // A scan's entries are reads of their versions too; a key read both ways was read once.
+      v.putAll(scanVersions(part, where));
       for (JsonNode r : part.path("reads")) {
         v.put(text(r, "key", where), r.path("version").asLong());
+      }
+      long readPos = part.path("readPos").asLong();
+      for (TxnRecord.ScanRead s : scans(part, where)) {
+        rangeReads.computeIfAbsent(group, g -> new ArrayList<>())
+            .add(new CrossGroupChecker.RangeRead(s.range(), readPos));
       }
       readOnly &= writes(part, where).isEmpty();
     }
@@ -226,7 +303,7 @@ public final class HistoryFiles {
           + groups.size() + " group(s)");
     }
     return new CrossGroupChecker.Observation(text(n, "xg", where), outcome(n, where), groups,
-        versions, readOnly);
+        versions, readOnly, rangeReads);
   }
 
   /** The cross-group step of an entry, or null when it has none. */

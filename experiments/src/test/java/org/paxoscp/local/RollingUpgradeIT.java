@@ -15,6 +15,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.paxoscp.client.CommitResult;
+import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
 import org.paxoscp.local.UdpCluster.Writer;
@@ -29,6 +31,7 @@ import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.transport.VersionProbe;
 import org.paxoscp.version.ClusterVersion;
 import org.paxoscp.version.UnsupportedClusterVersionException;
+import org.paxoscp.version.VersionNotActiveException;
 
 /**
  * A rolling upgrade of a running three-DC cluster, one process at a time, with commits going on
@@ -131,6 +134,15 @@ class RollingUpgradeIT {
       assertEquals(0, r.fence(), "the refused step's fences are removed");
     });
     progress(writers, "at cluster version 2");
+    // Below cluster version 4 no range is read: nothing of log value format 3 is written while
+    // a process that cannot read it may still run.
+    TxnClient belowRanges = cluster.client("O", 50, THIS_BUILD);
+    Transaction notYet = belowRanges.begin("g0");
+    VersionNotActiveException gate = assertThrows(VersionNotActiveException.class,
+        () -> notYet.scanPrefix("", 10));
+    assertEquals(ClusterVersion.RANGE_READS, gate.needed());
+    assertTrue(notYet.isActive(), "the refused scan sent nothing and leaves it usable");
+    notYet.abort();
 
     // The earlier build's client is replaced (as an operator restarts clients with services).
     earlierClient.stop();
@@ -142,6 +154,17 @@ class RollingUpgradeIT {
     assertEquals(ClusterVersion.LATEST, done.to());
     survey().values().forEach(r -> assertEquals(ClusterVersion.LATEST, r.active()));
     progress(writers, "at the newest cluster version");
+    // At version 4 a scan lists what the writers wrote, and its entry (format 3) is chosen.
+    TxnClient atRanges = cluster.client("O", 51, THIS_BUILD);
+    atRanges.runInTransaction("g0", t -> {
+      t.put("listed/1", "yes");
+      return null;
+    });
+    Transaction listing = atRanges.begin("g0");
+    assertEquals(List.of("listed/1"), listing.scanPrefix("listed/", 10).entries().stream()
+        .map(e -> e.key()).toList());
+    listing.put("listed/2", "yes");
+    assertEquals(CommitResult.Status.COMMITTED, listing.commit().status());
     // The clients of this build follow: nothing of wire version 3 reaches a service any more.
     Poll.until("no wire version 3 received for " + DRAIN.toMillis() + " ms", Duration.ofSeconds(20),
         () -> survey().values().stream().allMatch(r -> r.wire3AgoMillis() < 0
@@ -172,7 +195,8 @@ class RollingUpgradeIT {
     assertTrue(badVersionDrops() > dropped, "no BAD_VERSION drop counted");
     UnsupportedClusterVersionException service = assertThrows(
         UnsupportedClusterVersionException.class, () -> cluster.startService("C", EARLIER));
-    assertTrue(service.getMessage().contains("DC C runs at cluster version 3"),
+    assertTrue(service.getMessage().contains("DC C runs at cluster version "
+        + ClusterVersion.LATEST), 
         service.getMessage());
     System.out.printf("rolling upgrade under load: commits %s (earlier client %d, new clients "
         + "%d and %d), finalization log:%n%s", commits, earlierClient.committed.get(),

@@ -35,6 +35,8 @@ public final class CheckResult {
    * @param readsChecked records whose observed reads were compared with the replayed state
    * @param readsUnverifiable records whose reads could not be compared because their read position
    *     lies at or after a gap in the merged log (the gap itself is reported)
+   * @param scansChecked scans (range reads) of the checked records compared with the replayed
+   *     state of their ranges
    */
   public record Stats(
       int dcs,
@@ -51,7 +53,8 @@ public final class CheckResult {
       int readOnly,
       int entriesWithoutRecord,
       int readsChecked,
-      int readsUnverifiable) {
+      int readsUnverifiable,
+      int scansChecked) {
 
     @Override
     public String toString() {
@@ -60,7 +63,8 @@ public final class CheckResult {
           + " noopPositions=" + noopPositions + " records=" + records + " committed=" + committed
           + " aborted=" + aborted + " unknown=" + unknown + " crashed=" + crashed
           + " readOnly=" + readOnly + " entriesWithoutRecord=" + entriesWithoutRecord
-          + " readsChecked=" + readsChecked + " readsUnverifiable=" + readsUnverifiable;
+          + " readsChecked=" + readsChecked + " readsUnverifiable=" + readsUnverifiable
+          + " scansChecked=" + scansChecked;
     }
   }
 

@@ -15,6 +15,7 @@ import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import org.paxoscp.check.Violation.Kind;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgLocks;
@@ -38,7 +39,10 @@ import org.paxoscp.wal.XgStep;
  *       committed read-only observations given), with write-write, write-read and read-write
  *       edges per key in each group's version order; a cycle is a violation ({@link
  *       Kind#XG_CYCLE}). A cross-group transaction reads each group at the read position of its
- *       entry there and writes at its RESOLVE (at its DECIDE in the coordinator).
+ *       entry there and writes at its RESOLVE (at its DECIDE in the coordinator). A scanned
+ *       range reads, at its read position, every key ever written inside it: so a transaction
+ *       that wrote a key into the range after that position follows the scanner in the graph,
+ *       as it follows a reader of the key (a phantom is an anti-dependency).
  * </ol>
  *
  * <p>Stateless and thread-safe; time and memory linear in the logs and observations.
@@ -55,9 +59,23 @@ public final class CrossGroupChecker {
    * @param readVersions per group, per key read, the position that wrote the version read (0:
    *     never written)
    * @param readOnly true if it wrote nothing (then it is committed outside the logs)
+   * @param rangeReads per group, the ranges it scanned (as far as each scan read) and the read
+   *     position they were served at; the entries a scan returned belong in {@code
+   *     readVersions} too
    */
   public record Observation(String txnId, TxnRecord.Status status, SortedSet<String> groups,
-      Map<String, Map<String, Long>> readVersions, boolean readOnly) {}
+      Map<String, Map<String, Long>> readVersions, boolean readOnly,
+      Map<String, List<RangeRead>> rangeReads) {
+
+    /** An observation of a transaction that scanned no range. */
+    public Observation(String txnId, TxnRecord.Status status, SortedSet<String> groups,
+        Map<String, Map<String, Long>> readVersions, boolean readOnly) {
+      this(txnId, status, groups, readVersions, readOnly, Map.of());
+    }
+  }
+
+  /** A range scanned at a read position (the entries at or below it). */
+  public record RangeRead(KeyRange range, long readPosition) {}
 
   /** The verdict with what each group's own check found. */
   public record Result(CheckResult crossGroup, Map<String, CheckResult> perGroup, int committed,
@@ -80,13 +98,14 @@ public final class CrossGroupChecker {
       ViolationCollector all = new ViolationCollector();
       addAll(all, "", crossGroup);
       perGroup.forEach((g, r) -> addAll(all, "group " + g + ": ", r));
-      int[] sum = new int[15];
+      int[] sum = new int[16];
       long maxPosition = 0;
       for (CheckResult r : perGroup.values()) {
         CheckResult.Stats s = r.stats();
         int[] v = {s.dcs(), s.positions(), 0, s.entries(), s.combinedPositions(),
             s.noopPositions(), s.records(), s.committed(), s.aborted(), s.unknown(), s.crashed(),
-            s.readOnly(), s.entriesWithoutRecord(), s.readsChecked(), s.readsUnverifiable()};
+            s.readOnly(), s.entriesWithoutRecord(), s.readsChecked(), s.readsUnverifiable(),
+            s.scansChecked()};
         for (int i = 0; i < v.length; i++) {
           sum[i] = i == 0 ? Math.max(sum[i], v[i]) : sum[i] + v[i];
         }
@@ -94,7 +113,7 @@ public final class CrossGroupChecker {
       }
       return new CheckResult(all, new CheckResult.Stats(sum[0], sum[1], maxPosition, sum[3],
           sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10], sum[11], sum[12], sum[13],
-          sum[14]));
+          sum[14], sum[15]));
     }
 
     private static void addAll(ViolationCollector into, String prefix, CheckResult r) {
@@ -151,11 +170,13 @@ public final class CrossGroupChecker {
     Map<String, Decision> decisions = new HashMap<>();
     Map<String, Set<String>> prepared = new HashMap<>();
     List<Resolution> resolutions = new ArrayList<>();
-    Map<String, Map<String, List<Version>>> versions = new TreeMap<>();
+    Map<String, TreeMap<String, List<Version>>> versions = new TreeMap<>();
     List<Read> reads = new ArrayList<>();
+    List<Scanned> scanned = new ArrayList<>();
     for (var g : merged.entrySet()) {
       replay(g.getKey(), g.getValue(), out, decisions, prepared, resolutions,
-          versions.computeIfAbsent(g.getKey(), k -> new HashMap<>()), reads);
+          versions.computeIfAbsent(g.getKey(), k -> new TreeMap<>(KeyRange.ORDER)), reads,
+          scanned);
     }
     // Outcomes and atomicity.
     for (Resolution r : resolutions) {
@@ -202,6 +223,11 @@ public final class CrossGroupChecker {
               reads.add(new Read(node, g.getKey(), k.getKey(), -1, k.getValue()));
             }
           }
+          for (var g : o.rangeReads().entrySet()) {
+            for (RangeRead rr : g.getValue()) {
+              scanned.add(new Scanned(node, g.getKey(), rr.range(), rr.readPosition()));
+            }
+          }
         }
         continue;
       }
@@ -212,6 +238,19 @@ public final class CrossGroupChecker {
         out.add(Kind.XG_OUTCOME, d.position(), o.txnId(), "client reported " + o.txnId()
             + " ABORTED but it is decided COMMIT at position " + d.position() + " of "
             + d.group());
+      }
+    }
+    // A scan reads every key written in its range, at its read position; every key is known
+    // now that all logs are replayed.
+    for (Scanned s : scanned) {
+      TreeMap<String, List<Version>> inGroup = versions.getOrDefault(s.group(), new TreeMap<>());
+      KeyRange range = s.range();
+      SortedMap<String, List<Version>> keys = range.to() == null
+          ? inGroup.tailMap(range.from()) : inGroup.subMap(range.from(), range.to());
+      for (String k : keys.keySet()) {
+        if (range.contains(k)) {
+          reads.add(new Read(s.reader(), s.group(), k, s.atPosition(), -1));
+        }
       }
     }
     // The conflict graph over committed transactions.
@@ -228,7 +267,7 @@ public final class CrossGroupChecker {
       if (!graph.committed(r.reader(), decisions)) {
         continue;
       }
-      List<Version> vs = versions.getOrDefault(r.group(), Map.of())
+      List<Version> vs = versions.getOrDefault(r.group(), new TreeMap<>())
           .getOrDefault(r.key(), List.of());
       int idx = -1;
       for (int i = 0; i < vs.size(); i++) {
@@ -248,7 +287,7 @@ public final class CrossGroupChecker {
     cycle.ifPresent(c -> out.add(Kind.XG_CYCLE, -1, c.get(0), "the conflict graph over all "
         + "groups has a cycle: " + String.join(" -> ", c)));
     CheckResult.Stats none = new CheckResult.Stats(0, 0, 0, 0, 0, 0, observations.size(),
-        committed, aborted, undecided.size(), 0, 0, 0, 0, 0);
+        committed, aborted, undecided.size(), 0, 0, 0, 0, 0, 0);
     return new Result(new CheckResult(out, none), perGroup, committed, aborted, undecided.size(),
         graph.nodes.size(), graph.edgeCount);
   }
@@ -265,9 +304,13 @@ public final class CrossGroupChecker {
    */
   private record Read(String reader, String group, String key, long atPosition, long version) {}
 
+  /** A range read at a read position, expanded to {@link Read}s once every key is known. */
+  private record Scanned(String reader, String group, KeyRange range, long atPosition) {}
+
   private static void replay(String group, SortedMap<Long, LogValue> log, ViolationCollector out,
       Map<String, Decision> decisions, Map<String, Set<String>> prepared,
-      List<Resolution> resolutions, Map<String, List<Version>> versions, List<Read> reads) {
+      List<Resolution> resolutions, Map<String, List<Version>> versions, List<Read> reads,
+      List<Scanned> scanned) {
     Map<String, XgLocks.Lock> locks = new LinkedHashMap<>();
     for (var p : log.entrySet()) {
       long q = p.getKey();
@@ -275,7 +318,7 @@ public final class CrossGroupChecker {
         XgStep x = e.xg();
         if (x == null) {
           String node = "e:" + e.txnId();
-          readAll(reads, node, group, e);
+          readAll(reads, scanned, node, group, e);
           writeAll(versions, node, q, e);
           continue;
         }
@@ -284,7 +327,7 @@ public final class CrossGroupChecker {
           case PREPARE -> {
             prepared.computeIfAbsent(x.txn(), t -> new HashSet<>()).add(group);
             locks.putIfAbsent(x.txn(), new XgLocks.Lock(q, e));
-            readAll(reads, node, group, e);
+            readAll(reads, scanned, node, group, e);
           }
           case DECIDE -> {
             Decision first = decisions.get(x.txn());
@@ -297,7 +340,7 @@ public final class CrossGroupChecker {
             }
             decisions.put(x.txn(), new Decision(group, q, x.commit(), x.groups()));
             if (x.commit()) {
-              readAll(reads, node, group, e);
+              readAll(reads, scanned, node, group, e);
               writeAll(versions, node, q, e);
             }
           }
@@ -320,11 +363,15 @@ public final class CrossGroupChecker {
     }
   }
 
-  private static void readAll(List<Read> reads, String node, String group, LogEntry e) {
+  private static void readAll(List<Read> reads, List<Scanned> scanned, String node,
+      String group, LogEntry e) {
     for (String k : e.readSet()) {
       if (!k.startsWith(XgStep.DECISION_PREFIX)) {
         reads.add(new Read(node, group, k, e.readPosition(), -1));
       }
+    }
+    for (KeyRange r : e.readRanges()) {
+      scanned.add(new Scanned(node, group, r, e.readPosition()));
     }
   }
 

@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import org.paxoscp.check.MergedLog.Slot;
 import org.paxoscp.check.Violation.Kind;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -38,11 +39,15 @@ import org.paxoscp.wal.XgStep;
  *       where every key is absent). Each entry at position p with read position r must have r &lt;
  *       p ({@link Kind#READ_POSITION_NOT_BEFORE_SLOT}), and no key of its read set may have been
  *       written after r and before the entry: neither at positions r+1..p-1 nor by an earlier
- *       entry of the same list at p ({@link Kind#CONFLICTING_WRITE}). This is what makes the log
- *       equivalent to the serial order (position, index), the order used in the proofs of
- *       Theorems 4.1 and 5.1, including for combination (no entry reads from an earlier one in
- *       its list) and promotion (nothing between r and the new slot wrote what it read). It is
- *       stricter than "some serial order exists", on purpose: the protocol promises this one.
+ *       entry of the same list at p ({@link Kind#CONFLICTING_WRITE}). The same holds for every
+ *       key inside one of its scanned ranges ({@link LogEntry#readRanges}), whether the key
+ *       existed at r or not: a write there is a key its scan missed or read stale ({@link
+ *       Kind#PHANTOM}). A cross-group decision key is in no range, so writing one is never a
+ *       phantom. This is what makes the log equivalent to the serial order (position, index),
+ *       the order used in the proofs of Theorems 4.1 and 5.1, including for combination (no
+ *       entry reads from an earlier one in its list) and promotion (nothing between r and the
+ *       new slot wrote what it read). It is stricter than "some serial order exists", on
+ *       purpose: the protocol promises this one.
  *   <li><b>A2</b> (all store reads of a transaction come from one read position): every value a
  *       client observed must equal, byte for byte, the replayed state of its key at the end of the
  *       record's read position (empty = absent or deleted) ({@link Kind#WRONG_READ_VALUE}). This
@@ -51,7 +56,12 @@ import org.paxoscp.wal.XgStep;
  *       position), and an aborted or unknown one reading from a wrong snapshot is a bug too. A
  *       read position past the merged log's end is itself a violation ({@link
  *       Kind#READ_BEYOND_LOG}). The observed values tie the log to reality: L3 alone checks the
- *       read sets the clients claimed, A2 checks that the values they got match.
+ *       read sets the clients claimed, A2 checks that the values they got match. A scan ({@link
+ *       TxnRecord#scans}) must have returned exactly the replayed state inside its range (as far
+ *       as it read): a key the state holds there that the scan lacks is {@link Kind#PHANTOM}, a
+ *       key it returned with another value, or that the state does not hold, {@link
+ *       Kind#WRONG_READ_VALUE}. Comparing the whole range, not only the keys returned, is what
+ *       catches a store that skips rows.
  *   <li><b>A1</b> (a transaction reads its own writes): reads served from a transaction's own
  *       buffer are not in {@link TxnRecord#reads()} and not in the entry's read set, so they are
  *       not visible here; as the paper notes, A1 is subsumed by L3. It is the client library's
@@ -65,10 +75,11 @@ import org.paxoscp.wal.XgStep;
  *       read-only one
  *       (no writes) commits outside the log and must not be in it ({@link
  *       Kind#READ_ONLY_IN_LOG}). A record whose transaction is in the log must agree with its
- *       entry: same read set, same writes, same read position ({@link Kind#ENTRY_MISMATCH}),
- *       otherwise the checks above would be about different transactions. An entry without a
- *       record is allowed (its client may have left none, e.g. an entry finished by recovery) and
- *       counted in {@link CheckResult.Stats#entriesWithoutRecord()}.
+ *       entry: same read set, same scanned ranges, same writes, same read position ({@link
+ *       Kind#ENTRY_MISMATCH}), otherwise the checks above would be about different
+ *       transactions. An entry without a record is allowed (its client may have left none, e.g.
+ *       an entry finished by recovery) and counted in {@link
+ *       CheckResult.Stats#entriesWithoutRecord()}.
  * </ul>
  *
  * <p>Steps of transactions across groups (docs/cross-group.md) replay as the applier applies
@@ -83,7 +94,9 @@ import org.paxoscp.wal.XgStep;
  * the merged log has a gap, reads at or after the gap cannot be replayed exactly; they are counted
  * in {@link CheckResult.Stats#readsUnverifiable()} rather than reported, the gap being reported.
  *
- * <p>Stateless and thread-safe. Runs in time linear in the size of the logs and the history.
+ * <p>Stateless and thread-safe. Runs in time linear in the size of the logs and the history,
+ * except that each scanned range also costs the keys ever written inside it (times log of the
+ * number of keys): the replay keeps keys in {@link KeyRange#ORDER} to find them.
  */
 public final class SerializabilityChecker {
 
@@ -131,10 +144,12 @@ public final class SerializabilityChecker {
     /** Records with reads to value-check, by read position. */
     private final TreeMap<Long, List<TxnRecord>> readsByPosition = new TreeMap<>();
 
-    private final Map<String, byte[]> state = new HashMap<>();
+    /** The replayed state; in key order, so that a scan's range can be read out of it. */
+    private final TreeMap<String, byte[]> state = new TreeMap<>(KeyRange.ORDER);
     /** Unresolved PREPAREs during the replay, by cross-group transaction. */
     private final Map<String, XgLocks.Lock> locks = new LinkedHashMap<>();
-    private final Map<String, WriteMark> lastWrite = new HashMap<>();
+    /** The last write of every key written so far; in key order, for the writes in a range. */
+    private final TreeMap<String, WriteMark> lastWrite = new TreeMap<>(KeyRange.ORDER);
 
     private int entries;
     private int combinedPositions;
@@ -147,6 +162,7 @@ public final class SerializabilityChecker {
     private int entriesWithoutRecord;
     private int readsChecked;
     private int readsUnverifiable;
+    private int scansChecked;
 
     Run(ViolationCollector out) {
       this.out = out;
@@ -171,7 +187,8 @@ public final class SerializabilityChecker {
           l == null ? 0 : l.values().size(),
           l == null ? 0 : l.maxPosition(),
           entries, combinedPositions, noopPositions, records.size(), committed, aborted,
-          unknown, crashed, readOnly, entriesWithoutRecord, readsChecked, readsUnverifiable);
+          unknown, crashed, readOnly, entriesWithoutRecord, readsChecked, readsUnverifiable,
+          scansChecked);
     }
 
     // ---- history well-formedness ----
@@ -221,10 +238,8 @@ public final class SerializabilityChecker {
             "txn " + r.txnId() + " is " + r.status() + " but has commit position "
                 + r.commitPosition() + " (only a committed txn is told one)");
       }
-      boolean wellFormedReads = true;
       for (var read : r.reads().entrySet()) {
         if (read.getKey() == null || read.getValue() == null) {
-          wellFormedReads = false;
           out.add(Kind.MALFORMED_HISTORY, -1, r.txnId(),
               "txn " + r.txnId() + " has a null " + (read.getKey() == null ? "key" : "value")
                   + " in its reads (an absent value is Optional.empty()); that read is skipped");
@@ -236,7 +251,17 @@ public final class SerializabilityChecker {
               "txn " + r.txnId() + " has a null mutation for key " + Render.key(w.getKey()));
         }
       }
-      if (r.reads().isEmpty() && wellFormedReads) {
+      for (TxnRecord.ScanRead scan : r.scans()) {
+        for (var e : scan.entries().entrySet()) {
+          if (e.getValue() == null || !scan.range().contains(e.getKey())) {
+            out.add(Kind.MALFORMED_HISTORY, -1, r.txnId(),
+                "txn " + r.txnId() + " has a scan of " + scan.range() + " that returned key "
+                    + Render.key(e.getKey()) + (e.getValue() == null ? " without a value"
+                        : ", which is outside the range") + "; that entry is skipped");
+          }
+        }
+      }
+      if (!r.readsAnything()) {
         return;
       }
       if (r.readPosition() < 0) {
@@ -295,7 +320,10 @@ public final class SerializabilityChecker {
       }
     }
 
-    /** L3 for one entry: it reads from before its slot, and nothing since wrote what it read. */
+    /**
+     * L3 for one entry: it reads from before its slot, and nothing since wrote what it read, by
+     * key or inside a scanned range.
+     */
     private void checkEntryReads(long position, int index, LogEntry e) {
       long r = e.readPosition();
       if (r >= position) {
@@ -315,6 +343,26 @@ public final class SerializabilityChecker {
                   + ", but it was " + w.describe() + ", after its read position and before it");
         }
       }
+      for (KeyRange range : e.readRanges()) {
+        for (var kw : keysWrittenIn(range).entrySet()) {
+          WriteMark w = kw.getValue();
+          // A key also in the read set was reported above; a decision key is in no range.
+          if (w.position() > r && range.contains(kw.getKey())
+              && !e.readSet().contains(kw.getKey())) {
+            out.add(Kind.PHANTOM, position, e.txnId(),
+                "L3: txn " + e.txnId() + " at position " + position + " #" + index
+                    + " scanned " + range + " at read position " + r + ", but key "
+                    + Render.key(kw.getKey()) + " in it was " + w.describe()
+                    + ", after its read position and before it");
+          }
+        }
+      }
+    }
+
+    /** The last writes of the keys between {@code range}'s bounds (decision keys included). */
+    private SortedMap<String, WriteMark> keysWrittenIn(KeyRange range) {
+      return range.to() == null ? lastWrite.tailMap(range.from())
+          : lastWrite.subMap(range.from(), range.to());
     }
 
     /** The lock rule: no unresolved PREPARE of another transaction blocks {@code e}. */
@@ -323,8 +371,11 @@ public final class SerializabilityChecker {
         if (l.blocks(e)) {
           out.add(Kind.LOCK_VIOLATED, position, e.txnId(),
               "txn " + e.txnId() + " at position " + position + " #" + index + " reads or writes "
-                  + "keys that cross-group transaction " + l.txn() + " holds since its PREPARE"
-                  + " at position " + l.position() + " (reads " + l.prepare().readSet()
+                  + "keys (or scans a range holding keys) that cross-group transaction "
+                  + l.txn() + " holds since its PREPARE at position " + l.position()
+                  + " (reads " + l.prepare().readSet()
+                  + (l.prepare().readRanges().isEmpty() ? ""
+                      : ", scans " + l.prepare().readRanges())
                   + ", writes " + l.prepare().writes().keySet() + ")");
           return;
         }
@@ -374,6 +425,47 @@ public final class SerializabilityChecker {
                     + Render.bytes(expected) + " ("
                     + (w == null ? "never written" : w.describe()) + ")");
           }
+        }
+        for (TxnRecord.ScanRead scan : r.scans()) {
+          scansChecked++;
+          checkScan(position, r, scan);
+        }
+      }
+    }
+
+    /**
+     * A2 for one scan: it returned exactly the state inside its range, key by key; the keys the
+     * state holds there and the scan lacks are phantoms.
+     */
+    private void checkScan(long position, TxnRecord r, TxnRecord.ScanRead scan) {
+      KeyRange range = scan.range();
+      for (var e : scan.entries().entrySet()) {
+        if (e.getValue() == null || !range.contains(e.getKey())) {
+          continue; // reported as malformed
+        }
+        byte[] expected = state.get(e.getKey());
+        if (!Arrays.equals(expected, e.getValue())) {
+          WriteMark w = lastWrite.get(e.getKey());
+          out.add(Kind.WRONG_READ_VALUE, position, r.txnId(),
+              "A2: txn " + r.txnId() + " (" + r.status() + ", client " + r.client()
+                  + ") scanned " + range + " at read position " + position + " and observed "
+                  + Render.key(e.getKey()) + " = " + Render.bytes(e.getValue())
+                  + ", but the state at the end of position " + position + " is "
+                  + Render.bytes(expected) + " (" + (w == null ? "never written" : w.describe())
+                  + ")");
+        }
+      }
+      SortedMap<String, byte[]> held = range.to() == null ? state.tailMap(range.from())
+          : state.subMap(range.from(), range.to());
+      for (var e : held.entrySet()) {
+        if (range.contains(e.getKey()) && !scan.entries().containsKey(e.getKey())) {
+          WriteMark w = lastWrite.get(e.getKey());
+          out.add(Kind.PHANTOM, position, r.txnId(),
+              "A2: txn " + r.txnId() + " (" + r.status() + ", client " + r.client()
+                  + ") scanned " + range + " at read position " + position + " and did not see "
+                  + Render.key(e.getKey()) + ", which the state at the end of position "
+                  + position + " holds as " + Render.bytes(e.getValue()) + " ("
+                  + (w == null ? "never written" : w.describe()) + ")");
         }
       }
     }
@@ -453,6 +545,10 @@ public final class SerializabilityChecker {
       }
       if (!r.reads().keySet().equals(e.readSet())) {
         diffs.add("read keys " + sortedKeys(r.reads().keySet()) + " vs " + e.readSet());
+      }
+      List<KeyRange> scanned = r.scannedRanges();
+      if (!scanned.equals(e.readRanges())) {
+        diffs.add("scanned ranges " + scanned + " vs " + e.readRanges());
       }
       if (!r.writes().equals(e.writes())) {
         diffs.add("writes " + describeWrites(r.writes()) + " vs " + describeWrites(e.writes()));

@@ -31,11 +31,23 @@ public record Violation(Kind kind, long position, String txnId, String message) 
      * position, or by an earlier entry of the same combined list).
      */
     CONFLICTING_WRITE,
-    /** A2: a transaction observed a value different from the state at its read position. */
+    /**
+     * A2: a transaction observed a value different from the state at its read position (by key,
+     * or as an entry a scan returned).
+     */
     WRONG_READ_VALUE,
+    /**
+     * A scan missed a key: L3, an entry scanned a range into which a key was written after its
+     * read position and before it (its scan would now miss or misread the key); A2, a scan's
+     * result lacks a key that the state at its read position holds in the range.
+     */
+    PHANTOM,
     /** A2: a transaction read at a position beyond the end of the merged log. */
     READ_BEYOND_LOG,
-    /** A transaction's record disagrees with its log entry (read set, writes or read position). */
+    /**
+     * A transaction's record disagrees with its log entry (read set, scanned ranges, writes or
+     * read position).
+     */
     ENTRY_MISMATCH,
     /** L2: a committed read-write transaction is not in the log. */
     COMMITTED_NOT_IN_LOG,

@@ -1,12 +1,15 @@
 package org.paxoscp.check;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -25,7 +28,8 @@ final class Fixture {
 
   /**
    * One transaction as both its log entry and its client's record, built consistently: the keys
-   * it read (with the values it observed) are the entry's read set, its writes are the entry's.
+   * it read (with the values it observed) are the entry's read set, the ranges it scanned the
+   * entry's ranges, its writes are the entry's.
    */
   static final class Txn {
     private final String id;
@@ -33,6 +37,7 @@ final class Fixture {
     private long readPosition;
     private final Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
     private final SortedMap<String, Mutation> writes = new TreeMap<>();
+    private final List<TxnRecord.ScanRead> scans = new ArrayList<>();
 
     private Txn(String id) {
       this.id = id;
@@ -58,6 +63,19 @@ final class Fixture {
       return this;
     }
 
+    /**
+     * A scan of {@code range} (as far as it read) that returned {@code keysAndValues}: key,
+     * value, key, value, ...
+     */
+    Txn scan(KeyRange range, String... keysAndValues) {
+      SortedMap<String, byte[]> entries = new TreeMap<>(KeyRange.ORDER);
+      for (int i = 0; i + 1 < keysAndValues.length; i += 2) {
+        entries.put(keysAndValues[i], bytes(keysAndValues[i + 1]));
+      }
+      scans.add(new TxnRecord.ScanRead(range, entries));
+      return this;
+    }
+
     Txn put(String key, String value) {
       writes.put(key, Mutation.put(bytes(value)));
       return this;
@@ -69,7 +87,8 @@ final class Fixture {
     }
 
     LogEntry entry() {
-      return new LogEntry(id, originDc, readPosition, new TreeSet<>(reads.keySet()), writes);
+      return new LogEntry(id, originDc, readPosition, new TreeSet<>(reads.keySet()),
+          scans.stream().map(TxnRecord.ScanRead::range).toList(), writes);
     }
 
     TxnRecord committed(long commitPosition) {
@@ -91,7 +110,8 @@ final class Fixture {
 
     /** UNKNOWN, told that the entry can be chosen only at {@code from ... through}. */
     TxnRecord unknownAt(long from, long through) {
-      return TxnRecord.unknownAt(id, "client-" + id, readPosition, reads, writes, from, through);
+      return TxnRecord.unknownAt(id, "client-" + id, readPosition, reads, writes, from, through)
+          .withScans(scans);
     }
 
     TxnRecord crashed() {
@@ -100,7 +120,7 @@ final class Fixture {
 
     TxnRecord record(TxnRecord.Status status, long commitPosition) {
       return new TxnRecord(id, "client-" + id, status, readPosition, reads, writes,
-          commitPosition);
+          commitPosition).withScans(scans);
     }
   }
 
