@@ -2,6 +2,7 @@ package org.paxoscp.service;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -330,6 +331,70 @@ class TransactionServiceTest {
     ErrorReply e = assertInstanceOf(ErrorReply.class,
         services.get("A").handle("A", new ReadRequest(G, 1, List.of("a", "b"))).join());
     assertEquals(ErrorCode.TOO_LARGE, e.code());
+  }
+
+  // ---- range reads ---------------------------------------------------------------------------
+
+  private Message.ScanReply scan(String dc, long position, org.paxoscp.wal.KeyRange range,
+      int limit, boolean reversed) {
+    return assertInstanceOf(Message.ScanReply.class, services.get(dc).handle("client",
+        new Message.ScanRequest(G, position, range, limit, reversed)).join());
+  }
+
+  private static List<String> keys(Message.ScanReply r) {
+    return r.items().stream().map(Message.ScanItem::key).toList();
+  }
+
+  @Test
+  void aScanAnswersTheRangeAtTheReadPositionInPages() throws Exception {
+    commit("A", 0, OptionalInt.empty(), Map.of("o/1", "a", "o/2", "b", "o/3", "c", "p", "x"));
+    Map<String, String> second = new HashMap<>();
+    second.put("o/2", null);
+    second.put("o/4", "d");
+    commit("A", 1, OptionalInt.empty(), second);
+    awaitWatermark(DCS, 2);
+    org.paxoscp.wal.KeyRange o = org.paxoscp.wal.KeyRange.prefix("o/");
+    Message.ScanReply at1 = scan("B", 1, o, 100, false);
+    assertEquals(List.of("o/1", "o/2", "o/3"), keys(at1), "versions above the read position "
+        + "are not seen");
+    assertTrue(at1.complete());
+    assertEquals(1L, at1.items().get(0).version());
+    assertEquals(List.of("o/1", "o/3", "o/4"), keys(scan("C", 2, o, 100, false)),
+        "a deleted key is left out");
+    assertEquals(List.of("o/4", "o/3", "o/1"), keys(scan("C", 2, o, 100, true)));
+    // A page of two rows: the delete of o/2 is one of them, so one entry and o/2 as last key.
+    Message.ScanReply page = scan("A", 2, o, 2, false);
+    assertEquals(List.of("o/1"), keys(page));
+    assertFalse(page.complete());
+    assertEquals("o/2", page.lastKey());
+    Message.ScanReply back = scan("A", 2, o, 2, true);
+    assertEquals(List.of("o/4", "o/3"), keys(back));
+    assertEquals("o/3", back.lastKey());
+  }
+
+  @Test
+  void aScanAtALaggingDcCatchesUpFirst() throws Exception {
+    net.setDown("C", true);
+    commit("B", 0, OptionalInt.empty(), Map.of("o/1", "1"));
+    commit("B", 1, OptionalInt.empty(), Map.of("o/2", "2"));
+    net.setDown("C", false);
+    assertEquals(List.of("o/1", "o/2"),
+        keys(scan("C", 2, org.paxoscp.wal.KeyRange.ALL, 10, false)));
+    assertEquals(2, catchUps.get("C").learnedFromPeers());
+  }
+
+  @Test
+  void aScanPageStopsBeforeTheDatagramIsFullAndNamesItsLastKey() throws Exception {
+    String big = "v".repeat(3000);
+    commit("A", 0, OptionalInt.empty(), Map.of("a", big, "b", big, "c", big));
+    awaitWatermark(List.of("A"), 1);
+    Message.ScanReply first = scan("A", 1, org.paxoscp.wal.KeyRange.ALL, 10, false);
+    assertFalse(first.complete());
+    assertEquals(List.of("a"), keys(first));
+    assertEquals("a", first.lastKey());
+    Message.ScanReply rest = scan("A", 1,
+        org.paxoscp.wal.KeyRange.ALL.after("a").orElseThrow(), 10, false);
+    assertEquals(List.of("b"), keys(rest));
   }
 
   // ---- helpers -------------------------------------------------------------------------------
