@@ -136,11 +136,14 @@ public abstract class GcScenarios {
     for (long r = w + 1; r <= 24; r++) {
       for (String dc : DCS) {
         assertReadEqualsLog(dc, r);
+        assertScanEqualsLog(dc, r);
       }
     }
     for (long r = 0; r <= w; r++) {
       assertTooOld(net.transport("client").request("B", new ReadRequest(G, r, KEYS), WAIT)
           .get(20, TimeUnit.SECONDS));
+      assertTooOld(net.transport("client").request("C", new Message.ScanRequest(G, r,
+          org.paxoscp.wal.KeyRange.ALL, 100, false), WAIT).get(20, TimeUnit.SECONDS));
     }
     for (long p = 1; p <= w; p++) {
       assertTooOld(paxos("A", new PaxosMessage.Learn(G, p)));
@@ -367,6 +370,19 @@ public abstract class GcScenarios {
       assertArrayEquals(e.getValue().getBytes(StandardCharsets.UTF_8),
           reply.values().get(e.getKey()), "key " + e.getKey() + " at " + r + " at " + dc);
     }
+  }
+
+  /** A scan of the whole group at {@code r} lists exactly the state the log gives there. */
+  private void assertScanEqualsLog(String dc, long r) throws Exception {
+    Message m = net.transport("client").request(dc, new Message.ScanRequest(G, r,
+        org.paxoscp.wal.KeyRange.ALL, 100, false), WAIT).get(20, TimeUnit.SECONDS);
+    Message.ScanReply reply = assertInstanceOf(Message.ScanReply.class, m, "scan at " + r
+        + " at " + dc + ": " + m);
+    assertTrue(reply.complete());
+    Map<String, String> scanned = new java.util.TreeMap<>();
+    reply.items().forEach(i -> scanned.put(i.key(), new String(i.value(),
+        StandardCharsets.UTF_8)));
+    assertEquals(new java.util.TreeMap<>(stateAt(r)), scanned, "scan at " + r + " at " + dc);
   }
 
   private Message paxos(String dc, PaxosMessage m) throws Exception {
