@@ -555,7 +555,28 @@ public final class TxnClient implements AutoCloseable {
     return failover.request(group, txnId, position,
         new Message.ScanRequest(group, position, range, limit, reversed),
         m -> m instanceof Message.ScanReply r && r.group().equals(group)
-            && r.position() == position ? r : null);
+            && r.position() == position && answers(r, range, reversed) ? r : null);
+  }
+
+  /**
+   * Is {@code r} a page of a scan of {@code range}: every entry and the last key inside it, in
+   * the scan's order? The transaction records what it read from the last key, so a page from
+   * anything else (a faulty or mismatched service) is no answer.
+   */
+  private static boolean answers(Message.ScanReply r, KeyRange range, boolean reversed) {
+    if (!r.complete() && !range.contains(r.lastKey())) {
+      return false;
+    }
+    String prev = null;
+    for (Message.ScanItem i : r.items()) {
+      if (!range.contains(i.key()) || (prev != null
+          && Integer.signum(KeyRange.compare(prev, i.key())) != (reversed ? 1 : -1))) {
+        return false;
+      }
+      prev = i.key();
+    }
+    return prev == null || r.complete() || KeyRange.compare(prev, r.lastKey()) == 0
+        || Integer.signum(KeyRange.compare(prev, r.lastKey())) == (reversed ? 1 : -1);
   }
 
   /**

@@ -47,6 +47,7 @@ import org.paxoscp.transport.Message;
 import org.paxoscp.transport.RequestHandler;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
+import org.paxoscp.version.ClusterVersion;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgLocks;
 import org.slf4j.Logger;
@@ -128,6 +129,11 @@ public final class TransactionService implements RequestHandler {
   private final RebuildGuard guard;
   private final LogApplier applier;
   private final CatchUp catchUp;
+  /**
+   * The cluster's version as this service follows it: below {@link ClusterVersion#RANGE_READS}
+   * it refuses scans and votes for no value carrying a key range (docs/upgrading.md).
+   */
+  private volatile java.util.function.IntSupplier clusterVersion = () -> ClusterVersion.LATEST;
   private final Limits limits;
   private final Scheduler scheduler;
   /** Log and version GC (section 7), or null when this service does not collect. */
@@ -425,6 +431,9 @@ public final class TransactionService implements RequestHandler {
       if (a.ballot() == null) {
         throw new Rejected("ACCEPT without a ballot");
       }
+      if (carriesRanges(a.value())) {
+        requireRangeReads("a vote for a value with key ranges");
+      }
       return new Message.Paxos(acceptor.accept(a));
     } else if (m instanceof GrantRequest g) {
       if (g.requester() == null || g.requester().isEmpty()) {
@@ -541,6 +550,32 @@ public final class TransactionService implements RequestHandler {
     }).orElse("");
   }
 
+  /**
+   * Makes this service follow the cluster's version ({@code ClusterVersions#active}); until
+   * called it assumes the newest this build speaks (a service without a version row: tests and
+   * the simulator).
+   */
+  public void followClusterVersion(java.util.function.IntSupplier active) {
+    this.clusterVersion = Objects.requireNonNull(active);
+  }
+
+  /**
+   * Refuses what needs range reads while the cluster runs below them: a process that cannot read
+   * a key range may still run then, and a value it cannot decode would stop its applier.
+   */
+  private void requireRangeReads(String what) {
+    int active = clusterVersion.getAsInt();
+    if (active < ClusterVersion.RANGE_READS) {
+      throw new Rejected(what + " needs cluster version "
+          + ClusterVersion.describe(ClusterVersion.RANGE_READS) + "; DC " + dc + " runs at "
+          + ClusterVersion.describe(active) + " (docs/upgrading.md)");
+    }
+  }
+
+  private static boolean carriesRanges(LogValue v) {
+    return v != null && v.entries().stream().anyMatch(e -> !e.readRanges().isEmpty());
+  }
+
   /** Section 4 step 2: the values of the keys at the read position. */
   private CompletableFuture<Message> read(ReadRequest r) {
     if (r.position() < 0) {
@@ -570,6 +605,7 @@ public final class TransactionService implements RequestHandler {
     if (r.position() < 0) {
       throw new Rejected("read position must be >= 0, got " + r.position());
     }
+    requireRangeReads("a range read");
     StoreMarker at = served(r.group());
     return ensureApplied(r.group(), r.position()).thenApply(w -> scanAt(r, at));
   }
@@ -681,6 +717,9 @@ public final class TransactionService implements RequestHandler {
    */
   private CompletableFuture<Message> submit(SubmitRequest s) {
     LogEntry e = s.entry();
+    if (!e.readRanges().isEmpty()) {
+      requireRangeReads("an entry with key ranges");
+    }
     if (!dcs.contains(e.originDc())) {
       throw new Rejected("entry " + e.txnId() + " names origin DC '" + e.originDc()
           + "', not one of " + dcs);

@@ -397,6 +397,40 @@ class TransactionServiceTest {
     assertEquals(List.of("b"), keys(rest));
   }
 
+  @Test
+  void belowClusterVersion4AServiceRefusesScansAndVotesForNoValueWithARange() throws Exception {
+    services.get("A").followClusterVersion(() -> org.paxoscp.version.ClusterVersion.WIRE_3_CLOSED);
+    ErrorReply scan = assertInstanceOf(ErrorReply.class, services.get("A").handle("client",
+        new Message.ScanRequest(G, 0, org.paxoscp.wal.KeyRange.ALL, 10, false)).join());
+    assertEquals(ErrorCode.BAD_REQUEST, scan.code());
+    assertTrue(scan.detail().contains("cluster version 4"), scan.detail());
+    LogEntry ranged = new LogEntry("ranged", "A", 0, new TreeSet<>(),
+        List.of(org.paxoscp.wal.KeyRange.prefix("o/")),
+        new TreeMap<>(Map.of("w", Mutation.put(new byte[] {1}))));
+    Ballot b = Ballot.first(ProposerId.of(3));
+    ErrorReply vote = assertInstanceOf(ErrorReply.class, services.get("A").handle("client",
+        new Message.Paxos(new PaxosMessage.Accept(G, 1, b, LogValue.of(ranged)))).join());
+    assertEquals(ErrorCode.BAD_REQUEST, vote.code());
+    assertTrue(acceptor("A").chosen(G, 1).isEmpty());
+    ErrorReply submitted = assertInstanceOf(ErrorReply.class, submit("A", ranged, 4).get(20,
+        TimeUnit.SECONDS));
+    assertEquals(ErrorCode.BAD_REQUEST, submitted.code());
+    // A value without ranges is voted for as before; at version 4 the ranged one is too.
+    for (String dc : List.of("A", "B")) {
+      for (long p : new long[] {1, 2}) {
+        services.get(dc).handle("client", new Message.Paxos(new PaxosMessage.Prepare(G, p, b)))
+            .join();
+      }
+    }
+    Message plain = services.get("A").handle("client", new Message.Paxos(new PaxosMessage.Accept(
+        G, 1, b, LogValue.of(entry("plain", "A", 0, Map.of("w", "1")))))).join();
+    assertTrue(((PaxosMessage.AcceptReply) ((Message.Paxos) plain).message()).accepted());
+    services.get("B").followClusterVersion(() -> org.paxoscp.version.ClusterVersion.RANGE_READS);
+    Message later = services.get("B").handle("client", new Message.Paxos(new PaxosMessage.Accept(
+        G, 2, b, LogValue.of(ranged)))).join();
+    assertTrue(((PaxosMessage.AcceptReply) ((Message.Paxos) later).message()).accepted());
+  }
+
   // ---- helpers -------------------------------------------------------------------------------
 
   // ---- leader combination (ARCHITECTURE 5.5) -------------------------------------------------

@@ -152,6 +152,7 @@ public final class ServiceRunner implements AutoCloseable {
           cluster.requestTimeout(), udp == null ? java.util.Optional::empty : udp::lastWire3);
       opened.push(versions);
       versions.start(cluster.versionPoll());
+      service.followClusterVersion(versions::active);
       handler.set(new StatusHandler(served, service, versions, bound::boundAddress,
           metrics == null ? null : metrics.registry()));
       if (metrics != null) {

@@ -70,7 +70,10 @@ public final class WalLayout {
     validateName("group", group, MAX_GROUP_BYTES);
   }
 
-  /** An application's key: non-empty, at most {@link #MAX_KEY_BYTES} of UTF-8, no NUL. */
+  /**
+   * An application's key: non-empty, at most {@link #MAX_KEY_BYTES} of UTF-8, no NUL, no half
+   * of a surrogate pair.
+   */
   public static void validateKey(String key) {
     validateName("key", key, MAX_KEY_BYTES);
   }
@@ -95,6 +98,10 @@ public final class WalLayout {
     }
     if (s.indexOf('\0') >= 0) {
       throw new IllegalArgumentException(what + " must not contain NUL");
+    }
+    if (org.paxoscp.wal.KeyRange.hasUnpairedSurrogate(s)) {
+      throw new IllegalArgumentException(what + " holds half of a UTF-16 surrogate pair, which "
+          + "has no UTF-8 form");
     }
     int n = s.getBytes(StandardCharsets.UTF_8).length;
     if (n > max) {

@@ -115,8 +115,10 @@ public interface KvStore extends AutoCloseable {
    * last when {@code reversed}; at most {@code limit} of them, each with the newest version at or
    * below {@code maxTimestamp} of each column. A row without such a version is left out (and not
    * counted). {@code from} may be empty (the table's start); {@code to} null is the table's end.
-   * Each row is read atomically, the rows not together. For rebuilding a DC (listing groups,
-   * copying a group's data, finding a group's last WAL row), not for a transaction's requests.
+   * Each row is read atomically, the rows not together. For a transaction's range reads
+   * ({@code LogApplier#scan}: a group's data rows at a read position, which no later write
+   * changes) and for rebuilding a DC (listing groups, copying a group's data, finding a group's
+   * last WAL row).
    */
   List<ScannedRow> scan(Table table, byte[] from, byte[] to, long maxTimestamp, int limit,
       boolean reversed);

@@ -51,6 +51,10 @@ public record KeyRange(String from, String to) {
     if (!s.isEmpty() && s.charAt(0) == '\0') {
       throw new IllegalArgumentException("range bound " + what + " must not start with NUL");
     }
+    if (hasUnpairedSurrogate(s)) {
+      throw new IllegalArgumentException("range bound " + what + " holds half of a UTF-16 "
+          + "surrogate pair, which has no UTF-8 form");
+    }
     int n = s.getBytes(StandardCharsets.UTF_8).length;
     if (n > MAX_BOUND_BYTES) {
       throw new IllegalArgumentException("range bound " + what + " is " + n
@@ -147,6 +151,24 @@ public record KeyRange(String from, String to) {
       out.add(r);
     }
     return List.copyOf(out);
+  }
+
+  /**
+   * Does {@code s} hold a surrogate without its other half? Such a string has no UTF-8 form (the
+   * encoder writes '?' for it), so two different strings would name one row; keys, groups and
+   * range bounds refuse it.
+   */
+  public static boolean hasUnpairedSurrogate(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Compares by code point, which is the order of the UTF-8 bytes. */

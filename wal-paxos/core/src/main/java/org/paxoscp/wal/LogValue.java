@@ -51,15 +51,6 @@ public record LogValue(List<LogEntry> entries) {
     return Optional.empty();
   }
 
-  /** True if any entry of this value writes a key in {@code keys}. */
-  public boolean writesAnyOf(Set<String> keys) {
-    for (LogEntry e : entries) {
-      if (e.writesAnyOf(keys)) {
-        return true;
-      }
-    }
-    return false;
-  }
 
   @Override
   public String toString() {

@@ -221,7 +221,7 @@ class CombinationTest {
 
   private static boolean readsAWriteOf(LogEntry c, LogValue v) {
     for (LogEntry e : v.entries()) {
-      if (e.writesAnyOf(c.readSet())) {
+      if (e.writesWhatIsReadBy(c)) {
         return true;
       }
     }

@@ -81,6 +81,20 @@ class KeyRangeTest {
   }
 
   @Test
+  void halfASurrogatePairIsRefusedInBoundsAndKeys() {
+    // "a\uD800" and "a?" would name one row: the store could not tell them apart.
+    assertThrows(IllegalArgumentException.class, () -> new KeyRange("a", "a\uD800"));
+    assertThrows(IllegalArgumentException.class, () -> KeyRange.prefix("a\uD83D"));
+    assertThrows(IllegalArgumentException.class, () -> new KeyRange("\uDD11", null));
+    assertThrows(IllegalArgumentException.class,
+        () -> org.paxoscp.paxos.WalLayout.validateKey("x\uD800"));
+    assertThrows(IllegalArgumentException.class,
+        () -> org.paxoscp.paxos.WalLayout.validateGroup("\uDC00g"));
+    org.paxoscp.paxos.WalLayout.validateKey("x\uD83D\uDD11");
+    assertEquals(new KeyRange("a\uD83D\uDD11", "a\uD83D\uDD12"), KeyRange.prefix("a\uD83D\uDD11"));
+  }
+
+  @Test
   void emptyRangesAndOverlongBoundsAreRefused() {
     assertThrows(IllegalArgumentException.class, () -> new KeyRange("b", "a"));
     assertThrows(IllegalArgumentException.class, () -> new KeyRange("a", "a"));
