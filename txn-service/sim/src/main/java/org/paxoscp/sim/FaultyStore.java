@@ -11,8 +11,9 @@ import org.paxoscp.store.StoreUnavailableException;
  * A DC's store as its services see it under {@link SimConfig.Faults#storeFaults}: each operation
  * fails with that probability, half the time before it does anything (the store unavailable)
  * and, for a write, half the time after it was done (an ambiguous write: applied, yet the caller
- * sees an error, as when an HBase RPC times out after the region server wrote). Reads fail only
- * before; several rows written together fail row by row. Both throw {@link StoreUnavailableException}, what the HBase store throws.
+ * sees an error, as when an HBase RPC times out after the region server wrote). Reads, and
+ * scans of the data table, fail only before; several rows written together fail row by row.
+ * Both throw {@link StoreUnavailableException}, what the HBase store throws.
  */
 final class FaultyStore extends ForwardingKvStore {
   private final SplittableRandom random;
@@ -72,6 +73,17 @@ final class FaultyStore extends ForwardingKvStore {
   public java.util.List<Map<String, Cell>> readRows(Table table, java.util.List<byte[]> rows) {
     before("readRows");
     return delegate.readRows(table, rows);
+  }
+
+  @Override
+  public java.util.List<ScannedRow> scan(Table table, byte[] from, byte[] to, long maxTimestamp,
+      int limit, boolean reversed) {
+    if (table == Table.DATA) {
+      // Data scans (range reads, a rebuild's copy) fail as reads do; the services' scans of
+      // their metadata at start (cluster versions, the store's marker) stay as they were.
+      before("scan");
+    }
+    return delegate.scan(table, from, to, maxTimestamp, limit, reversed);
   }
 
   @Override

@@ -21,6 +21,7 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.transport.LeaderSubmit;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.Mutation;
 import org.paxoscp.wal.XgLocks;
@@ -29,10 +30,21 @@ import org.paxoscp.wal.XgStep;
 /**
  * One simulated client of a {@link Simulator} run: begins its transactions at its home DC (or
  * any reachable DC while home is down) with its session positions as minimum read positions,
- * runs their operations, reads at the read position with one read request per group, and
- * commits through the shipped {@link ProposerDriver} or {@link LeaderSubmit}; a share of its
- * transactions span several groups ({@link SimCrossGroupTxn}). Crashes in mid-commit when the
- * fault mix says so. Runs on the simulation's thread, driven by its events.
+ * runs their operations, reads at the read position with one read request per group and scans
+ * its ranges there in pages ({@link SimConfig#scanShare}), and commits through the shipped
+ * {@link ProposerDriver} or {@link LeaderSubmit}; a share of its transactions span several
+ * groups ({@link SimCrossGroupTxn}). Crashes in mid-commit when the fault mix says so. Runs on
+ * the simulation's thread, driven by its events.
+ *
+ * <p><b>Range reads.</b> A read operation is a scan with probability {@code scanShare} (drawn
+ * only when it is above 0, so that runs without scans replay as before): a range over the
+ * attribute keys around the key the operation drew ({@link #drawScan}), sometimes stopped by a
+ * small limit and sometimes reversed, asked in pages of a random size. What was read — the
+ * range to its end, or through the last key the limit stopped at — joins the entry's
+ * {@link LogEntry#readRanges} and the history's {@link TxnRecord#scans}, as the client
+ * library's {@code Transaction.scan} does. Own writes are not merged into what a scan returns:
+ * a simulated transaction never looks at what it read, and the history records only what the
+ * store served, as the client library's history does.
  */
 final class SimClient {
   final Simulator sim;
@@ -103,6 +115,167 @@ final class SimClient {
     return -1;
   }
 
+  /** The key an operation touches: one of the attribute keys, uniform or zipfian. */
+  String drawKey() {
+    return "attr" + (sim.zipf != null ? sim.zipf.next(rng) : rng.nextInt(sim.cfg.attributes()));
+  }
+
+  /**
+   * A range read as drawn: the range, the most entries it returns ({@code limit}), the entries
+   * asked per page, and the direction.
+   */
+  record ScanSpec(KeyRange range, int limit, int pageSize, boolean reversed) {}
+
+  /** A range read as served: what the history records of it, and each entry's version. */
+  record Scanned(TxnRecord.ScanRead read, Map<String, Long> versions) {}
+
+  /** No limit a scan of the simulated attribute keys can reach. */
+  static final int NO_LIMIT = 10_000;
+
+  /** Is a read operation a scan rather than a read of one key? Draws only with scans on. */
+  boolean scanNext() {
+    return sim.cfg.scanShare() > 0 && rng.nextDouble() < sim.cfg.scanShare();
+  }
+
+  /**
+   * A scan around {@code key}, the attribute key its operation drew: a third of them the keys
+   * with {@code key} as their prefix ({@code attr1}: attr1, attr10-attr19, ...), a third between
+   * {@code key} and another drawn key (the higher one included or not), a third from {@code key}
+   * to the group's end or from the group's start through {@code key}; half of them with a
+   * limit of 1-3 entries (the part read then stops at the last key returned), half reversed,
+   * asked in pages of 1-4 entries half of the time.
+   */
+  ScanSpec drawScan(String key) {
+    KeyRange range = switch (rng.nextInt(3)) {
+      case 0 -> KeyRange.prefix(key);
+      case 1 -> {
+        String other = drawKey();
+        int c = KeyRange.compare(key, other);
+        String lo = c <= 0 ? key : other;
+        String hi = c <= 0 ? other : key;
+        yield c != 0 && rng.nextBoolean() ? new KeyRange(lo, hi) : new KeyRange(lo, hi + '\0');
+      }
+      default -> rng.nextBoolean() ? new KeyRange(key, null) : new KeyRange("", key + '\0');
+    };
+    int limit = rng.nextBoolean() ? 1 + rng.nextInt(3) : NO_LIMIT;
+    int pageSize = rng.nextBoolean() ? 1 + rng.nextInt(4) : NO_LIMIT;
+    return new ScanSpec(range, limit, pageSize, rng.nextBoolean());
+  }
+
+  /**
+   * The ranges an entry carries for {@code scans}: every range as far as it was read, merged;
+   * none with the planted bug {@link Simulator.RangePlant#DROP_RANGES_FROM_ENTRIES}.
+   */
+  List<KeyRange> entryRanges(List<Scanned> scans) {
+    if (sim.rangePlant == Simulator.RangePlant.DROP_RANGES_FROM_ENTRIES) {
+      return List.of();
+    }
+    return KeyRange.normalize(scans.stream().map(sc -> sc.read().range()).toList());
+  }
+
+  static List<TxnRecord.ScanRead> reads(List<Scanned> scans) {
+    return scans.stream().map(Scanned::read).toList();
+  }
+
+  /** The values of {@code keys} at {@code position}, or null if the read failed. */
+  CompletableFuture<Map<String, Optional<byte[]>>> readKeys(String servingName, String group,
+      long position, List<String> keys) {
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(new LinkedHashMap<>());
+    }
+    return transport.request(servingName, new Message.ReadRequest(group, position, keys),
+        requestTimeout()).handle((reply, failure) -> {
+          if (reply instanceof Message.ReadReply r) {
+            Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
+            for (String k : keys) {
+              reads.put(k, Optional.ofNullable(r.values().get(k)));
+            }
+            return reads;
+          }
+          noteFailedRead(reply);
+          return null;
+        });
+  }
+
+  private void noteFailedRead(Message reply) {
+    if (reply instanceof Message.ErrorReply err && err.code() == Message.ErrorCode.TOO_OLD) {
+      // The GC watermark passed the read position: a retryable abort.
+      sim.tooOldReads++;
+    }
+  }
+
+  /** Runs {@code specs} one after the other: the scans, or null if one failed. */
+  CompletableFuture<List<Scanned>> scanAll(String servingName, String group, long position,
+      List<ScanSpec> specs) {
+    CompletableFuture<List<Scanned>> all = CompletableFuture.completedFuture(new ArrayList<>());
+    for (ScanSpec spec : specs) {
+      all = all.thenCompose(done -> done == null ? CompletableFuture.completedFuture(null)
+          : scan(servingName, group, position, spec).thenApply(sc -> {
+            if (sc == null) {
+              return null;
+            }
+            done.add(sc);
+            return done;
+          }));
+    }
+    return all;
+  }
+
+  /**
+   * One range read at {@code position}, page by page as the client library reads: each page
+   * asks for the rest of the range not read yet; an incomplete page names the last key it
+   * examined, after which (before which, reversed) the next page goes on. Completes with the
+   * scan — the range as far as it was read and the entries found there — or null if a page
+   * failed.
+   */
+  CompletableFuture<Scanned> scan(String servingName, String group, long position,
+      ScanSpec spec) {
+    CompletableFuture<Scanned> done = new CompletableFuture<>();
+    page(servingName, group, position, spec, spec.range(), new TreeMap<>(KeyRange.ORDER),
+        new TreeMap<>(KeyRange.ORDER), done);
+    return done;
+  }
+
+  private void page(String servingName, String group, long position, ScanSpec spec,
+      KeyRange unread, TreeMap<String, byte[]> served, TreeMap<String, Long> versions,
+      CompletableFuture<Scanned> done) {
+    int ask = Math.min(spec.pageSize(), spec.limit() - served.size());
+    transport.request(servingName,
+        new Message.ScanRequest(group, position, unread, ask, spec.reversed()), requestTimeout())
+        .whenComplete((reply, failure) -> {
+          if (!(reply instanceof Message.ScanReply page)) {
+            noteFailedRead(reply);
+            done.complete(null);
+            return;
+          }
+          for (Message.ScanItem i : page.items()) {
+            if (unread.contains(i.key())) {
+              served.put(i.key(), i.value());
+              versions.put(i.key(), i.version());
+            }
+          }
+          KeyRange part = spec.range();
+          if (!page.complete()) {
+            String last = page.lastKey();
+            Optional<KeyRange> next = spec.reversed() ? unread.before(last) : unread.after(last);
+            if (next.isPresent() && served.size() < spec.limit()) {
+              page(servingName, group, position, spec, next.get(), served, versions, done);
+              return;
+            }
+            if (next.isPresent()) {
+              // The limit stopped the scan: it read up to the last key returned.
+              part = spec.reversed() ? spec.range().startingAt(last)
+                  : spec.range().through(last);
+            }
+          }
+          KeyRange read = part;
+          served.keySet().removeIf(k -> !read.contains(k));
+          versions.keySet().removeIf(k -> !read.contains(k));
+          sim.scans++;
+          done.complete(new Scanned(new TxnRecord.ScanRead(read, served), versions));
+        });
+  }
+
   /** Begin and read requests wait for catch-up at the service; allow for it. */
   Duration requestTimeout() {
     return sim.phaseTimeout.multipliedBy(6);
@@ -155,16 +328,22 @@ final class SimClient {
         : OptionalInt.of(sim.cfg.dcs().indexOf(b.leaderDc()));
   }
 
-  /** The transaction's operations, then one read request for the keys it read. */
+  /**
+   * The transaction's operations, then one read request for the keys it read and its scans,
+   * one after the other.
+   */
   private void body(String group, String txnId, String servingName, Message.BeginReply begun,
       OptionalInt leader) {
     long readPos = begun.position();
     List<String> readKeys = new ArrayList<>();
+    List<ScanSpec> scanSpecs = new ArrayList<>();
     TreeMap<String, Mutation> writes = new TreeMap<>();
     for (int op = 0; op < sim.cfg.opsPerTxn(); op++) {
-      String key = "attr" + (sim.zipf != null ? sim.zipf.next(rng) : rng.nextInt(sim.cfg.attributes()));
+      String key = drawKey();
       if (rng.nextDouble() < sim.cfg.readFraction()) {
-        if (!writes.containsKey(key) && !readKeys.contains(key)) {
+        if (scanNext()) {
+          scanSpecs.add(drawScan(key));
+        } else if (!writes.containsKey(key) && !readKeys.contains(key)) {
           readKeys.add(key);
         }
       } else {
@@ -176,42 +355,40 @@ final class SimClient {
       if (e != epoch) {
         return;
       }
-      if (readKeys.isEmpty()) {
-        commit(group, txnId, servingName, begun, new LinkedHashMap<>(), writes, leader);
-        return;
-      }
-      transport.request(servingName, new Message.ReadRequest(group, readPos, readKeys),
-          requestTimeout()).whenComplete((reply, failure) -> {
-            if (e != epoch) {
-              return;
-            }
-            if (reply instanceof Message.ReadReply r) {
-              Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
-              for (String k : readKeys) {
-                reads.put(k, Optional.ofNullable(r.values().get(k)));
-              }
-              commit(group, txnId, servingName, begun, reads, writes, leader);
-            } else {
-              if (reply instanceof Message.ErrorReply err
-                  && err.code() == Message.ErrorCode.TOO_OLD) {
-                // The GC watermark passed the read position: a retryable abort.
-                sim.tooOldReads++;
-              }
-              abort(group, txnId, readPos);
-            }
-          });
+      readKeys(servingName, group, readPos, readKeys).thenAccept(reads -> {
+        if (e != epoch) {
+          return;
+        }
+        if (reads == null) {
+          abort(group, txnId, readPos);
+          return;
+        }
+        scanAll(servingName, group, readPos, scanSpecs).thenAccept(scans -> {
+          if (e != epoch) {
+            return;
+          }
+          if (scans == null) {
+            abort(group, txnId, readPos);
+            return;
+          }
+          commit(group, txnId, servingName, begun, reads, scans, writes, leader);
+        });
+      });
     });
   }
 
   void commit(String group, String txnId, String servingName, Message.BeginReply begun,
-      Map<String, Optional<byte[]>> reads,
+      Map<String, Optional<byte[]>> reads, List<Scanned> scanned,
       TreeMap<String, Mutation> writes, OptionalInt leader) {
     String client = "c" + id;
     long readPos = begun.position();
+    List<TxnRecord.ScanRead> scans = reads(scanned);
+    List<KeyRange> ranges = entryRanges(scanned);
     if (!begun.locks().isEmpty() && sim.plant != Simulator.XgPlant.IGNORE_LOCKS) {
-      // The lock rule (ARCHITECTURE 10) against the locks at the read position.
+      // The lock rule (ARCHITECTURE 10) against the locks at the read position, for the keys
+      // and the ranges read.
       LogEntry probe = new LogEntry(txnId, sim.cfg.dcs().get(home), readPos,
-          new TreeSet<>(reads.keySet()), writes);
+          new TreeSet<>(reads.keySet()), ranges, writes);
       Optional<XgLocks.Lock> lock = begun.locks().blocking(probe);
       if (lock.isPresent()) {
         meetLock(group, lock.get());
@@ -222,14 +399,15 @@ final class SimClient {
     if (writes.isEmpty()) {
       sim.readOnly++;
       sim.historyOf(group).add(new TxnRecord(txnId, client, TxnRecord.Status.COMMITTED, readPos,
-          reads, writes, -1));
+          reads, writes, -1).withScans(scans));
       scheduleNext();
       return;
     }
     LogEntry entry = new LogEntry(txnId, sim.cfg.dcs().get(home), readPos,
-        new TreeSet<>(reads.keySet()), writes);
+        new TreeSet<>(reads.keySet()), ranges, writes);
     long started = sim.events.now();
-    pending = new TxnRecord(txnId, client, TxnRecord.Status.CRASHED, readPos, reads, writes, -1);
+    pending = new TxnRecord(txnId, client, TxnRecord.Status.CRASHED, readPos, reads, writes, -1)
+        .withScans(scans);
     pendingGroup = group;
     CompletableFuture<Outcome> run = propose(group, entry, servingName, leader);
     inFlight = run;
@@ -244,7 +422,7 @@ final class SimClient {
     }
     run.whenComplete((o, failure) -> {
       if (e == epoch) {
-        finished(group, o, started, readPos, reads, writes, txnId);
+        finished(group, o, started, entry, reads, scans);
       }
     });
   }
@@ -265,8 +443,11 @@ final class SimClient {
     return driver.run(proposer);
   }
 
-  private void finished(String group, Outcome o, long started, long readPos,
-      Map<String, Optional<byte[]>> reads, TreeMap<String, Mutation> writes, String txnId) {
+  private void finished(String group, Outcome o, long started, LogEntry entry,
+      Map<String, Optional<byte[]>> reads, List<TxnRecord.ScanRead> scans) {
+    long readPos = entry.readPosition();
+    SortedMap<String, Mutation> writes = entry.writes();
+    String txnId = entry.txnId();
     inFlight = null;
     pending = null;
     TxnRecord.Status status;
@@ -297,24 +478,22 @@ final class SimClient {
       if (!sim.unknownPlant && rng.nextBoolean()) {
         // Half the unknown outcomes are settled later, as TxnClient.settle does; the history
         // then holds the settled outcome, which the checker holds against the log.
-        LogEntry entry = new LogEntry(txnId, sim.cfg.dcs().get(home), readPos,
-            new TreeSet<>(reads.keySet()), writes);
         sim.events.after(2 * sim.phaseTimeout.toNanos() / 1000, () -> settleLater(group, entry,
-            reads, from, through));
+            reads, scans, from, through));
       } else {
         sim.historyOf(group).add(TxnRecord.unknownAt(txnId, "c" + id, readPos, reads, writes,
-            from, through));
+            from, through).withScans(scans));
       }
     } else {
       sim.historyOf(group).add(new TxnRecord(txnId, "c" + id, status, readPos, reads, writes,
-          commitPos));
+          commitPos).withScans(scans));
     }
     scheduleNext();
   }
 
   /** Settles an unknown outcome and records what the settle says instead of UNKNOWN. */
   private void settleLater(String group, LogEntry entry, Map<String, Optional<byte[]>> reads,
-      long from, long through) {
+      List<TxnRecord.ScanRead> scans, long from, long through) {
     leaderSubmit.settle(group, entry, from, through).whenComplete((o, t) -> {
       String client = "c" + id;
       TxnRecord r;
@@ -333,7 +512,7 @@ final class SimClient {
             : TxnRecord.unknownAt(entry.txnId(), client, entry.readPosition(), reads,
                 entry.writes(), o.firstPosition(), o.position());
       }
-      sim.historyOf(group).add(r);
+      sim.historyOf(group).add(r.withScans(scans));
     });
   }
 

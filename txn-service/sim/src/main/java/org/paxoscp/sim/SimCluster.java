@@ -91,10 +91,12 @@ final class SimCluster {
     /** The chosen values this DC's collectors removed, kept for the checker. */
     final SortedMap<Long, LogValue> collected = new TreeMap<>();
 
-    Dc(int index, String name, boolean watermarkBlind, SplittableRandom faultRandom) {
+    Dc(int index, String name, boolean watermarkBlind, boolean scanAtLatest,
+        SplittableRandom faultRandom) {
       this.index = index;
       this.name = name;
       KvStore view = watermarkBlind ? new WatermarkBlindStore(store) : store;
+      view = scanAtLatest ? new ScanAtLatestStore(view) : view;
       this.faulty = cfg.faults().storeFaults() > 0
           ? new FaultyStore(view, faultRandom, cfg.faults().storeFaults()) : null;
       this.serviceStore = faulty != null ? faulty : view;
@@ -131,7 +133,8 @@ final class SimCluster {
   }
 
   SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
-      SimGc gc, LeaderCombiner.Rules leaderRules, Simulator.Rtts rtts, Duration rttProbe) {
+      SimGc gc, LeaderCombiner.Rules leaderRules, Simulator.Rtts rtts, Duration rttProbe,
+      boolean scanAtLatest) {
     this.cfg = cfg;
     this.rttProbe = rttProbe;
     this.leaderRules = leaderRules;
@@ -154,7 +157,7 @@ final class SimCluster {
         gc.everyPositions(), Integer.MAX_VALUE, phase, 0);
     for (int i = 0; i < cfg.dcs().size(); i++) {
       Dc dc = new Dc(i, cfg.dcs().get(i), gc != null && gc.plantedReadBelowWatermark(),
-          cfg.faults().storeFaults() > 0 ? random.split() : null);
+          scanAtLatest, cfg.faults().storeFaults() > 0 ? random.split() : null);
       dcs.add(dc);
       start(dc);
     }

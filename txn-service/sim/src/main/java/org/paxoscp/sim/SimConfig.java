@@ -17,6 +17,8 @@ import org.paxoscp.transport.Latency;
  * @param opsPerTxn operations per transaction
  * @param readFraction fraction of operations that are reads
  * @param zipfian zipfian (theta 0.99) rather than uniform key choice
+ * @param scanShare fraction of read operations that are range reads (scans) over the attribute
+ *     keys rather than reads of one key ({@link SimClient}); 0 in the paper's workload
  * @param txns total transactions over all clients
  * @param ratePerClient target transactions per second per client (Poisson arrivals)
  * @param opMicros virtual time one operation takes: sets the read-to-commit window
@@ -35,6 +37,7 @@ public record SimConfig(
     int opsPerTxn,
     double readFraction,
     boolean zipfian,
+    double scanShare,
     int txns,
     double ratePerClient,
     long opMicros,
@@ -166,6 +169,13 @@ public record SimConfig(
     }
   }
 
+  /**
+   * The share of reads the test suites' schedules make range reads: enough that every suite
+   * scans (a schedule of five operations half reads scans in about one transaction in five),
+   * few enough that the key reads' contention stays what it was.
+   */
+  public static final double DEFAULT_SCAN_SHARE = 0.1;
+
   public SimConfig {
     Objects.requireNonNull(protocol);
     dcs = List.copyOf(dcs);
@@ -178,6 +188,9 @@ public record SimConfig(
     if (readFraction < 0 || readFraction > 1) {
       throw new IllegalArgumentException("readFraction must be in [0, 1]");
     }
+    if (!(scanShare >= 0 && scanShare <= 1)) {
+      throw new IllegalArgumentException("scanShare must be in [0, 1]");
+    }
     if (ratePerClient <= 0 || opMicros < 0 || serviceMicros < 0 || jitter < 0) {
       throw new IllegalArgumentException("rate must be positive; times and jitter non-negative");
     }
@@ -187,49 +200,65 @@ public record SimConfig(
         proposer.exhaustiveCombinationLimit(), proposer.maxValueBytes());
   }
 
-  /** The paper's contention experiment shape (section 6) on the given DCs. */
+  /** The paper's contention experiment shape (section 6) on the given DCs: no range reads. */
   public static SimConfig paperDefaults(Protocol protocol, List<String> dcs, long seed) {
-    return new SimConfig(protocol, dcs, Latency.paperRegions(), 4, 100, 10, 0.5, false, 500, 1.0,
-        20_000, 500, 0.2, Faults.NONE, ProposerConfig.defaults(protocol, dcs), seed);
+    return new SimConfig(protocol, dcs, Latency.paperRegions(), 4, 100, 10, 0.5, false, 0, 500,
+        1.0, 20_000, 500, 0.2, Faults.NONE, ProposerConfig.defaults(protocol, dcs), seed);
   }
 
   public SimConfig withSeed(long s) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, s);
+        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
+        proposer, s);
   }
 
   public SimConfig withProtocol(Protocol p) {
     return new SimConfig(p, dcs, latency, clients, attributes, opsPerTxn, readFraction, zipfian,
-        txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+        scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
   }
 
   public SimConfig withFaults(Faults f) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, f, proposer, seed);
+        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, f, proposer,
+        seed);
   }
 
   public SimConfig withWorkload(int clients, int attributes, int opsPerTxn, int txns) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
+        proposer, seed);
   }
 
   public SimConfig withTiming(double ratePerClient, long opMicros) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
+        proposer, seed);
   }
 
   public SimConfig withKeys(double readFraction, boolean zipfian) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
+        proposer, seed);
+  }
+
+  /**
+   * These settings with a share {@code scanShare} of the read operations made range reads
+   * ({@link #DEFAULT_SCAN_SHARE} in the test suites' schedules; 0: every read reads one key).
+   */
+  public SimConfig withScanShare(double scanShare) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
+        proposer, seed);
   }
 
   public SimConfig withProposer(ProposerConfig p) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, p, seed);
+        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, p,
+        seed);
   }
 
   public SimConfig withLatency(Latency l) {
     return new SimConfig(protocol, dcs, l, clients, attributes, opsPerTxn, readFraction, zipfian,
-        txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+        scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
   }
 }

@@ -22,7 +22,10 @@ import org.paxoscp.wal.XgStep;
  * docs/cross-group.md), driven by the simulation's events like a {@link SimClient}'s one-group
  * transactions and with the same rules as the client library: joins each group on first touch,
  * checks the lock rule, PREPAREs in parallel, DECIDEs in the coordinator, RESOLVEs afterwards (or
- * VALIDATEs when read-only), and may crash between the steps when the fault mix says so.
+ * VALIDATEs when read-only), and may crash between the steps when the fault mix says so. A share
+ * of its reads are range reads ({@link SimConfig#scanShare}, {@link SimClient#drawScan}), made in
+ * the group they read at its read position; its PREPARE, DECIDE or VALIDATE there carries the
+ * ranges as far as they were read, and the entries found join the versions it observed.
  */
 final class SimCrossGroupTxn {
   private final SimClient client;
@@ -31,6 +34,9 @@ final class SimCrossGroupTxn {
   private final List<String> groups;
   private final Map<String, Message.BeginReply> begun = new TreeMap<>();
   private final Map<String, List<String>> readKeys = new TreeMap<>();
+  /** Per group, the range reads drawn, and those made (in the order made). */
+  private final Map<String, List<SimClient.ScanSpec>> scanSpecs = new TreeMap<>();
+  private final Map<String, List<SimClient.Scanned>> scanned = new TreeMap<>();
   private final Map<String, TreeMap<String, Mutation>> writes = new TreeMap<>();
   /** Per group, per key read, the position that wrote the version read. */
   private final Map<String, Map<String, Long>> versions = new TreeMap<>();
@@ -76,16 +82,20 @@ final class SimCrossGroupTxn {
   private void operations() {
     for (String g : groups) {
       readKeys.put(g, new ArrayList<>());
+      scanSpecs.put(g, new ArrayList<>());
+      scanned.put(g, List.of());
       writes.put(g, new TreeMap<>());
     }
     int ops = Math.max(sim.cfg.opsPerTxn(), groups.size());
     boolean readOnlyTxn = client.rng.nextDouble() < 0.2;
     for (int op = 0; op < ops; op++) {
       String g = op < groups.size() ? groups.get(op) : groups.get(client.rng.nextInt(groups.size()));
-      String key = "attr" + (sim.zipf != null ? sim.zipf.next(client.rng) : client.rng.nextInt(sim.cfg.attributes()));
+      String key = client.drawKey();
       boolean read = readOnlyTxn
           || (op >= groups.size() && client.rng.nextDouble() < sim.cfg.readFraction());
-      if (read || op < groups.size() && client.rng.nextBoolean()) {
+      if (read && client.scanNext()) {
+        scanSpecs.get(g).add(client.drawScan(key));
+      } else if (read || op < groups.size() && client.rng.nextBoolean()) {
         if (!writes.get(g).containsKey(key) && !readKeys.get(g).contains(key)) {
           readKeys.get(g).add(key);
         }
@@ -97,10 +107,15 @@ final class SimCrossGroupTxn {
     }
   }
 
+  /** Does the transaction read anything in {@code g}: a key, or a range? */
+  private boolean readsIn(String g) {
+    return !readKeys.get(g).isEmpty() || !scanSpecs.get(g).isEmpty();
+  }
+
   /**
    * Joins group {@code i} the way the client library does, on first touch: begins there,
-   * works for a while, reads its keys; then the next group. Groups are visited in their
-   * sorted order.
+   * works for a while, reads its keys and scans its ranges; then the next group. Groups are
+   * visited in their sorted order.
    */
   private void stage(int i) {
     if (i == groups.size()) {
@@ -117,16 +132,20 @@ final class SimCrossGroupTxn {
         return;
       }
       begun.put(g, b);
-      int ops = 1 + readKeys.get(g).size() + writes.get(g).size();
+      int ops = 1 + readKeys.get(g).size() + scanSpecs.get(g).size() + writes.get(g).size();
       sim.events.after(ops * sim.cfg.opMicros(), () -> {
         if (!alive()) {
           return;
         }
-        if (readKeys.get(g).isEmpty()) {
+        if (!readsIn(g)) {
           stage(i + 1);
           return;
         }
-        client.readIn(servingName, g, b.position(), readKeys.get(g)).thenAccept(r -> {
+        CompletableFuture<Message.ReadReply> read = readKeys.get(g).isEmpty()
+            ? CompletableFuture.completedFuture(
+                new Message.ReadReply(g, b.position(), Map.of(), Map.of()))
+            : client.readIn(servingName, g, b.position(), readKeys.get(g));
+        read.thenAccept(r -> {
           if (!alive()) {
             return;
           }
@@ -138,8 +157,23 @@ final class SimCrossGroupTxn {
           for (String k : readKeys.get(g)) {
             vs.put(k, r.versions().getOrDefault(k, 0L));
           }
-          versions.put(g, vs);
-          stage(i + 1);
+          client.scanAll(servingName, g, b.position(), scanSpecs.get(g)).thenAccept(sc -> {
+            if (!alive()) {
+              return;
+            }
+            if (sc == null) {
+              done(TxnRecord.Status.ABORTED);
+              return;
+            }
+            scanned.put(g, sc);
+            // What a scan found is a read of that version (the keys it found nothing at are
+            // judged in the group's own check, against the ranges its entry carries).
+            for (SimClient.Scanned s : sc) {
+              vs.putAll(s.versions());
+            }
+            versions.put(g, vs);
+            stage(i + 1);
+          });
         });
       });
     });
@@ -154,15 +188,17 @@ final class SimCrossGroupTxn {
       ws.put(dk, Mutation.put(XgStep.COMMIT_VALUE));
     }
     return new LogEntry(g.equals(groups.get(0)) ? txnId : txnId + "@" + g,
-        sim.cfg.dcs().get(client.home), begun.get(g).position(), rs, ws, step);
+        sim.cfg.dcs().get(client.home), begun.get(g).position(), rs,
+        client.entryRanges(scanned.get(g)), ws, step);
   }
 
   private void commit() {
     boolean readOnlyTxn = writes.values().stream().allMatch(Map::isEmpty);
     // The lock rule against every group's locks at its read position.
     for (String g : groups) {
-      LogEntry probe = new LogEntry(txnId, sim.cfg.dcs().get(client.home), begun.get(g).position(),
-          new TreeSet<>(readKeys.get(g)), writes.get(g));
+      LogEntry probe = new LogEntry(txnId, sim.cfg.dcs().get(client.home),
+          begun.get(g).position(), new TreeSet<>(readKeys.get(g)),
+          client.entryRanges(scanned.get(g)), writes.get(g));
       Optional<XgLocks.Lock> lock = begun.get(g).locks().blocking(probe);
       if (lock.isPresent() && sim.plant != Simulator.XgPlant.IGNORE_LOCKS) {
         client.meetLock(g, lock.get());
@@ -288,13 +324,13 @@ final class SimCrossGroupTxn {
     List<CompletableFuture<Outcome>> fs = new ArrayList<>();
     List<String> read = new ArrayList<>();
     for (String g : groups) {
-      if (readKeys.get(g).isEmpty()) {
+      if (!readsIn(g)) {
         continue;
       }
       read.add(g);
       LogEntry v = new LogEntry(txnId + "@" + g, sim.cfg.dcs().get(client.home),
-          begun.get(g).position(), new TreeSet<>(readKeys.get(g)), new TreeMap<>(),
-          XgStep.validate(txnId, groups));
+          begun.get(g).position(), new TreeSet<>(readKeys.get(g)),
+          client.entryRanges(scanned.get(g)), new TreeMap<>(), XgStep.validate(txnId, groups));
       fs.add(sim.plant == Simulator.XgPlant.SKIP_READ_ONLY_VALIDATION
           ? CompletableFuture.completedFuture(null)
           : client.propose(g, v, servingName, client.leaderOf(begun.get(g))).handle((o, t) -> o));

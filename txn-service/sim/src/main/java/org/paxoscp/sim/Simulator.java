@@ -34,7 +34,8 @@ import org.paxoscp.wal.LogValue;
  *
  * <p>A client begins at its home DC (or any reachable DC while home is down) with the position
  * of its last commit as the minimum read position, runs its operations, reads its keys at the
- * read position with one read request, and commits.
+ * read position with one read request, scans its ranges there ({@link SimConfig#scanShare}),
+ * and commits.
  *
  * <p>When the workload is done the network is healed and every DC's service catches up to the
  * highest position any message named (peers first, then learner instances, which decide a no-op
@@ -222,6 +223,46 @@ public final class Simulator {
   }
 
   XgPlant plant = XgPlant.NONE;
+
+  /** A bug planted in range reads, for the checker's tests ({@code RangePlantedBugSimulationTest}). */
+  public enum RangePlant {
+    /** The shipped rules. */
+    NONE,
+    /**
+     * The clients build their entries without the ranges they scanned (the history still
+     * records the scans): no placement rule can see what a scan read.
+     */
+    DROP_RANGES_FROM_ENTRIES,
+    /**
+     * Every DC's store answers scans with its newest versions whatever the read position asked
+     * ({@link ScanAtLatestStore}): a scan sees writes ordered after its read position.
+     */
+    SCAN_AT_LATEST
+  }
+
+  RangePlant rangePlant = RangePlant.NONE;
+
+  /** Plants {@code bug} in range reads (never outside the checker's tests). */
+  public Simulator withRangePlant(RangePlant bug) {
+    this.rangePlant = bug;
+    return this;
+  }
+
+  /** The logs the last run's checker judged: per group, per DC, position to chosen value. */
+  private Map<String, Map<String, SortedMap<Long, LogValue>>> logs = Map.of();
+
+  /** The logs the last run's checker judged (for tests that judge them again). */
+  Map<String, Map<String, SortedMap<Long, LogValue>>> logs() {
+    return logs;
+  }
+
+  /** Range reads the clients completed (every page served). */
+  int scans;
+
+  /** Range reads the clients of the last run completed. */
+  public int scans() {
+    return scans;
+  }
 
   /** Plants {@code bug} in the clients (never outside the checker's tests). */
   public Simulator withXgPlant(XgPlant bug) {
@@ -434,7 +475,7 @@ public final class Simulator {
       throw new IllegalStateException("the simulator runs GC with one group only");
     }
     cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules, rtts,
-        rttProbe);
+        rttProbe, rangePlant == RangePlant.SCAN_AT_LATEST);
     if (forceEviction) {
       cluster.forceEviction();
     }
@@ -498,6 +539,7 @@ public final class Simulator {
       }
       logsByGroup.put(group, logs);
     }
+    this.logs = logsByGroup;
     CheckResult check = groupCount == 1
         ? SerializabilityChecker.check(logsByGroup.get(GROUP), historyOf(GROUP))
         : CrossGroupChecker.check(logsByGroup, history, observations).combined();

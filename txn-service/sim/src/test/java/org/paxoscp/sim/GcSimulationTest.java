@@ -68,8 +68,8 @@ class GcSimulationTest {
 
   /**
    * The contended schedule with more transactions and mostly reads: a transaction whose read
-   * position was overtaken cannot commit writes there, so the wrong values it reads show in the
-   * checked history through the read-only transactions.
+   * position was overtaken cannot commit writes there, so the wrong values it reads (and the
+   * keys its scans miss) show in the checked history through the read-only transactions.
    */
   static SimConfig plantedSchedule(long seed) {
     return SimulationSafetyTest.schedule(Protocol.CP, Mix.CLEAN, seed).withWorkload(6, 12, 5, 300)
@@ -82,7 +82,10 @@ class GcSimulationTest {
     int runs = 20;
     for (long seed = 1; seed <= runs; seed++) {
       SimResult r = new Simulator(plantedSchedule(seed)).withGc(new SimGc(1, 1, true)).run();
-      if (r.check().has(Violation.Kind.WRONG_READ_VALUE)) {
+      // A read below the watermark gets a wrong value; a scan there also misses the keys whose
+      // versions at its read position were collected (a phantom).
+      if (r.check().has(Violation.Kind.WRONG_READ_VALUE)
+          || r.check().has(Violation.Kind.PHANTOM)) {
         caught++;
       }
     }

@@ -85,8 +85,8 @@ class SimulationSafetyTest {
   }
 
   /**
-   * Small, highly contended schedules: few keys, short transactions, high arrival rate, and a
-   * topology that rotates between three close DCs, the paper's V-O-C, and five DCs. One seed in
+   * Small, highly contended schedules: few keys, short transactions, high arrival rate, a tenth
+   * of the reads range reads ({@link SimConfig#DEFAULT_SCAN_SHARE}), and a topology that rotates between three close DCs, the paper's V-O-C, and five DCs. One seed in
    * five (every seed with {@code -Dsim.replayAll=true}) of the mixes with faults replays
    * messages ({@link #REPLAY}); 5 is coprime with the moduli the seed picks the rest by (3 and
    * 16), so that replay meets every topology, placement and GC setting.
@@ -102,6 +102,7 @@ class SimulationSafetyTest {
         .withProposer(base.proposer().withPhaseTimeoutMicros(400_000))
         .withWorkload(4 + (int) Math.floorMod(seed, 3L), 12, 5, 30)
         .withTiming(8.0, 3_000)
+        .withScanShare(SimConfig.DEFAULT_SCAN_SHARE)
         .withFaults(replays(mix, seed) ? mix.faults.withReplay(REPLAY) : mix.faults);
   }
 
@@ -215,10 +216,11 @@ class SimulationSafetyTest {
     if (protocol == Protocol.CP && mix == Mix.CLEAN && perCase >= 20) {
       assertTrue(combined > 0, "no position was ever combined");
     }
-    // Every path of the shipped service ran: begin, reads at a read position, the acceptor,
-    // grants, APPLY, learning from peers; learners and restarts where the mix makes them.
-    for (String type : List.of("BeginRequest", "ReadRequest", "Prepare", "Accept",
-        "GrantRequest", "Apply", "Learn")) {
+    // Every path of the shipped service ran: begin, reads and scans at a read position, the
+    // acceptor, grants, APPLY, learning from peers; learners and restarts where the mix makes
+    // them.
+    for (String type : List.of("BeginRequest", "ReadRequest", "ScanRequest", "Prepare",
+        "Accept", "GrantRequest", "Apply", "Learn")) {
       assertTrue(exercised.messages(type) > 0, "no " + type + " was sent: " + exercised);
     }
     if (protocol == Protocol.LEADER) {

@@ -34,7 +34,7 @@ import org.paxoscp.wal.LogValue;
  * <p>Outcomes are never guessed: ABORTED only when the entry is certainly not chosen at any
  * position it was proposed for; UNKNOWN when it may still be chosen.
  *
- * <p>Not thread-safe: one caller drives it. Subclasses exist only to plant bugs in tests (the two
+ * <p>Not thread-safe: one caller drives it. Subclasses exist only to plant bugs in tests (the
  * protected hooks); production code uses this class as it is.
  */
 public class Proposer {
@@ -348,7 +348,7 @@ public class Proposer {
       for (Vote v : votes) {
         candidates.addAll(v.value().entries());
       }
-      value = Combination.combine(entry, candidates, position, cfg.exhaustiveCombinationLimit());
+      value = combine(entry, candidates, position);
       // Any prefix of a valid list led by our entry is valid too (removing entries removes
       // constraints), so trimming the tail to what the transport can carry stays safe.
       while (value.entries().size() > 1 && LogCodec.encode(value).length > cfg.maxValueBytes()) {
@@ -566,6 +566,15 @@ public class Proposer {
    */
   protected boolean conflictsWithWinner(LogEntry own, LogValue winner) {
     return Placement.conflicts(winner, own);
+  }
+
+  /**
+   * Section 5, combination: the list to propose at {@code position}, led by our entry, from the
+   * entries voted for there ({@link Combination}: no entry reads what an earlier one writes, by
+   * key or inside a scanned range, nor breaks an earlier PREPARE's locks).
+   */
+  protected LogValue combine(LogEntry own, List<LogEntry> candidates, long position) {
+    return Combination.combine(own, candidates, position, cfg.exhaustiveCombinationLimit());
   }
 
   /** Number of DCs that make a majority; for subclasses. */

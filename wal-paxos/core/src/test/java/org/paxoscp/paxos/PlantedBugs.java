@@ -1,6 +1,7 @@
 package org.paxoscp.paxos;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -27,6 +28,51 @@ public final class PlantedBugs {
     protected boolean conflictsWithWinner(LogEntry own, LogValue winner) {
       return false;
     }
+  }
+
+  /**
+   * Combines by keys alone: the combination's conflict test ignores the ranges entries scanned,
+   * so an entry is placed after one that writes into a range it read (a phantom), so long as it
+   * read none of the written keys by key. The list proposed holds the entries as they are.
+   */
+  public static final class CombinationIgnoresRanges extends Proposer {
+    public CombinationIgnoresRanges(ProposerConfig cfg, String group, ProposerId id,
+        LogEntry entry, long position, OptionalInt leader, RandomGenerator random) {
+      super(cfg, group, id, entry, position, leader, random);
+    }
+
+    @Override
+    protected LogValue combine(LogEntry own, List<LogEntry> candidates, long position) {
+      Map<String, LogEntry> byId = new HashMap<>();
+      byId.put(own.txnId(), own);
+      candidates.forEach(e -> byId.putIfAbsent(e.txnId(), e));
+      LogValue byKeys = super.combine(withoutRanges(own),
+          candidates.stream().map(PlantedBugs::withoutRanges).toList(), position);
+      return new LogValue(byKeys.entries().stream().map(e -> byId.get(e.txnId())).toList());
+    }
+  }
+
+  /**
+   * Promotes by keys alone: the promotion test ignores the ranges the entry scanned, so it is
+   * promoted past a winner that wrote into one of them (a phantom), so long as the winner wrote
+   * none of the keys it read by key.
+   */
+  public static final class PromotionIgnoresRanges extends Proposer {
+    public PromotionIgnoresRanges(ProposerConfig cfg, String group, ProposerId id,
+        LogEntry entry, long position, OptionalInt leader, RandomGenerator random) {
+      super(cfg, group, id, entry, position, leader, random);
+    }
+
+    @Override
+    protected boolean conflictsWithWinner(LogEntry own, LogValue winner) {
+      return super.conflictsWithWinner(withoutRanges(own), winner);
+    }
+  }
+
+  /** {@code e} as if it had scanned nothing. */
+  public static LogEntry withoutRanges(LogEntry e) {
+    return new LogEntry(e.txnId(), e.originDc(), e.readPosition(), e.readSet(), List.of(),
+        e.writes(), e.xg());
   }
 
   /**
