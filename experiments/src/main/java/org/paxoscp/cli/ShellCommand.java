@@ -35,17 +35,18 @@ import picocli.CommandLine.Spec;
 /**
  * {@code paxoscp shell}: an interactive prompt against a running cluster. One transaction at a
  * time: {@code begin <group>} (or {@code begin <group>,<group>,...} for a transaction across
- * groups, whose keys are then written {@code group:key}), then {@code get}, {@code put} and
- * {@code delete}, then {@code commit} or {@code abort}. Reads commands line by line from standard input (piped input works
- * too; the prompt is shown only on a terminal) and answers in plain words; a failed command
- * prints a one-line error and the shell goes on. Keys and values are UTF-8 strings.
+ * groups, whose keys are then written {@code group:key}), then {@code get}, {@code scan},
+ * {@code put} and {@code delete}, then {@code commit} or {@code abort}. Reads commands line by
+ * line from standard input (piped input works too; the prompt is shown only on a terminal) and
+ * answers in plain words; a failed command prints a one-line error and the shell goes on. Keys
+ * and values are UTF-8 strings.
  *
  * <p>Exit codes: 0 at {@code quit}, {@code exit} or end of input; 1 the client could not start;
  * 2 usage or a bad configuration.
  */
 @Command(name = "shell", mixinStandardHelpOptions = true,
     description = "An interactive prompt for transactions against a running cluster "
-        + "(begin, get, put, delete, commit, abort, settle, status).",
+        + "(begin, get, scan, put, delete, commit, abort, settle, status).",
     footer = "%nStart a cluster with `./paxoscp cluster`; it prints the command to connect."
         + "%nExplained in docs/running.md.")
 public final class ShellCommand implements Callable<Integer> {
@@ -54,6 +55,10 @@ public final class ShellCommand implements Callable<Integer> {
       "  begin <group>        start a transaction on an entity group",
       "  begin <g1>,<g2>,...  start a transaction across groups; keys are then <group>:<key>",
       "  get <key>            read a key (at the transaction's read position, or its own write)",
+      "  scan <from> <to> [n] list keys from <from> up to (not including) <to>, as get prints",
+      "                       them, own writes included; at most n (default "
+          + Session.SCAN_LIMIT + ")",
+      "  scan <prefix>* [n]   list the keys that start with <prefix> (* alone: the whole group)",
       "  put <key> <value>    buffer a write; the value is the rest of the line",
       "  delete <key>         buffer a delete",
       "  commit               commit the transaction (a read-only one commits at once)",
@@ -202,6 +207,7 @@ public final class ShellCommand implements Callable<Integer> {
         switch (cmd) {
           case "begin" -> begin(oneArg(cmd, rest, "<group>"));
           case "get" -> get(oneArg(cmd, rest, "<key>"));
+          case "scan" -> scan(rest);
           case "put" -> put(rest);
           case "delete" -> delete(oneArg(cmd, rest, "<key>"));
           case "commit" -> {
@@ -320,6 +326,70 @@ public final class ShellCommand implements Callable<Integer> {
         v = open().getString(key);
       }
       out.println(v.map(s -> key + " = " + s).orElse(key + ": (no value)"));
+    }
+
+    /** The entries a scan lists when the command names no limit. */
+    static final int SCAN_LIMIT = 100;
+
+    private static final String SCAN_USAGE = "usage: scan <from> <to> [limit] or scan <prefix>* "
+        + "[limit]";
+
+    /**
+     * {@code scan FROM TO [LIMIT]} or {@code scan PREFIX* [LIMIT]}: one {@code key = value} line
+     * per entry, as {@code get} prints it, then a note when the limit left entries unread. In a
+     * transaction across groups the bounds (or the prefix) are {@code group:...}, both of one
+     * group.
+     */
+    private void scan(String rest) {
+      String[] args = rest.isEmpty() ? new String[0] : rest.split("\\s+");
+      boolean prefix = args.length >= 1 && args[0].endsWith("*");
+      int bounds = prefix ? 1 : 2;
+      if (args.length < bounds || args.length > bounds + 1) {
+        throw new UsageException(SCAN_USAGE);
+      }
+      int limit = SCAN_LIMIT;
+      if (args.length == bounds + 1) {
+        try {
+          limit = Integer.parseInt(args[bounds]);
+        } catch (NumberFormatException e) {
+          throw new UsageException(SCAN_USAGE + " (the limit is a number, not " + args[bounds]
+              + ")");
+        }
+      }
+      String group = null;
+      String from = args[0];
+      String to = prefix ? null : args[1];
+      if (multi != null) {
+        String[] gf = groupKey(from);
+        group = gf[0];
+        from = gf[1];
+        if (!prefix) {
+          String[] gt = groupKey(to);
+          if (!gt[0].equals(group)) {
+            throw new UsageException("a scan reads one group: " + args[0] + " and " + args[1]
+                + " name two");
+          }
+          to = gt[1];
+        }
+      }
+      org.paxoscp.client.ScanResult r;
+      if (prefix) {
+        String p = from.substring(0, from.length() - 1);
+        r = multi != null ? multi.scanPrefix(group, p, limit) : open().scanPrefix(p, limit);
+      } else {
+        r = multi != null ? multi.scan(group, from, to, limit) : open().scan(from, to, limit);
+      }
+      String shown = group == null ? "" : group + ":";
+      for (org.paxoscp.client.ScanResult.Entry e : r.entries()) {
+        out.println(shown + e.key() + " = " + e.valueString());
+      }
+      if (r.entries().isEmpty()) {
+        out.println("(no keys in the range)");
+      }
+      if (r.hasMore()) {
+        out.println("(the limit of " + limit + " stopped the scan: more keys follow "
+            + shown + r.lastKey().orElseThrow() + ")");
+      }
     }
 
     private void put(String rest) {

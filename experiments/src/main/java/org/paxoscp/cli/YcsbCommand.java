@@ -26,17 +26,18 @@ import picocli.CommandLine.Unmatched;
  * ({@code site.ycsb.Client}) with the paxoscp binding against a running cluster, in a JVM of its
  * own (YCSB's client ends its JVM when it is done). Its output is YCSB's, passed through.
  *
- * <p>Exit codes: YCSB's; 1 when a closed-economy run fails its validation; 2 usage or a bad
- * configuration.
+ * <p>Exit codes: YCSB's; 1 when a validated workload (the closed economy, the scan workload)
+ * fails its validation; 2 usage or a bad configuration.
  */
 @Command(name = "ycsb", mixinStandardHelpOptions = true,
     description = "Run YCSB (its own client and measurements) against a running cluster with the "
-        + "paxoscp binding: the attribute and closed-economy workloads of ycsb-ext/workloads, "
-        + "or YCSB's core workloads.",
+        + "paxoscp binding: the attribute, closed-economy and scan workloads of "
+        + "ycsb-ext/workloads, or YCSB's core workloads.",
     footer = {"%nEvery other option goes to YCSB as it is: -P FILE, -p key=value, -threads N, "
         + "-target OPS, -s (status every 10 s).",
         "Binding properties: paxoscp.dc (home DC or a list the threads take in turn), "
-            + "paxoscp.protocol (the commit mode: basic, cp, ...).",
+            + "paxoscp.protocol (the commit mode: basic, cp, ...), paxoscp.grouping (record or "
+            + "table: the entity group of an operation outside a transaction).",
         "%nExplained in docs/benchmarks.md."})
 public final class YcsbCommand implements Callable<Integer> {
 
@@ -87,7 +88,7 @@ public final class YcsbCommand implements Callable<Integer> {
       if (Files.exists(validation)) {
         String result = Files.readString(validation, StandardCharsets.UTF_8);
         if (!result.startsWith("OK")) {
-          err.println("ycsb: the closed economy failed its validation:");
+          err.println("ycsb: the workload failed its validation:");
           err.print(result.lines().skip(1).map(l -> "  " + l + System.lineSeparator())
               .reduce("", String::concat));
           err.flush();

@@ -70,6 +70,7 @@ class ShellCommandTest {
     assertTrue(out.contains("no open transaction"), out);
     assertTrue(out.contains("session positions: g=0"), out);
     assertTrue(out.contains("put <key> <value>"), out);
+    assertTrue(out.contains("scan <from> <to> [n]") && out.contains("scan <prefix>* [n]"), out);
     assertFalse(out.contains("never-reached"), out);
     assertFalse(out.contains("Exception"), out);
   }

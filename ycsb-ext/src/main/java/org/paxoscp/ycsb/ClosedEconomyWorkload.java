@@ -12,13 +12,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.Vector;
 import java.util.concurrent.atomic.AtomicLong;
-import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TransactionException;
 import org.paxoscp.client.TxnClient;
-import org.paxoscp.config.KeyFiles;
 import org.paxoscp.transport.ClusterConfig;
 import site.ycsb.ByteIterator;
 import site.ycsb.DB;
@@ -32,21 +31,27 @@ import site.ycsb.measurements.Measurements;
  * {@value #INITIAL}, so each group's total is known. A transaction reads two accounts of one group
  * and moves an amount (at most {@value #MAX_TRANSFER}, never more than the source holds) from one
  * to the other; with probability {@value #AUDIT_PROPORTION} it is instead a read-only audit that
- * sums a group and records any total that differs ({@code [AUDIT-ANOMALY]}).
+ * lists the group's accounts with one range read (the binding's {@code scan} from the group's
+ * first key: it names no account) and records a list whose length or total differs
+ * ({@code [AUDIT-ANOMALY]}): a lost or extra account shows as well as a lost update. Audits need
+ * cluster version 4 ({@code range-reads}); below it they are abandoned.
  *
  * <p><b>Across groups</b> ({@value #XG_PROPORTION} &gt; 0): that fraction of the transfers moves
  * money between accounts of two different groups, in one transaction across both; each group's
  * total then changes, and only the sum over every group is invariant. Audits then sum every group
  * in one read-only transaction across all of them (so {@value #GROUPS} must not exceed the
- * client's {@code paxoscp.client.xg.max.groups}), and the validation checks that sum.
+ * client's {@code paxoscp.client.xg.max.groups}), each group listed by its own range read, and
+ * the validation checks that sum.
  *
  * <p><b>Validation.</b> At the end of a run phase ({@code -t}) every group's total is read from
  * every DC of the cluster and compared with the loaded total; the run reports, in YCSB's output
  * format, each DC's counted total, the anomaly score |initial total − counted total| / operations
  * (the largest over the DCs), and {@code [VALIDATION], Result, OK} or {@code FAILED} with a message
- * naming the group, the DC and the totals. Across groups, each DC's reads are one transaction
- * over every group (validated, so that a DC behind in one group cannot pair an old total there
- * with a new one elsewhere), retried while it meets a transfer not yet resolved. YCSB's
+ * naming the group, the DC and the totals; a committed audit that listed a wrong number of
+ * accounts or a wrong total (it read one snapshot) fails it too. Across groups, each DC's reads
+ * are one transaction over every group (validated, so that a DC behind in one group cannot pair
+ * an old total there with a new one elsewhere), retried while it meets a transfer not yet
+ * resolved. YCSB's
  * {@code Client} exits 0 whatever a workload finds, so the result is also written to
  * {@value #VALIDATION_FILE} when set;
  * {@code ./paxoscp ycsb run} sets it and exits 1 on a failed validation.
@@ -72,6 +77,13 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   private long thinkMs;
   private double xgProportion;
   private final AtomicLong operations = new AtomicLong();
+  /** Audits that committed and were checked; for tests and the summary. */
+  final AtomicLong audits = new AtomicLong();
+  /** Committed audits whose list of accounts or total was wrong. */
+  final AtomicLong auditAnomalies = new AtomicLong();
+  /** The first of them, described. */
+  private final java.util.concurrent.atomic.AtomicReference<String> firstAuditAnomaly =
+      new java.util.concurrent.atomic.AtomicReference<>();
 
   @Override
   public void init(Properties p) throws WorkloadException {
@@ -89,7 +101,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
         throw new WorkloadException(XG_PROPORTION + " > 0 needs " + GROUPS + " >= 2, not "
             + groups);
       }
-      int max = clusterConfig().crossGroup().maxGroups();
+      int max = clusterConfig(p).crossGroup().maxGroups();
       if (groups > max) {
         throw new WorkloadException(XG_PROPORTION + " > 0: an audit reads all " + groups
             + " groups in one transaction, and the client allows at most " + max
@@ -102,18 +114,6 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   /** Whether transfers may cross groups (only the sum over every group is then invariant). */
   boolean acrossGroups() {
     return xgProportion > 0;
-  }
-
-  private ClusterConfig clusterConfig() throws WorkloadException {
-    String file = props.getProperty(PaxosCpDB.CONFIG);
-    if (file == null) {
-      throw new WorkloadException(PaxosCpDB.CONFIG + " is required");
-    }
-    try {
-      return ClusterConfig.fromProperties(KeyFiles.read(Path.of(file)));
-    } catch (IllegalArgumentException | UncheckedIOException e) {
-      throw new WorkloadException("bad cluster configuration " + file + ": " + e.getMessage(), e);
-    }
   }
 
   String group(long g) {
@@ -203,23 +203,24 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   private void auditAll(DB db, State s) {
     s.binding().beginMulti();
     long sum = 0;
-    boolean complete = true;
-    for (int g = 0; g < groups && complete; g++) {
-      for (int a = 0; a < accounts && complete; a++) {
-        Optional<Long> b = balance(db, group(g), a);
-        complete = b.isPresent();
-        sum += b.orElse(0L);
+    int listed = 0;
+    for (int g = 0; g < groups; g++) {
+      Optional<Listing> l = list(db, group(g));
+      if (l.isEmpty()) {
+        s.binding().abort();
+        return;
       }
-    }
-    if (!complete) {
-      s.binding().abort();
-      return;
+      sum += l.get().sum();
+      listed += l.get().accounts();
     }
     PaxosCpDB.CommitInfo info = s.binding().commit();
-    if (info.outcome() == PaxosCpDB.Outcome.COMMITTED && sum != groupTotal() * groups) {
-      Measurements.getMeasurements().measure("AUDIT-ANOMALY", 0);
-      System.err.println("audit of every group at DC " + s.binding().homeDc() + " counted "
-          + sum + ", expected " + groupTotal() * groups);
+    if (info.outcome() == PaxosCpDB.Outcome.COMMITTED) {
+      audits.incrementAndGet();
+      if (sum != groupTotal() * groups || listed != accounts * groups) {
+        anomaly("audit of every group at DC " + s.binding().homeDc() + " listed " + listed
+            + " accounts holding " + sum + ", expected " + accounts * groups + " holding "
+            + groupTotal() * groups);
+      }
     }
   }
 
@@ -234,19 +235,67 @@ public class ClosedEconomyWorkload extends TxnWorkload {
     if (!s.binding().begin(group)) {
       return;
     }
-    long sum = 0;
-    boolean complete = true;
-    for (int a = 0; a < accounts && complete; a++) {
-      Optional<Long> b = balance(db, group, a);
-      complete = b.isPresent();
-      sum += b.orElse(0L);
+    Optional<Listing> l = list(db, group);
+    if (l.isEmpty()) {
+      s.binding().abort();
+      return;
     }
     PaxosCpDB.CommitInfo info = s.binding().commit();
-    if (complete && info.outcome() == PaxosCpDB.Outcome.COMMITTED && sum != groupTotal()) {
-      Measurements.getMeasurements().measure("AUDIT-ANOMALY", 0);
-      System.err.println("audit of group " + group + " at DC " + s.binding().homeDc()
-          + " counted " + sum + ", expected " + groupTotal());
+    if (info.outcome() == PaxosCpDB.Outcome.COMMITTED) {
+      audits.incrementAndGet();
+      if (l.get().sum() != groupTotal() || l.get().accounts() != accounts) {
+        anomaly("audit of group " + group + " at DC " + s.binding().homeDc() + " listed "
+            + l.get().accounts() + " accounts holding " + l.get().sum() + ", expected "
+            + accounts + " holding " + groupTotal());
+      }
     }
+  }
+
+  private void anomaly(String what) {
+    auditAnomalies.incrementAndGet();
+    firstAuditAnomaly.compareAndSet(null, what);
+    Measurements.getMeasurements().measure("AUDIT-ANOMALY", 0);
+    System.err.println(what);
+  }
+
+  /**
+   * What an audit's listing of one group found: the accounts listed and their total; an account
+   * without a balance (or an unreadable one) counts as listed and marks the listing malformed,
+   * which the caller reports as a wrong number of accounts.
+   */
+  record Listing(int accounts, long sum) {}
+
+  /**
+   * The accounts of {@code group} in the open transaction, listed by one range read from the
+   * group's first key, one record past the accounts expected so that an extra one shows; empty
+   * when the scan failed (the transaction aborted, no DC answered, the cluster is below version
+   * 4).
+   */
+  private Optional<Listing> list(DB db, String group) {
+    Vector<HashMap<String, ByteIterator>> rows = new Vector<>();
+    Status st = db.scan(group, "", accounts + 1, Set.of(PaxosCpDB.VALUE_FIELD), rows);
+    if (!st.isOk()) {
+      return Optional.empty();
+    }
+    long sum = 0;
+    int listed = 0;
+    for (HashMap<String, ByteIterator> row : rows) {
+      ByteIterator v = row.get(PaxosCpDB.VALUE_FIELD);
+      long b;
+      try {
+        b = v == null ? Long.MIN_VALUE : AttributeWorkload.parse(v);
+      } catch (NumberFormatException e) {
+        b = Long.MIN_VALUE;
+      }
+      if (b == Long.MIN_VALUE) {
+        // Not an account: counted so that the listing's length is wrong.
+        listed += accounts + 1;
+        continue;
+      }
+      listed++;
+      sum += b;
+    }
+    return Optional.of(new Listing(listed, sum));
   }
 
   private static Optional<Long> balance(DB db, String group, int account) {
@@ -273,7 +322,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
     if (!Boolean.parseBoolean(props.getProperty("dotransactions", "true"))) {
       return;
     }
-    ClusterConfig cluster = clusterConfig();
+    ClusterConfig cluster = clusterConfig(props);
     long expected = groupTotal() * groups;
     long ops = Math.max(1, operations.get());
     List<String> problems = new ArrayList<>();
@@ -289,8 +338,15 @@ public class ClosedEconomyWorkload extends TxnWorkload {
       worst = Math.max(worst, score);
       System.out.println("[VALIDATION], DC " + dc + " counted total, " + t.counted());
     }
+    if (auditAnomalies.get() > 0) {
+      // A committed audit read one snapshot: a wrong list or total there is a violation too.
+      problems.add(auditAnomalies.get() + " committed audit(s) listed wrong accounts or totals; "
+          + "the first: " + firstAuditAnomaly.get());
+    }
     System.out.println("[VALIDATION], Expected total, " + expected);
     System.out.println("[VALIDATION], Operations, " + operations.get());
+    System.out.println("[VALIDATION], Audits, " + audits.get());
+    System.out.println("[VALIDATION], Audit anomalies, " + auditAnomalies.get());
     System.out.println("[VALIDATION], AnomalyScore, " + worst);
     String result = problems.isEmpty() ? "OK" : "FAILED";
     System.out.println("[VALIDATION], Result, " + result);
@@ -321,7 +377,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
     // deadline (the lock timeout), after which the audit's reads abort it: retry past that.
     long deadline = System.nanoTime() + cluster.crossGroup().lockTimeout().multipliedBy(2)
         .plusSeconds(10).toNanos();
-    try (TxnClient c = TxnClient.builder(cluster, dc, CommitProtocol.values()[0]).build()) {
+    try (TxnClient c = validationClient(cluster, dc)) {
       while (true) {
         try {
           return auditAcrossGroups(c, dc);
@@ -362,7 +418,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   DcTotals totalsAt(ClusterConfig cluster, String dc) {
     List<String> problems = new ArrayList<>();
     long counted = 0;
-    try (TxnClient c = TxnClient.builder(cluster, dc, CommitProtocol.values()[0]).build()) {
+    try (TxnClient c = validationClient(cluster, dc)) {
       for (int g = 0; g < groups; g++) {
         String group = group(g);
         long sum = 0;

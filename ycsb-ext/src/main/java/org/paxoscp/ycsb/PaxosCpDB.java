@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -20,8 +21,10 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.CommitResult;
+import org.paxoscp.client.InvalidArgumentException;
 import org.paxoscp.client.MultiTransaction;
 import org.paxoscp.client.OutcomeUnknownException;
+import org.paxoscp.client.ScanResult;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TransactionException;
@@ -29,6 +32,8 @@ import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
 import org.paxoscp.config.KeyFiles;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.version.VersionNotActiveException;
+import org.paxoscp.wal.KeyRange;
 import site.ycsb.ByteIterator;
 import site.ycsb.DB;
 import site.ycsb.DBException;
@@ -42,20 +47,34 @@ import site.ycsb.measurements.Measurements;
  * added them).
  *
  * <p><b>Three modes.</b> Inside a transaction opened with {@link #begin}, {@code read},
- * {@code update}, {@code insert} and {@code delete} read and buffer writes in that transaction's
- * entity group (the {@code table} argument is ignored); the transactional workloads of this module
- * work this way. Inside one opened with {@link #beginMulti}, the {@code table} argument names the
- * entity group of each operation, and the transaction may span groups (a {@link
- * MultiTransaction}). Outside both, every operation is its own transaction on the entity group
- * {@code table + ":" + key} (one group per record), reads as read-only transactions: YCSB's core
- * workloads A–F run this way. A record's field {@code f} is the group's item {@code key + "." + f}.
- * {@code scan} spans records, hence groups, and is not offered ({@link Status#NOT_IMPLEMENTED}).
+ * {@code scan}, {@code update}, {@code insert} and {@code delete} read and buffer writes in that
+ * transaction's entity group (the {@code table} argument is ignored); the transactional workloads
+ * of this module work this way. Inside one opened with {@link #beginMulti}, the {@code table}
+ * argument names the entity group of each operation, and the transaction may span groups (a
+ * {@link MultiTransaction}). Outside both, every operation is its own transaction, reads and scans
+ * read-only ones: YCSB's core workloads A–F run this way. Their entity group is set by
+ * {@value #GROUPING}: {@code record} (the default) puts each record in a group of its own,
+ * {@code table + ":" + key}, so that operations on different records never contend, and
+ * {@code scan}, which spans records, answers {@link Status#NOT_IMPLEMENTED}; {@code table} puts
+ * every record of a table in the one group {@code table}, where a scan is one range read.
+ * A record's field {@code f} is the group's item {@code key + "." + f}.
+ *
+ * <p><b>Scans.</b> {@code scan(table, startkey, n, fields, result)} is a range read
+ * ({@link Transaction#scan(KeyRange, int, boolean)}) of the group from item key {@code startkey}
+ * on, in key order (UTF-8 byte order), paged until it has the items of the first {@code n}
+ * records (a record's items are adjacent: its key, a dot, a field name); each record's fields
+ * are filtered like {@code read}'s (all fields found when {@code fields} is null). In a
+ * transaction the range read joins its read set, so a concurrent insert into it makes a
+ * read-write transaction abort; the transaction's own buffered writes show in the result. A
+ * scan needs cluster version 4 ({@code range-reads}); below it the scan answers
+ * {@code VERSION_NOT_ACTIVE} and nothing is sent.
  *
  * <p><b>Properties.</b> {@value #CONFIG} (required): the cluster's client configuration, as
  * {@code ./paxoscp cluster} writes it; it holds the cluster key, so it is refused when group or
  * others may read it ({@link KeyFiles}). {@value #DC}: the home DC, or a comma-separated list that
  * the client threads take in turn (default: every DC of the cluster, in turn). {@value #PROTOCOL}:
- * the commit mode, a {@link CommitProtocol} name (default {@code cp}).
+ * the commit mode, a {@link CommitProtocol} name (default {@code cp}). {@value #GROUPING}:
+ * {@code record} (default) or {@code table}, above.
  *
  * <p><b>Measurements</b> go to YCSB's own measurement system, next to its per-operation lines:
  * {@code COMMIT} (committed read-write transactions), {@code COMMIT-R<n>} (committed after n
@@ -69,6 +88,16 @@ public class PaxosCpDB extends DB {
   public static final String CONFIG = "paxoscp.config";
   public static final String DC = "paxoscp.dc";
   public static final String PROTOCOL = "paxoscp.protocol";
+  /** The entity group of an operation outside a transaction: {@code record} or {@code table}. */
+  public static final String GROUPING = "paxoscp.grouping";
+
+  /** The entity groups of operations outside a transaction ({@value #GROUPING}). */
+  public enum Grouping {
+    /** Each record is an entity group of its own, {@code table + ":" + key}. */
+    RECORD,
+    /** Every record of a table is in the entity group named by the table. */
+    TABLE
+  }
 
   /** The field that the transactional workloads store their values in. */
   public static final String VALUE_FIELD = "v";
@@ -84,8 +113,16 @@ public class PaxosCpDB extends DB {
    *
    * @param promotions how often Paxos-CP moved the transaction to a later position (0 otherwise)
    * @param readOnly whether the transaction wrote nothing (committed without the log)
+   * @param position the log position a one-group transaction committed at (its read position
+   *     when read-only), or -1: not committed, or committed across groups
    */
-  public record CommitInfo(Outcome outcome, int promotions, boolean readOnly, long latencyMicros) {}
+  public record CommitInfo(Outcome outcome, int promotions, boolean readOnly, long latencyMicros,
+      long position) {
+    /** A result without a position. */
+    public CommitInfo(Outcome outcome, int promotions, boolean readOnly, long latencyMicros) {
+      this(outcome, promotions, readOnly, latencyMicros, -1);
+    }
+  }
 
   /** Outcomes of every binding of this JVM, for the workloads' summary lines. */
   static final class Counters {
@@ -134,6 +171,7 @@ public class PaxosCpDB extends DB {
   private TxnClient client;
   private String homeDc;
   private CommitProtocol protocol;
+  private Grouping grouping;
   private List<String> fieldNames;
   private Transaction txn;
   private MultiTransaction multi;
@@ -151,17 +189,7 @@ public class PaxosCpDB extends DB {
   @Override
   public void init() throws DBException {
     Properties p = getProperties();
-    String file = p.getProperty(CONFIG);
-    if (file == null || file.isBlank()) {
-      throw new DBException(CONFIG + " must name the cluster's client configuration file"
-          + " (for example ./paxoscp-data/cluster/cluster.properties)");
-    }
-    ClusterConfig cluster;
-    try {
-      cluster = ClusterConfig.fromProperties(KeyFiles.read(Path.of(file)));
-    } catch (IllegalArgumentException | UncheckedIOException e) {
-      throw new DBException("bad cluster configuration " + file + ": " + e.getMessage(), e);
-    }
+    ClusterConfig cluster = clusterConfig(p);
     List<String> homes = new ArrayList<>();
     for (String dc : p.getProperty(DC, String.join(",", cluster.dcNames())).split(",")) {
       if (!dc.isBlank()) {
@@ -178,6 +206,7 @@ public class PaxosCpDB extends DB {
     }
     homeDc = homes.get(Math.floorMod(INSTANCES.getAndIncrement(), homes.size()));
     protocol = parseProtocol(p.getProperty(PROTOCOL, "cp"));
+    grouping = parseGrouping(p.getProperty(GROUPING, "record"));
     int fieldCount = Integer.parseInt(p.getProperty("fieldcount", "10"));
     String prefix = p.getProperty("fieldnameprefix", "field");
     fieldNames = new ArrayList<>();
@@ -185,11 +214,47 @@ public class PaxosCpDB extends DB {
       fieldNames.add(prefix + i);
     }
     try {
-      client = TxnClient.builder(cluster, homeDc, protocol).build();
+      client = openClient(cluster, homeDc, protocol);
     } catch (RuntimeException e) {
       throw new DBException("cannot start a client of DC " + homeDc + ": " + e.getMessage(), e);
     }
     CURRENT.set(this);
+  }
+
+  /**
+   * The cluster this binding talks to: read from the file {@value #CONFIG} names. Tests override
+   * it (and {@link #openClient}) to run the binding against a cluster in their own process.
+   */
+  protected ClusterConfig clusterConfig(Properties p) throws DBException {
+    String file = p.getProperty(CONFIG);
+    if (file == null || file.isBlank()) {
+      throw new DBException(CONFIG + " must name the cluster's client configuration file"
+          + " (for example ./paxoscp-data/cluster/cluster.properties)");
+    }
+    try {
+      return ClusterConfig.fromProperties(KeyFiles.read(Path.of(file)));
+    } catch (IllegalArgumentException | UncheckedIOException e) {
+      throw new DBException("bad cluster configuration " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The client of this binding's thread, homed at {@code homeDc}; closed with the binding. */
+  protected TxnClient openClient(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
+    return TxnClient.builder(cluster, homeDc, protocol).build();
+  }
+
+  /**
+   * Parses {@value #GROUPING}: {@code record} or {@code table}, case-insensitive.
+   *
+   * @throws DBException naming both
+   */
+  public static Grouping parseGrouping(String name) throws DBException {
+    for (Grouping g : Grouping.values()) {
+      if (g.name().equalsIgnoreCase(name.trim())) {
+        return g;
+      }
+    }
+    throw new DBException(GROUPING + ": unknown grouping '" + name + "'; one of [record, table]");
   }
 
   /**
@@ -227,6 +292,11 @@ public class PaxosCpDB extends DB {
   /** This binding's commit mode. */
   public CommitProtocol protocol() {
     return protocol;
+  }
+
+  /** The entity groups of this binding's operations outside a transaction. */
+  public Grouping grouping() {
+    return grouping;
   }
 
   // ---- the transaction boundary -----------------------------------------------------------
@@ -300,10 +370,12 @@ public class PaxosCpDB extends DB {
         // A read-only transaction commits at its read position, outside the log; a read-write
         // one at a later position.
         boolean readOnly = r.position() == t.readPosition();
-        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), readOnly, micros(start));
+        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), readOnly, micros(start),
+            r.position());
       } else {
         CommitResult r = m.commit();
-        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), !multiWrote, micros(start));
+        info = new CommitInfo(Outcome.COMMITTED, r.promotions(), !multiWrote, micros(start),
+            m.groups().size() == 1 && multiWrote ? r.position() : -1);
         if (m.groups().size() > 1 && multiWrote) {
           COUNTERS.crossGroup.increment();
           measure("COMMIT-XG", (int) Math.min(Integer.MAX_VALUE, info.latencyMicros()));
@@ -375,7 +447,7 @@ public class PaxosCpDB extends DB {
     }
     Transaction t;
     try {
-      t = client.begin(recordGroup(table, key));
+      t = client.begin(group(table, key));
     } catch (TransactionException e) {
       return unavailable(e);
     }
@@ -414,9 +486,109 @@ public class PaxosCpDB extends DB {
   @Override
   public Status scan(String table, String startkey, int recordcount, Set<String> fields,
       Vector<HashMap<String, ByteIterator>> result) {
-    // A scan spans records, and each record is an entity group of its own: no transaction of
-    // this system covers it.
-    return Status.NOT_IMPLEMENTED;
+    if (openButFinished()) {
+      return FINISHED;
+    }
+    if (recordcount < 1) {
+      return new Status("BAD_REQUEST", "a scan asks for at least one record, not " + recordcount);
+    }
+    if (multi != null) {
+      return scanRecords((range, limit) -> multi.scan(table, range, limit, false), startkey,
+          recordcount, fields, result);
+    }
+    if (txn != null) {
+      Transaction t = txn;
+      return scanRecords((range, limit) -> t.scan(range, limit, false), startkey, recordcount,
+          fields, result);
+    }
+    if (grouping == Grouping.RECORD) {
+      // Each record is a group of its own: no range read of one group spans records.
+      return new Status("NOT_IMPLEMENTED", "a scan outside a transaction needs "
+          + GROUPING + "=table (each record is an entity group of its own)");
+    }
+    Transaction t;
+    try {
+      t = client.begin(table);
+    } catch (TransactionException e) {
+      return unavailable(e);
+    }
+    Status s = scanRecords((range, limit) -> t.scan(range, limit, false), startkey, recordcount,
+        fields, result);
+    if (t.isActive()) {
+      // Read-only: commits at once, outside the log.
+      t.commit();
+    }
+    return s;
+  }
+
+  private static final Status SCAN_ABORTED = new Status("ABORTED", "the transaction aborted in "
+      + "a scan: a cross-group transaction not resolved yet writes in the range, or the read "
+      + "position was collected");
+
+  /** One page of a range read in the open transaction or group. */
+  @FunctionalInterface
+  private interface Pager {
+    ScanResult page(KeyRange range, int limit);
+  }
+
+  /**
+   * The records from {@code startkey} on, {@code recordcount} of them at most, paged: a record is
+   * complete once an item of the next record (or the group's end) was seen, so the scan reads one
+   * item past the last record returned.
+   */
+  private Status scanRecords(Pager pager, String startkey, int recordcount, Set<String> fields,
+      Vector<HashMap<String, ByteIterator>> result) {
+    KeyRange range;
+    try {
+      range = new KeyRange(startkey, null);
+    } catch (IllegalArgumentException e) {
+      return new Status("BAD_REQUEST", e.getMessage());
+    }
+    Map<String, HashMap<String, ByteIterator>> records = new LinkedHashMap<>();
+    int perRecord = Math.max(1, fieldNames.size());
+    try {
+      boolean done = false;
+      while (!done) {
+        long want = (long) (recordcount - records.size()) * perRecord + 1;
+        ScanResult page = pager.page(range, (int) Math.min(Transaction.MAX_SCAN_LIMIT, want));
+        for (ScanResult.Entry e : page.entries()) {
+          int dot = e.key().lastIndexOf('.');
+          if (dot <= 0) {
+            continue; // not an item of a record of this binding
+          }
+          String record = e.key().substring(0, dot);
+          String field = e.key().substring(dot + 1);
+          HashMap<String, ByteIterator> r = records.get(record);
+          if (r == null) {
+            if (records.size() == recordcount) {
+              done = true;
+              break;
+            }
+            r = new HashMap<>();
+            records.put(record, r);
+          }
+          if (fields == null || fields.contains(field)) {
+            r.put(field, new StringByteIterator(e.valueString()));
+          }
+        }
+        if (!page.hasMore()) {
+          break;
+        }
+        range = page.rest().orElseThrow();
+      }
+    } catch (TransactionAbortedException e) {
+      // One description for all, so that YCSB counts them on one line.
+      return SCAN_ABORTED;
+    } catch (TransactionException e) {
+      return unavailable(e);
+    } catch (VersionNotActiveException e) {
+      return new Status("VERSION_NOT_ACTIVE", e.getMessage());
+    } catch (InvalidArgumentException e) {
+      // Too many separate ranges, or an entry too large for one datagram: nothing recorded.
+      return new Status("BAD_REQUEST", e.getMessage());
+    }
+    result.addAll(records.values());
+    return Status.OK;
   }
 
   @Override
@@ -463,7 +635,7 @@ public class PaxosCpDB extends DB {
 
   private Status autocommit(String table, String key,
       Consumer<Transaction> body) {
-    if (!begin(recordGroup(table, key))) {
+    if (!begin(group(table, key))) {
       return Status.SERVICE_UNAVAILABLE;
     }
     body.accept(txn);
@@ -513,5 +685,10 @@ public class PaxosCpDB extends DB {
   /** The entity group of one YCSB record (core workloads): one group per record. */
   static String recordGroup(String table, String key) {
     return table + ":" + key;
+  }
+
+  /** The entity group of an operation on record {@code key} outside a transaction. */
+  private String group(String table, String key) {
+    return grouping == Grouping.TABLE ? table : recordGroup(table, key);
   }
 }

@@ -1,10 +1,16 @@
 package org.paxoscp.ycsb;
 
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import org.paxoscp.client.CommitProtocol;
+import org.paxoscp.client.TxnClient;
+import org.paxoscp.config.KeyFiles;
+import org.paxoscp.transport.ClusterConfig;
 import site.ycsb.ByteIterator;
 import site.ycsb.StringByteIterator;
 import site.ycsb.Workload;
@@ -37,6 +43,28 @@ abstract class TxnWorkload extends Workload {
   public Object initThread(Properties p, int threadId, int threadCount)
       throws WorkloadException {
     return new State(TxnWorkloads.binding(), new SplittableRandom(seeds.incrementAndGet()));
+  }
+
+  /**
+   * The cluster the binding's file ({@value PaxosCpDB#CONFIG}) names, for the validation's own
+   * clients. Tests override it (and {@link #validationClient}) to validate a cluster in their
+   * own process.
+   */
+  ClusterConfig clusterConfig(Properties p) throws WorkloadException {
+    String file = p.getProperty(PaxosCpDB.CONFIG);
+    if (file == null) {
+      throw new WorkloadException(PaxosCpDB.CONFIG + " is required");
+    }
+    try {
+      return ClusterConfig.fromProperties(KeyFiles.read(Path.of(file)));
+    } catch (IllegalArgumentException | UncheckedIOException e) {
+      throw new WorkloadException("bad cluster configuration " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** A client of DC {@code dc} for the validation's reads; the caller closes it. */
+  TxnClient validationClient(ClusterConfig cluster, String dc) {
+    return TxnClient.builder(cluster, dc, CommitProtocol.values()[0]).build();
   }
 
   /** Prints every transaction's outcome, next to YCSB's own measurements. */
