@@ -604,7 +604,7 @@ public final class Transaction {
 
   @Override
   public String toString() {
- return "Transaction[" + txnId + " group=" + group + " r=" + readPosition + " reads="
+    return "Transaction[" + txnId + " group=" + group + " r=" + readPosition + " reads="
         + reads.keySet() + (scannedRanges.isEmpty() ? "" : " ranges=" + scannedRanges)
         + " writes=" + writes.keySet() + (isActive() ? "" : " finished") + "]";
   }
