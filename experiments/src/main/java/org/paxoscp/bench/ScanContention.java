@@ -35,16 +35,29 @@ import org.paxoscp.wal.LogValue;
  * The paper's contention workload (section 6, Figure 6: clients with Poisson arrivals, each
  * transaction {@code ops} reads or writes of attributes of one entity group, with application
  * time per operation) where a share of the operations are short range reads: a read slot becomes,
- * with probability {@code scanShare / readFraction}, a scan of {@code scanKeys} keys from a random
- * attribute. With {@code scans} off the same slot is a get of that attribute instead, and every
- * random draw is the same, so the two runs differ only in the scans. Used by
- * {@code paxoscp bench-scan}.
+ * with probability {@code scanShare / readFraction}, a <em>scan slot</em>, read as {@link ReadSlot}
+ * says: a get of a random attribute (the baseline), a scan of {@code scanKeys} keys from it, or
+ * gets of those same {@code scanKeys} keys one by one. Every random draw is the same whatever the
+ * slot, so runs differ only in how their scan slots read. Used by {@code paxoscp bench-scan}.
  *
  * <p>Waiting between operations and between arrivals is the workload's own think time, so this
  * class sleeps on purpose.
  */
 public final class ScanContention {
   private ScanContention() {}
+
+  /** How a scan slot reads, from the slot's attribute {@code s}. */
+  public enum ReadSlot {
+    /** A get of {@code key(s)}: one key, as any other read (the baseline, "gets only"). */
+    ONE_GET,
+    /** A scan of {@code scanKeys} keys from {@code key(s)}: one range read. */
+    SCAN,
+    /**
+     * Gets of {@code key(s) .. key(s + scanKeys - 1)}, one by one: the keys the scan returns
+     * (every attribute is preloaded), without a range.
+     */
+    KEY_GETS
+  }
 
   /**
    * @param group the entity group
@@ -55,17 +68,18 @@ public final class ScanContention {
    * @param readFraction probability an operation reads
    * @param scanShare probability an operation is a scan (at most {@code readFraction})
    * @param scanKeys keys per scan
-   * @param scans whether scan slots scan (else they get one key)
+   * @param slot how a scan slot reads
    * @param txnsPerClient transactions per client
    * @param rate Poisson arrivals per client per second
    * @param opTime application time per operation
-   * @param seed seeds every choice; the same seed gives the same choices in both forms
+   * @param seed seeds every choice; the same seed gives the same choices whatever the slot
    */
   public record Spec(String group, List<String> homes, int clients, int attributes, int ops,
-      double readFraction, double scanShare, int scanKeys, boolean scans, int txnsPerClient,
+      double readFraction, double scanShare, int scanKeys, ReadSlot slot, int txnsPerClient,
       double rate, Duration opTime, long seed) {
     public Spec {
       homes = List.copyOf(homes);
+      java.util.Objects.requireNonNull(slot, "slot");
       if (clients < 1 || attributes < scanKeys || scanKeys < 1 || ops < 1 || txnsPerClient < 1
           || !(rate > 0) || scanShare < 0 || scanShare > readFraction || readFraction > 1) {
         throw new IllegalArgumentException("clients, ops, transactions, scan keys >= 1, "
@@ -78,7 +92,8 @@ public final class ScanContention {
    * One transaction as its client saw it.
    *
    * @param outcome committed, read_only, aborted, unknown or unavailable
-   * @param scanned whether it made a range read
+   * @param scanned whether it read a scan slot as its {@link ReadSlot} says: made a range read
+   *     ({@code SCAN}) or got the slot's keys ({@code KEY_GETS}); never for {@code ONE_GET}
    * @param position the commit position (or -1)
    * @param reason why it aborted, as the client was told ("" otherwise)
    * @param readKeys the keys it got from the store
@@ -173,7 +188,7 @@ public final class ScanContention {
 
   private static Txn runOne(Spec spec, TxnClient txc, SplittableRandom rnd, Histogram latency)
       throws InterruptedException {
-    // Draw every operation first: both forms of the workload make the same draws.
+    // Draw every operation first: every form of the workload makes the same draws.
     int n = spec.ops();
     double[] u = new double[n];
     int[] a = new int[n];
@@ -194,21 +209,24 @@ public final class ScanContention {
     Set<String> readKeys = new TreeSet<>();
     Set<String> written = new TreeSet<>();
     List<KeyRange> ranges = new ArrayList<>();
+    boolean slotRead = false;
     double scanSlot = spec.readFraction() == 0 ? 0 : spec.scanShare() / spec.readFraction();
     try {
       for (int op = 0; op < n; op++) {
         if (u[op] < spec.readFraction()) {
-          if (v[op] < scanSlot && spec.scans()) {
+          if (v[op] < scanSlot && spec.slot() == ReadSlot.SCAN) {
             String from = key(s[op]);
             ScanResult r = tx.scan(from, null, spec.scanKeys());
             KeyRange whole = new KeyRange(from, null);
             ranges.add(r.hasMore() ? whole.through(r.lastKey().orElseThrow()) : whole);
-          } else {
-            String k = key(v[op] < scanSlot ? s[op] : a[op]);
-            tx.get(k);
-            if (!written.contains(k)) {
-              readKeys.add(k);
+            slotRead = true;
+          } else if (v[op] < scanSlot && spec.slot() == ReadSlot.KEY_GETS) {
+            for (int k = s[op]; k < s[op] + spec.scanKeys(); k++) {
+              get(tx, key(k), written, readKeys);
             }
+            slotRead = true;
+          } else {
+            get(tx, key(v[op] < scanSlot ? s[op] : a[op]), written, readKeys);
           }
         } else {
           String k = key(a[op]);
@@ -221,31 +239,39 @@ public final class ScanContention {
       }
     } catch (UnavailableException e) {
       tx.abort();
-      return new Txn(tx.txnId(), "unavailable", !ranges.isEmpty(), tx.readPosition(), -1, "",
+      return new Txn(tx.txnId(), "unavailable", slotRead, tx.readPosition(), -1, "",
           readKeys, ranges);
     } catch (TransactionAbortedException e) {
-      return new Txn(tx.txnId(), "aborted", !ranges.isEmpty(), tx.readPosition(), -1,
+      return new Txn(tx.txnId(), "aborted", slotRead, tx.readPosition(), -1,
           e.result().reason(), readKeys, ranges);
     }
     long t0 = System.nanoTime();
     try {
       CommitResult r = tx.commit();
       if (written.isEmpty()) {
-        return new Txn(tx.txnId(), "read_only", !ranges.isEmpty(), tx.readPosition(),
+        return new Txn(tx.txnId(), "read_only", slotRead, tx.readPosition(),
             r.position(), "", readKeys, ranges);
       }
       latency.recordValue(Math.max(1, (System.nanoTime() - t0) / 1000));
-      return new Txn(tx.txnId(), "committed", !ranges.isEmpty(), tx.readPosition(),
+      return new Txn(tx.txnId(), "committed", slotRead, tx.readPosition(),
           r.position(), "", readKeys, ranges);
     } catch (TransactionAbortedException e) {
-      return new Txn(tx.txnId(), "aborted", !ranges.isEmpty(), tx.readPosition(), -1,
+      return new Txn(tx.txnId(), "aborted", slotRead, tx.readPosition(), -1,
           e.result().reason(), readKeys, ranges);
     } catch (OutcomeUnknownException e) {
-      return new Txn(tx.txnId(), "unknown", !ranges.isEmpty(), tx.readPosition(), -1, "",
+      return new Txn(tx.txnId(), "unknown", slotRead, tx.readPosition(), -1, "",
           readKeys, ranges);
     } catch (UnavailableException e) {
-      return new Txn(tx.txnId(), "unavailable", !ranges.isEmpty(), tx.readPosition(), -1, "",
+      return new Txn(tx.txnId(), "unavailable", slotRead, tx.readPosition(), -1, "",
           readKeys, ranges);
+    }
+  }
+
+  /** Gets {@code k}, recording it as read unless the transaction wrote it first. */
+  private static void get(Transaction tx, String k, Set<String> written, Set<String> readKeys) {
+    tx.get(k);
+    if (!written.contains(k)) {
+      readKeys.add(k);
     }
   }
 

@@ -15,6 +15,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.HdrHistogram.Histogram;
 import org.paxoscp.bench.ScanContention;
 import org.paxoscp.check.CheckResult;
@@ -38,18 +40,22 @@ import picocli.CommandLine.Option;
  * default, the paper's round-trip times), three parts whose rows are measured in the same run:
  * (a) a range read of {@code --scan-size} keys against a get of one key, both at the client's
  * home DC, interleaved; (b) commits per second of the paper's contention workload with a share of
- * the operations as short scans, beside the same workload with gets in their place, run side by
- * side on two groups, per commit mode; (c) which of the scan workload's aborts a range caused,
- * inferred from the logs (the client is told the position it lost to, not whether a key or a
- * range conflicted). Every group of (b) is judged by the serializability checker.
+ * the operations as short scans, beside the same workload with a get of one key in their place
+ * and the same workload with gets of the keys each scan returns in their place, run side by side
+ * on three groups, per commit mode (the scans against the one-key gets is the target; against
+ * the gets of the same keys it is the cost of the range itself, the read sets being equal);
+ * (c) which of each workload's aborts a range caused, inferred from the logs (the client is told
+ * the position it lost to, not whether a key or a range conflicted). Every group of (b) is
+ * judged by the serializability checker.
  *
  * <p>Exit codes: 0 done (whatever the numbers); 1 a checker violation; 2 usage.
  */
 @Command(name = "bench-scan", mixinStandardHelpOptions = true,
     footer = {"%nWrites scan.csv under --out.", "%nExplained in docs/benchmarks.md."},
     description = "Measure range reads on a local cluster: a scan's latency against a get's, "
-        + "commits/s of the paper's contention workload with short scans against gets only per "
-        + "commit mode, and the share of aborts that ranges caused.")
+        + "commits/s of the paper's contention workload with short scans against gets only and "
+        + "against gets of the same keys per commit mode, and the share of aborts that ranges "
+        + "caused.")
 public final class ScanBenchCommand implements Callable<Integer> {
 
   @Mixin
@@ -136,9 +142,14 @@ public final class ScanBenchCommand implements Callable<Integer> {
 
   private final PrintStream o = System.out;
 
-  /** One row of part (b) and (c). */
+  /**
+   * One row of part (b) and (c).
+   *
+   * @param ratio commits/s against gets only (NaN on the gets-only row)
+   * @param vsKeyGets commits/s against the key gets (NaN except on the scans row)
+   */
   private record Row(String mode, String workload, ScanContention.Result r, double ratio,
-      long rangeAborts, long keyAborts, long otherAborts, long abortedScanning,
+      double vsKeyGets, long rangeAborts, long keyAborts, long otherAborts, long abortedScanning,
       long abortedOther, String checker) {}
 
   @Override
@@ -151,7 +162,7 @@ public final class ScanBenchCommand implements Callable<Integer> {
           "need --home among --dcs, 1 <= --scan-size <= --keys, --samples >= 1");
     }
     // Checks the rest of part (b)'s settings before anything starts.
-    spec("check", true);
+    spec("check", ScanContention.ReadSlot.SCAN);
     ClusterConfig.Wan wan = wanOptions.wan(dcs);
     o.printf(Locale.ROOT, "bench-scan: dcs=%s store=%s wan=%s home=%s seed=%d%n", dcs, store,
         wanOptions.summary(wan, dcs), home, seedOption.seed());
@@ -168,26 +179,37 @@ public final class ScanBenchCommand implements Callable<Integer> {
       scan = lat[1];
       for (CommitProtocol p : protocols) {
         String mode = p.name().toLowerCase(Locale.ROOT);
-        o.printf(Locale.ROOT, "(b) %s: %d clients x %d transactions per workload, both "
+        o.printf(Locale.ROOT, "(b) %s: %d clients x %d transactions per workload, all three "
             + "workloads side by side ...%n", mode, clients, txns);
         Path dir = history.resolve(mode);
-        ScanContention.Spec gets = spec("bench-scan-" + mode + "-gets", false);
-        ScanContention.Spec scans = spec("bench-scan-" + mode + "-scans", true);
+        ScanContention.Spec gets = spec("bench-scan-" + mode + "-gets",
+            ScanContention.ReadSlot.ONE_GET);
+        ScanContention.Spec scans = spec("bench-scan-" + mode + "-scans",
+            ScanContention.ReadSlot.SCAN);
+        ScanContention.Spec keyGets = spec("bench-scan-" + mode + "-keygets",
+            ScanContention.ReadSlot.KEY_GETS);
         try (TxnClient c = cluster.client(home, CommitProtocol.CP)) {
           ScanContention.preload(c, gets.group(), attributes);
           ScanContention.preload(c, scans.group(), attributes);
+          ScanContention.preload(c, keyGets.group(), attributes);
         }
-        ScanContention.Result[] res = runSideBySide(cluster, p, dir, gets, scans);
-        Row g = judge(cluster, mode, "gets only", gets, res[0], dir, Double.NaN);
-        Row s = judge(cluster, mode, Math.round(scanShare * 100) + "% " + scanKeys
-            + "-key scans", scans, res[1], dir, res[1].commitsPerSecond()
-            / res[0].commitsPerSecond());
+        ScanContention.Result[] res = runSideBySide(cluster, p, dir, gets, scans, keyGets);
+        String share = Math.round(scanShare * 100) + "% " + scanKeys;
+        Row g = judge(cluster, mode, "gets only", gets, res[0], dir, Double.NaN, Double.NaN);
+        Row s = judge(cluster, mode, share + "-key scans", scans, res[1], dir,
+            res[1].commitsPerSecond() / res[0].commitsPerSecond(),
+            res[1].commitsPerSecond() / res[2].commitsPerSecond());
+        Row k = judge(cluster, mode, share + "-key gets", keyGets, res[2], dir,
+            res[2].commitsPerSecond() / res[0].commitsPerSecond(), Double.NaN);
         rows.add(g);
         rows.add(s);
-        safe &= g.checker().startsWith("ok") && s.checker().startsWith("ok");
-        o.printf(Locale.ROOT, "  %s: gets only %d/%d committed, with scans %d/%d; checker %s, "
-            + "%s%n", mode, res[0].committed(), res[0].txns().size(), res[1].committed(),
-            res[1].txns().size(), g.checker(), s.checker());
+        rows.add(k);
+        safe &= g.checker().startsWith("ok") && s.checker().startsWith("ok")
+            && k.checker().startsWith("ok");
+        o.printf(Locale.ROOT, "  %s: gets only %d/%d committed, with scans %d/%d, with %d-key "
+            + "gets %d/%d; checker %s, %s, %s%n", mode, res[0].committed(), res[0].txns().size(),
+            res[1].committed(), res[1].txns().size(), scanKeys, res[2].committed(),
+            res[2].txns().size(), g.checker(), s.checker(), k.checker());
       }
     } finally {
       deleteRecursively(dataDir);
@@ -202,10 +224,10 @@ public final class ScanBenchCommand implements Callable<Integer> {
     return safe ? 0 : 1;
   }
 
-  private ScanContention.Spec spec(String group, boolean withScans) {
+  private ScanContention.Spec spec(String group, ScanContention.ReadSlot slot) {
     try {
       return new ScanContention.Spec(group, List.of(home), clients, attributes, ops,
-          readFraction, scanShare, scanKeys, withScans, txns, rate, Duration.ofMillis(opMs),
+          readFraction, scanShare, scanKeys, slot, txns, rate, Duration.ofMillis(opMs),
           seedOption.seed());
     } catch (IllegalArgumentException e) {
       throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -273,21 +295,45 @@ public final class ScanBenchCommand implements Callable<Integer> {
     return new Histogram[] {get, scan};
   }
 
-  /** Runs both workloads at once, each client recording its history under {@code dir}. */
+  /**
+   * Runs the workloads all at once, each on a thread of its own (not the common pool, which may
+   * have fewer threads than workloads), each client recording its history under {@code dir}.
+   * Returns their results in the order given.
+   */
   private ScanContention.Result[] runSideBySide(LocalCluster cluster, CommitProtocol p, Path dir,
-      ScanContention.Spec gets, ScanContention.Spec scans) throws InterruptedException {
-    try (HistoryRecorder hg = HistoryRecorder.append(HistoryFiles.historyDir(dir)
-        .resolve(gets.group() + ".jsonl"));
-        HistoryRecorder hs = HistoryRecorder.append(HistoryFiles.historyDir(dir)
-            .resolve(scans.group() + ".jsonl"))) {
-      CompletableFuture<ScanContention.Result> fg = CompletableFuture.supplyAsync(() ->
-          runQuietly(gets, h -> cluster.client(h, p, hg)));
-      CompletableFuture<ScanContention.Result> fs = CompletableFuture.supplyAsync(() ->
-          runQuietly(scans, h -> cluster.client(h, p, hs)));
+      ScanContention.Spec... specs) throws InterruptedException {
+    List<HistoryRecorder> recorders = new ArrayList<>();
+    ExecutorService runners = Executors.newFixedThreadPool(specs.length,
+        r -> {
+          Thread t = new Thread(r, "scan-bench-workload");
+          t.setDaemon(true);
+          return t;
+        });
+    try {
+      for (ScanContention.Spec spec : specs) {
+        recorders.add(HistoryRecorder.append(HistoryFiles.historyDir(dir)
+            .resolve(spec.group() + ".jsonl")));
+      }
+      List<CompletableFuture<ScanContention.Result>> futures = new ArrayList<>();
+      for (int i = 0; i < specs.length; i++) {
+        ScanContention.Spec spec = specs[i];
+        HistoryRecorder h = recorders.get(i);
+        futures.add(CompletableFuture.supplyAsync(() ->
+            runQuietly(spec, dc -> cluster.client(dc, p, h)), runners));
+      }
+      ScanContention.Result[] results = new ScanContention.Result[specs.length];
       try {
-        return new ScanContention.Result[] {fg.join(), fs.join()};
+        for (int i = 0; i < specs.length; i++) {
+          results[i] = futures.get(i).join();
+        }
       } catch (CompletionException e) {
         throw new IllegalStateException("a workload failed: " + e.getCause(), e.getCause());
+      }
+      return results;
+    } finally {
+      runners.shutdownNow();
+      for (HistoryRecorder h : recorders) {
+        h.close();
       }
     }
   }
@@ -307,7 +353,8 @@ public final class ScanBenchCommand implements Callable<Integer> {
    * aborts by cause.
    */
   private Row judge(LocalCluster cluster, String mode, String workload,
-      ScanContention.Spec spec, ScanContention.Result r, Path dir, double ratio) {
+      ScanContention.Spec spec, ScanContention.Result r, Path dir, double ratio,
+      double vsKeyGets) {
     long upTo = cluster.catchUpAll(spec.group(), r.provenPosition(), Duration.ofSeconds(10));
     Map<String, SortedMap<Long, LogValue>> logs = cluster.logs(spec.group(), upTo);
     cluster.exportWal(dir, spec.group(), upTo);
@@ -342,7 +389,8 @@ public final class ScanBenchCommand implements Callable<Integer> {
         default -> other++;
       }
     }
-    return new Row(mode, workload, r, ratio, range, key, other, scanning, notScanning, checker);
+    return new Row(mode, workload, r, ratio, vsKeyGets, range, key, other, scanning, notScanning,
+        checker);
   }
 
   private static double ms(Histogram h, double pct) {
@@ -361,17 +409,21 @@ public final class ScanBenchCommand implements Callable<Integer> {
     o.println();
     o.printf(Locale.ROOT, "(b) contention workload: %d clients at %s, %.1f txn/s each, %d ops "
         + "(%.0f%% reads), %d attributes, %d ms per op; the scan workload turns %.0f%% of the "
-        + "operations into %d-key scans%n", clients, home, rate, ops, readFraction * 100,
-        attributes, opMs, scanShare * 100, scanKeys);
-    o.printf(Locale.ROOT, "%-7s %-18s %5s %9s %7s %9s %9s %9s  %s%n", "mode", "workload", "txns",
-        "committed", "aborted", "commits/s", "ratio", "p50 ms", "checker");
+        + "operations into %d-key scans, the key-gets workload into gets of the same %d keys%n",
+        clients, home, rate, ops, readFraction * 100, attributes, opMs, scanShare * 100, scanKeys,
+        scanKeys);
+    o.printf(Locale.ROOT, "%-7s %-18s %5s %9s %7s %9s %9s %11s %9s  %s%n", "mode", "workload",
+        "txns", "committed", "aborted", "commits/s", "ratio", "vs key gets", "p50 ms", "checker");
     for (Row r : rows) {
-      o.printf(Locale.ROOT, "%-7s %-18s %5d %9d %7d %9.2f %9s %9.1f  %s%n", r.mode(),
+      o.printf(Locale.ROOT, "%-7s %-18s %5d %9d %7d %9.2f %9s %11s %9.1f  %s%n", r.mode(),
           r.workload(), r.r().txns().size(), r.r().committed(), r.r().count("aborted"),
-          r.r().commitsPerSecond(), Double.isNaN(r.ratio()) ? "" : String.format(Locale.ROOT,
-              "%.2f", r.ratio()), ms(r.r().commitMicros(), 50), r.checker());
+          r.r().commitsPerSecond(), fixed(r.ratio(), 2), fixed(r.vsKeyGets(), 2),
+          ms(r.r().commitMicros(), 50), r.checker());
     }
-    o.println("(ratio: commits/s with scans / gets only, same mode, same run; target >= 0.90)");
+    o.println("(ratio: commits/s / gets only, same mode, same run; target >= 0.90 for the scans."
+        + " The scans read about " + scanKeys + " times the keys the gets-only workload reads "
+        + "in the same slots; the key gets read exactly the scans' keys one by one, so vs key "
+        + "gets, the scans' commits/s / the key gets', is the cost of the range itself)");
     o.println();
     o.println("(c) aborts by cause, inferred from the entries chosen at the position each abort "
         + "names");
@@ -387,27 +439,34 @@ public final class ScanBenchCommand implements Callable<Integer> {
     }
     o.println("(range: a winner wrote into a range the aborted transaction scanned and into no "
         + "key it got; key: into a key it got; other: no conflict, e.g. basic Paxos's lost "
-        + "position)");
+        + "position. The key gets make no range, so their conflicts are all key. scanned/not: "
+        + "aborted transactions that read a scan slot, by a scan or by its key gets, and that "
+        + "read none)");
+  }
+
+  /** {@code v} to {@code digits} places, or "" for NaN. */
+  private static String fixed(double v, int digits) {
+    return Double.isNaN(v) ? "" : String.format(Locale.ROOT, "%." + digits + "f", v);
   }
 
   private void writeCsv(Path csv, Histogram get, Histogram scan, List<Row> rows,
       LocalCluster.StoreKind store) throws IOException {
     try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv))) {
-      w.println("part,mode,workload,txns,committed,aborted,commits_per_s,ratio,p50_ms,p99_ms,"
-          + "range_aborts,key_aborts,other_aborts,aborted_scanning,aborted_not_scanning,"
-          + "checker,store,home");
-      w.printf(Locale.ROOT, "a,,get 1 key,%d,,,,,%.3f,%.3f,,,,,,,%s,%s%n", get.getTotalCount(),
+      w.println("part,mode,workload,txns,committed,aborted,commits_per_s,ratio,"
+          + "ratio_vs_key_gets,p50_ms,p99_ms,range_aborts,key_aborts,other_aborts,"
+          + "aborted_scanning,aborted_not_scanning,checker,store,home");
+      w.printf(Locale.ROOT, "a,,get 1 key,%d,,,,,,%.3f,%.3f,,,,,,,%s,%s%n", get.getTotalCount(),
           ms(get, 50), ms(get, 99), store, home);
-      w.printf(Locale.ROOT, "a,,scan %d keys,%d,,,,%.3f,%.3f,%.3f,,,,,,,%s,%s%n", scanSize,
+      w.printf(Locale.ROOT, "a,,scan %d keys,%d,,,,%.3f,,%.3f,%.3f,,,,,,,%s,%s%n", scanSize,
           scan.getTotalCount(), ms(scan, 50) / ms(get, 50), ms(scan, 50), ms(scan, 99), store,
           home);
       for (Row r : rows) {
-        w.printf(Locale.ROOT, "b,%s,%s,%d,%d,%d,%.3f,%s,%.3f,%.3f,%d,%d,%d,%d,%d,%s,%s,%s%n",
+        w.printf(Locale.ROOT,
+            "b,%s,%s,%d,%d,%d,%.3f,%s,%s,%.3f,%.3f,%d,%d,%d,%d,%d,%s,%s,%s%n",
             r.mode(), r.workload(), r.r().txns().size(), r.r().committed(),
-            r.r().count("aborted"), r.r().commitsPerSecond(),
-            Double.isNaN(r.ratio()) ? "" : String.format(Locale.ROOT, "%.3f", r.ratio()),
-            ms(r.r().commitMicros(), 50), ms(r.r().commitMicros(), 99), r.rangeAborts(),
-            r.keyAborts(), r.otherAborts(), r.abortedScanning(), r.abortedOther(),
+            r.r().count("aborted"), r.r().commitsPerSecond(), fixed(r.ratio(), 3),
+            fixed(r.vsKeyGets(), 3), ms(r.r().commitMicros(), 50), ms(r.r().commitMicros(), 99),
+            r.rangeAborts(), r.keyAborts(), r.otherAborts(), r.abortedScanning(), r.abortedOther(),
             r.checker().startsWith("ok") ? "ok" : "violation", store, home);
       }
     }
