@@ -89,6 +89,11 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--zipfian", description = "Zipfian key choice instead of uniform.")
   boolean zipfian;
 
+  @Option(names = "--scan-share", defaultValue = "0", description = "Share of the read "
+      + "operations that are range reads over the attribute keys (docs/simulator.md, \"Range "
+      + "reads in the simulated workload\"; the test suites use 0.1). Default: ${DEFAULT-VALUE}.")
+  double scanShare;
+
   @Option(names = "--max-promotions", defaultValue = "-1",
       description = "Cap on promotions per transaction, -1 for none. Default: ${DEFAULT-VALUE}.")
   int maxPromotions;
@@ -307,6 +312,7 @@ public final class SimulateCommand implements Callable<Integer> {
         .withWorkload(clients, attributes, ops, txns)
         .withTiming(rate, Math.round(opMillis * 1000))
         .withKeys(readFraction, zipfian)
+        .withScanShare(scanShare)
         .withFaults(new SimConfig.Faults(loss, dup, reorder, partitions, crashes, outages,
             restarts, twoInstances, targeted, storeFaults, replayFault()));
   }
@@ -339,6 +345,9 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     if (zipfian) {
       b.append(" --zipfian");
+    }
+    if (scanShare > 0) {
+      b.append(" --scan-share ").append(scanShare);
     }
     if (loss > 0) {
       b.append(" --loss ").append(loss);
