@@ -30,7 +30,9 @@ final class ClientMetrics {
     /** A cross-group transaction held keys it needed. */
     LOCK,
     /** Its read position was collected (TOO_OLD). */
-    TOO_OLD;
+    TOO_OLD,
+    /** In the log, but a commutative update could not apply there (no effect). */
+    REFUSED;
 
     String tag() {
       return name().toLowerCase(Locale.ROOT);

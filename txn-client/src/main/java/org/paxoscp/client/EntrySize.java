@@ -26,7 +26,16 @@ final class EntrySize {
    * range, plus the step flag every entry of a value with ranges carries (format 3).
    */
   static int ranges(java.util.List<org.paxoscp.wal.KeyRange> ranges) {
-    if (ranges.isEmpty()) {
+    return ranges(ranges, false);
+  }
+
+  /**
+   * {@link #ranges(java.util.List)} for an entry that holds a commutative update or not: one
+   * that does is encoded in format 4, which carries the range count and the step flag even
+   * without ranges.
+   */
+  static int ranges(java.util.List<org.paxoscp.wal.KeyRange> ranges, boolean updates) {
+    if (ranges.isEmpty() && !updates) {
       return 0;
     }
     int n = varint(ranges.size()) + 1;
@@ -47,6 +56,22 @@ final class EntrySize {
     int v = valueOrNullForDelete == null ? 0
         : varint(valueOrNullForDelete.length) + valueOrNullForDelete.length;
     return string(key) + 1 + v;
+  }
+
+  /** One write of any kind: key, op byte, and the value or delta it carries. */
+  static int write(String key, org.paxoscp.wal.Mutation m) {
+    return switch (m.kind()) {
+      case PUT -> write(key, m.value().orElseThrow());
+      case DELETE -> write(key, (byte[]) null);
+      case ADD -> string(key) + 1 + 8;
+      case SET_UPDATE -> {
+        int n = string(key) + 1 + varint(m.elements().size());
+        for (String e : m.elements().keySet()) {
+          n += string(e) + 8;
+        }
+        yield n;
+      }
+    };
   }
 
   static int varint(long v) {

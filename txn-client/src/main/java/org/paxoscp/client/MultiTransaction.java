@@ -131,6 +131,48 @@ public final class MultiTransaction {
   }
 
   /**
+   * Buffers an add to a counter, as {@link Transaction#add}, joining the group if needed. In a
+   * transaction that commits in one group it is a commutative update; across groups, the commit
+   * first reads the key and writes the sum as a put (docs/client.md, "Counters and counting
+   * sets"), so it conflicts as a read-modify-write would.
+   */
+  public void add(String group, String key, long delta) {
+    part(group).add(key, delta);
+  }
+
+  /** Buffers one more count of a counting set's element: {@link #add}'s rules, per group. */
+  public void setAdd(String group, String key, String element) {
+    part(group).setAdd(key, element);
+  }
+
+  /** Buffers one count less of a counting set's element: {@link #add}'s rules, per group. */
+  public void setRemove(String group, String key, String element) {
+    part(group).setRemove(key, element);
+  }
+
+  /** The counter at {@code key} in {@code group}, as {@link Transaction#getCounter}. */
+  public long getCounter(String group, String key) {
+    Transaction t = part(group);
+    try {
+      return t.getCounter(key);
+    } catch (TransactionAbortedException e) {
+      abort();
+      throw e;
+    }
+  }
+
+  /** The elements present in a counting set, as {@link Transaction#getSet}. */
+  public java.util.SortedSet<String> getSet(String group, String key) {
+    Transaction t = part(group);
+    try {
+      return t.getSet(key);
+    } catch (TransactionAbortedException e) {
+      abort();
+      throw e;
+    }
+  }
+
+  /**
    * Commits. One group: exactly {@link Transaction#commit}. Several, read-only: commits a
    * VALIDATE entry (its reads, no writes) in every group read, in parallel, and is committed
    * when all are chosen, else aborts retryably. Several with writes: PREPARE in every group but
@@ -160,6 +202,14 @@ public final class MultiTransaction {
         // (A TransactionTooLargeException leaves it active, and so this one too.)
         finished = !only.isActive();
       }
+    }
+    try {
+      for (Transaction t : parts.values()) {
+        t.materializeUpdates();
+      }
+    } catch (TransactionAbortedException | UpdateRefusedException e) {
+      abort();
+      throw e;
     }
     CommitResult.Status outcome = CommitResult.Status.UNKNOWN;
     long decidePos = -1;

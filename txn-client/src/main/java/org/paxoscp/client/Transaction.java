@@ -21,6 +21,7 @@ import org.paxoscp.wal.LogCodec;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.Updates;
 import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.XgStep;
 
@@ -66,6 +67,8 @@ public final class Transaction {
   private final int fixedBytes;
   private int readKeyBytes;
   private int writeBytes;
+  /** How many of {@link #writes} are commutative updates. */
+  private int updates;
   private State state = State.ACTIVE;
 
   Transaction(TxnClient client, String group, String txnId, ProposerId proposerId, long readPosition,
@@ -103,13 +106,17 @@ public final class Transaction {
   }
 
   /**
-   * The value of {@code key}: this transaction's own buffered write if any (empty for a buffered
-   * delete); otherwise what a scan of this transaction found there; otherwise the value at the read position, read from the home DC's store or a
-   * service (with fail-over) and remembered, so reading a key twice gives the same answer. A
-   * key read from the store joins the read set that commit checks for conflicts.
+   * The value of {@code key}: this transaction's own buffered put or delete if any (empty for a
+   * delete); otherwise what a scan of this transaction found there; otherwise the value at the
+   * read position, read from the home DC's store or a service (with fail-over) and remembered, so
+   * reading a key twice gives the same answer. A key read from the store joins the read set that
+   * commit checks for conflicts. For a key this transaction updated ({@link #add},
+   * {@link #setAdd}, {@link #setRemove}), the value read with its own updates applied: the key
+   * joins the read set then too.
    *
    * @return the value, or empty if the key has no value
-   * @throws InvalidArgumentException for an invalid key
+   * @throws InvalidArgumentException for an invalid key, or when this transaction's own update
+   *     cannot apply to the value read (see {@link #add})
    * @throws UnavailableException if no DC could serve the read (the transaction stays usable)
    * @throws TransactionAbortedException if the read position can no longer be served, or the
    *     key is held by a cross-group transaction that is not resolved yet (the client helps
@@ -120,9 +127,24 @@ public final class Transaction {
     checkActive();
     TxnClient.validateKey(key);
     Mutation own = writes.get(key);
-    if (own != null) {
+    if (own != null && !own.isUpdate()) {
       return own.value();
     }
+    Optional<byte[]> stored = readStored(key);
+    if (own == null) {
+      return stored.map(byte[]::clone);
+    }
+    Updates.Result r = Updates.apply(stored, own);
+    if (r.refused()) {
+      throw new InvalidArgumentException("key " + key + " of group " + group + ": "
+          + Updates.describe(r.refusal()) + " (this transaction's own update, applied to the "
+          + "value read)");
+    }
+    return r.value();
+  }
+
+  /** The value of {@code key} at the read position (a scan's, or the store's), remembered. */
+  private Optional<byte[]> readStored(String key) {
     Optional<byte[]> cached = reads.get(key);
     if (cached == null) {
       cached = fromScans(key);
@@ -147,7 +169,108 @@ public final class Transaction {
       readVersions.put(key, read.version());
       readKeyBytes += EntrySize.string(key);
     }
-    return cached.map(byte[]::clone);
+    return cached;
+  }
+
+  /**
+   * The counter at {@code key} ({@link #add}): 0 for no value; with this transaction's own
+   * adds. Reads the key as {@link #get} does (it joins the read set).
+   *
+   * @throws InvalidArgumentException when the value is not a counter (the decimal digits of a
+   *     64-bit number, as {@link #add} writes them)
+   */
+  public long getCounter(String key) {
+    Optional<byte[]> v = get(key);
+    return Updates.decodeCounter(v).orElseThrow(() -> new InvalidArgumentException("the value "
+        + "of key " + key + " in group " + group + " is not a counter"));
+  }
+
+  /**
+   * The elements present in the counting set at {@code key} ({@link #setAdd}): those whose
+   * count is above 0; empty for no value; with this transaction's own updates. Reads the key as
+   * {@link #get} does (it joins the read set).
+   *
+   * @throws InvalidArgumentException when the value is not a counting set
+   */
+  public java.util.SortedSet<String> getSet(String key) {
+    return Updates.present(getSetCounts(key));
+  }
+
+  /**
+   * Every element of the counting set at {@code key} with its count (Walter's csets: an element
+   * removed more often than added has a negative count and is not present).
+   *
+   * @throws InvalidArgumentException when the value is not a counting set
+   */
+  public java.util.SortedMap<String, Long> getSetCounts(String key) {
+    Optional<byte[]> v = get(key);
+    return Updates.decodeSet(v).orElseThrow(() -> new InvalidArgumentException("the value of "
+        + "key " + key + " in group " + group + " is not a counting set"));
+  }
+
+  /**
+   * Buffers an add of {@code delta} to the 64-bit counter at {@code key} (no value counts as 0):
+   * a commutative update (docs/client.md, "Counters and counting sets"). It does not read the
+   * key, so two transactions that only add to a key never conflict; one that reads the key
+   * conflicts with a concurrent add as with a concurrent put. The add is applied where the
+   * transaction lands in the log, after every put and add ordered before it. If it cannot apply
+   * there — the counter would leave the 64-bit range, or the value is not a counter — the
+   * whole transaction has no effect and its commit throws {@link UpdateRefusedException}.
+   *
+   * @throws InvalidArgumentException for an invalid key; when this transaction put a value that
+   *     is not a counter at the key, or holds a set update of it; or when its own adds to the key
+   *     sum past the 64-bit range
+   * @throws TransactionTooLargeException as for {@link #put(String, byte[])}
+   * @throws org.paxoscp.version.VersionNotActiveException when the cluster runs below version 5
+   * @throws IllegalStateException if the transaction is finished
+   */
+  public void add(String key, long delta) {
+    update(key, Mutation.add(delta));
+  }
+
+  /**
+   * Buffers one more count of {@code element} in the counting set at {@code key}: Walter's
+   * csets, whose elements are present while their count is above 0. A commutative update, as
+   * {@link #add}.
+   *
+   * @throws InvalidArgumentException for an invalid key or element (empty, over 1 KiB of UTF-8,
+   *     or half a surrogate pair), or when this transaction put a value at the key that is not a
+   *     counting set, or added to it as a counter
+   */
+  public void setAdd(String key, String element) {
+    update(key, setDelta(element, 1));
+  }
+
+  /**
+   * Buffers one count less of {@code element} in the counting set at {@code key} (see
+   * {@link #setAdd}); the element stays present if it was added more often than removed.
+   */
+  public void setRemove(String key, String element) {
+    update(key, setDelta(element, -1));
+  }
+
+  private static Mutation setDelta(String element, long delta) {
+    try {
+      return Mutation.setUpdate(java.util.Map.of(element, delta));
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new InvalidArgumentException(e.getMessage());
+    }
+  }
+
+  private void update(String key, Mutation m) {
+    checkActive();
+    TxnClient.validateKey(key);
+    client.requireClusterVersion(org.paxoscp.version.ClusterVersion.COMMUTATIVE_UPDATES,
+        "counter and set updates");
+    Mutation old = writes.get(key);
+    Mutation combined;
+    try {
+      combined = old == null ? m : Updates.combine(old, m);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidArgumentException("key " + key + " of group " + group + ": "
+          + e.getMessage());
+    }
+    buffer(key, combined, EntrySize.write(key, combined));
   }
 
   /** {@link #get} decoded as UTF-8. */
@@ -302,10 +425,14 @@ public final class Transaction {
     });
     writes.forEach((k, m) -> {
       if (part.contains(k)) {
-        if (m.isDelete()) {
+        // An update applies to the value scanned (or none), as a get of the key sees it; one
+        // that cannot apply shows the value scanned (its commit will be refused).
+        Updates.Result r = Updates.apply(Optional.ofNullable(view.get(k)), m);
+        Optional<byte[]> v = r.refused() ? Optional.ofNullable(view.get(k)) : r.value();
+        if (v.isEmpty()) {
           view.remove(k);
         } else {
-          view.put(k, m.value().orElseThrow());
+          view.put(k, v.get());
         }
       }
     });
@@ -326,7 +453,7 @@ public final class Transaction {
           + ranges.size() + " (scan fewer, wider ranges)");
     }
     int size = EntrySize.total(fixedBytes, reads.size(), readKeyBytes, writes.size(),
-        writeBytes) + EntrySize.ranges(ranges);
+        writeBytes) + EntrySize.ranges(ranges, updates > 0);
     if (size > maxEntryBytes) {
       throw new TransactionTooLargeException(group, size, maxEntryBytes);
     }
@@ -378,23 +505,25 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished
    */
   public void delete(String key) {
-    buffer(key, Mutation.delete(), EntrySize.write(key, null));
+    buffer(key, Mutation.delete(), EntrySize.write(key, (byte[]) null));
   }
 
   private void buffer(String key, Mutation m, int itemBytes) {
     checkActive();
     TxnClient.validateKey(key);
     Mutation old = writes.get(key);
-    int oldBytes = old == null ? 0
-        : EntrySize.write(key, old.isDelete() ? null : old.value().orElseThrow());
+    int oldBytes = old == null ? 0 : EntrySize.write(key, old);
     int newWriteBytes = writeBytes - oldBytes + itemBytes;
+    int newUpdates = updates - (old != null && old.isUpdate() ? 1 : 0) + (m.isUpdate() ? 1 : 0);
     int size = EntrySize.total(fixedBytes, reads.size(), readKeyBytes,
-        writes.size() + (old == null ? 1 : 0), newWriteBytes) + EntrySize.ranges(scannedRanges);
+        writes.size() + (old == null ? 1 : 0), newWriteBytes)
+        + EntrySize.ranges(scannedRanges, newUpdates > 0);
     if (size > maxEntryBytes) {
       throw new TransactionTooLargeException(group, size, maxEntryBytes);
     }
     writes.put(key, m);
     writeBytes = newWriteBytes;
+    updates = newUpdates;
   }
 
   /**
@@ -426,6 +555,32 @@ public final class Transaction {
     checkLocks(entry);
     state = State.FINISHED;
     return commitEntry(entry);
+  }
+
+  /**
+   * Turns each buffered commutative update into a read of its key and a put of the value it
+   * makes: what a transaction across groups does before its steps (a refusal where a step applies
+   * could not be atomic across groups; docs/client.md "Counters and counting sets").
+   *
+   * @throws UpdateRefusedException an update cannot apply to the value read; the transaction is
+   *     finished, nothing was sent
+   * @throws TransactionAbortedException as {@link #get}
+   */
+  void materializeUpdates() {
+    for (var w : new ArrayList<>(writes.entrySet())) {
+      if (!w.getValue().isUpdate()) {
+        continue;
+      }
+      String key = w.getKey();
+      Updates.Result r = Updates.apply(readStored(key), w.getValue());
+      if (r.refused()) {
+        finish(CommitResult.Status.ABORTED, -1, 0);
+        throw new UpdateRefusedException(group, -1, txnId, key + ": "
+            + Updates.describe(r.refusal()), client.homeDc());
+      }
+      Mutation m = r.value().map(Mutation::put).orElse(Mutation.delete());
+      buffer(key, m, EntrySize.write(key, m));
+    }
   }
 
   /** Throws if {@code entry} is too large for a datagram (the transaction stays active). */
@@ -502,6 +657,11 @@ public final class Transaction {
     } catch (UnavailableException e) {
       // No majority before the entry was ever sent: certainly not in the log.
       client.recordAttempt(this, CommitResult.Status.ABORTED, -1, 0, startMs);
+      throw e;
+    } catch (UpdateRefusedException e) {
+      // In the log at its position, with no effect: ABORTED at that position.
+      client.recordAttempt(this, CommitResult.Status.ABORTED, e.position().orElse(-1), 0,
+          startMs);
       throw e;
     } catch (OutcomeUnknownException e) {
       client.recordUnknown(this, e.result(), startMs);
@@ -593,7 +753,7 @@ public final class Transaction {
   /** The entry size tracked incrementally (checked against the real encoding in tests). */
   int trackedEntryBytes() {
     return EntrySize.total(fixedBytes, reads.size(), readKeyBytes, writes.size(), writeBytes)
-        + EntrySize.ranges(scannedRanges);
+        + EntrySize.ranges(scannedRanges, updates > 0);
   }
 
   private void checkActive() {

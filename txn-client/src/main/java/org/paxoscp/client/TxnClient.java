@@ -302,6 +302,7 @@ public final class TxnClient implements AutoCloseable {
       throw e;
     }
     noteSession(group, r.position());
+    checkUpdatesApplied(group, entry, r);
     return r;
   }
 
@@ -620,11 +621,58 @@ public final class TxnClient implements AutoCloseable {
           e.getMessage());
       throw e;
     }
+    noteSession(group, r.position());
+    try {
+      checkUpdatesApplied(group, entry, r);
+    } catch (UpdateRefusedException e) {
+      metrics.aborted(kind, ClientMetrics.AbortReason.REFUSED, started);
+      LOG.debug("txn {} group {}: in the log at position {} but refused: {}", entry.txnId(),
+          group, r.position(), e.detail());
+      throw e;
+    } catch (OutcomeUnknownException e) {
+      metrics.unknown(kind, started);
+      throw e;
+    }
     metrics.committed(kind, started);
     LOG.debug("txn {} group {}: COMMITTED at position {} ({} promotions{})", entry.txnId(),
         group, r.position(), r.promotions(), r.combined() ? ", combined" : "");
-    noteSession(group, r.position());
     return r;
+  }
+
+  /**
+   * For an entry with a commutative update, committed at {@code r.position()}: asks a DC whether
+   * its updates applied there ({@link Message.UpdatesRequest}) and throws if they were refused.
+   *
+   * @throws UpdateRefusedException the entry was refused: the transaction has no effect
+   * @throws OutcomeUnknownException no DC answered: the entry is in the log, whether it took
+   *     effect is unknown ({@link #settle} asks again)
+   */
+  private void checkUpdatesApplied(String group, LogEntry entry, CommitResult r) {
+    if (!entry.hasUpdates()) {
+      return;
+    }
+    long position = r.position();
+    Message.UpdatesReply reply;
+    try {
+      reply = failover.request(group, entry.txnId(), position,
+          new Message.UpdatesRequest(group, position, entry.txnId()),
+          m -> m instanceof Message.UpdatesReply u && u.group().equals(group)
+              && u.position() == position && u.txnId().equals(entry.txnId()) ? u : null);
+    } catch (TransactionException e) {
+      throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN, group,
+          entry.txnId(), position, r.promotions(), r.combined(), "committed at position "
+              + position + ", but no DC said whether its updates applied: " + e.getMessage()),
+          homeDc, e, entry);
+    }
+    if (!reply.found()) {
+      // The commit learned the entry chosen there; a DC that says otherwise is faulty.
+      throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN, group,
+          entry.txnId(), position, r.promotions(), r.combined(), "committed at position "
+              + position + ", but a DC finds no entry of it there"), homeDc, null, entry);
+    }
+    if (!reply.refused().isEmpty()) {
+      throw new UpdateRefusedException(group, position, entry.txnId(), reply.refused(), homeDc);
+    }
   }
 
   /** A transaction of this client aborted before its entry was sent (a lock, TOO_OLD). */

@@ -371,6 +371,8 @@ public final class TransactionService implements RequestHandler {
       return read(r);
     } else if (request instanceof Message.ScanRequest r) {
       return scan(r);
+    } else if (request instanceof Message.UpdatesRequest u) {
+      return updates(u);
     } else if (request instanceof SubmitRequest s) {
       return submit(s);
     }
@@ -433,6 +435,10 @@ public final class TransactionService implements RequestHandler {
       }
       if (carriesRanges(a.value())) {
         requireRangeReads("a vote for a value with key ranges");
+      }
+      if (carriesUpdates(a.value())) {
+        requireVersion(ClusterVersion.COMMUTATIVE_UPDATES, "a vote for a value with counter or "
+            + "set updates");
       }
       return new Message.Paxos(acceptor.accept(a));
     } else if (m instanceof GrantRequest g) {
@@ -564,16 +570,49 @@ public final class TransactionService implements RequestHandler {
    * a key range may still run then, and a value it cannot decode would stop its applier.
    */
   private void requireRangeReads(String what) {
+    requireVersion(ClusterVersion.RANGE_READS, what);
+  }
+
+  /** Refuses {@code what} while the cluster runs below {@code needed} (see above). */
+  private void requireVersion(int needed, String what) {
     int active = clusterVersion.getAsInt();
-    if (active < ClusterVersion.RANGE_READS) {
-      throw new Rejected(what + " needs cluster version "
-          + ClusterVersion.describe(ClusterVersion.RANGE_READS) + "; DC " + dc + " runs at "
-          + ClusterVersion.describe(active) + " (docs/upgrading.md)");
+    if (active < needed) {
+      throw new Rejected(what + " needs cluster version " + ClusterVersion.describe(needed)
+          + "; DC " + dc + " runs at " + ClusterVersion.describe(active)
+          + " (docs/upgrading.md)");
     }
   }
 
   private static boolean carriesRanges(LogValue v) {
     return v != null && v.entries().stream().anyMatch(e -> !e.readRanges().isEmpty());
+  }
+
+  private static boolean carriesUpdates(LogValue v) {
+    return v != null && v.entries().stream().anyMatch(LogEntry::hasUpdates);
+  }
+
+  /**
+   * Whether a committed entry's commutative updates applied ({@link Message.UpdatesRequest}):
+   * applies up to its position and folds the position's value from the versions before it
+   * ({@link LogApplier#refusedAt}). TOO_OLD when those versions may be collected.
+   */
+  private CompletableFuture<Message> updates(Message.UpdatesRequest u) {
+    requireVersion(ClusterVersion.COMMUTATIVE_UPDATES, "asking whether updates applied");
+    StoreMarker at = served(u.group());
+    return ensureApplied(u.group(), u.position()).thenApply(w -> {
+          LogValue v = acceptor.chosen(u.group(), u.position()).orElseThrow(() -> new Failed(
+              ErrorCode.CATCH_UP_FAILED, "DC " + dc + " applied position " + u.position()
+                  + " of group " + u.group() + " but holds no chosen value there"));
+          Optional<LogEntry> mine = v.entries().stream()
+              .filter(e -> e.txnId().equals(u.txnId())).findFirst();
+          if (mine.isEmpty()) {
+            return new Message.UpdatesReply(u.group(), u.position(), u.txnId(), false, "");
+          }
+          Map<String, String> refused = applier.refusedAt(u.group(), u.position(), v);
+          guard.verify(u.group(), at);
+          return new Message.UpdatesReply(u.group(), u.position(), u.txnId(), true,
+              refused.getOrDefault(u.txnId(), ""));
+        });
   }
 
   /** Section 4 step 2: the values of the keys at the read position. */
@@ -719,6 +758,9 @@ public final class TransactionService implements RequestHandler {
     LogEntry e = s.entry();
     if (!e.readRanges().isEmpty()) {
       requireRangeReads("an entry with key ranges");
+    }
+    if (e.hasUpdates()) {
+      requireVersion(ClusterVersion.COMMUTATIVE_UPDATES, "an entry with counter or set updates");
     }
     if (!dcs.contains(e.originDc())) {
       throw new Rejected("entry " + e.txnId() + " names origin DC '" + e.originDc()

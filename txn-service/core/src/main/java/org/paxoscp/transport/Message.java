@@ -135,6 +135,35 @@ public sealed interface Message {
   }
 
   /**
+   * Were the commutative updates of transaction {@code txnId} applied, or refused
+   * ({@link org.paxoscp.wal.Updates})? Its entry is in the value chosen at {@code position}.
+   * Sent by a client after a commit whose entry holds an update, only at cluster version 5
+   * ({@code commutative-updates}) or above.
+   */
+  record UpdatesRequest(String group, long position, String txnId)
+      implements Message {
+    public UpdatesRequest {
+      Objects.requireNonNull(txnId, "txnId");
+      if (position < 1) {
+        throw new IllegalArgumentException("position must be >= 1, got " + position);
+      }
+    }
+  }
+
+  /**
+   * The answer to an {@link UpdatesRequest}: {@code found} false when the value chosen at the
+   * position holds no entry of the transaction; else {@code refused} is empty when every update
+   * applied, or names the key and the reason the entry was refused.
+   */
+  record UpdatesReply(String group, long position, String txnId, boolean found, String refused)
+      implements Message {
+    public UpdatesReply {
+      Objects.requireNonNull(txnId, "txnId");
+      Objects.requireNonNull(refused, "refused");
+    }
+  }
+
+  /**
    * The values of a {@link ReadRequest}'s keys at {@code position}; a key with no value there
    * (never written, or deleted) is absent from {@code values}. {@code versions} gives, for each
    * key read, the log position that wrote the version read (a put or a delete), 0 when the key

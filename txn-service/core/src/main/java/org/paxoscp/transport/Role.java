@@ -24,15 +24,18 @@ public enum Role {
   /** An application's client library (and the shell): transactions only. */
   CLIENT(EnumSet.of(Type.PREPARE, Type.ACCEPT, Type.APPLY, Type.GRANT_REQUEST, Type.LEARN,
       Type.BEGIN_REQUEST, Type.READ_REQUEST, Type.SCAN_REQUEST, Type.SUBMIT_REQUEST,
+      Type.UPDATES_REQUEST,
       Type.VERSION_REQUEST)),
   /** A Transaction Service: everything a service asks another, and a client's requests. */
   SERVICE(EnumSet.of(Type.PREPARE, Type.ACCEPT, Type.APPLY, Type.GRANT_REQUEST, Type.LEARN,
       Type.BEGIN_REQUEST, Type.READ_REQUEST, Type.SCAN_REQUEST, Type.SUBMIT_REQUEST,
+      Type.UPDATES_REQUEST,
       Type.EXTENT_REQUEST,
       Type.SNAPSHOT_REQUEST, Type.RTT_PROBE, Type.VERSION_REQUEST)),
   /** The operator's tools ({@code status}, {@code dc rebuild}): a client's requests and theirs. */
   OPERATOR(EnumSet.of(Type.PREPARE, Type.ACCEPT, Type.APPLY, Type.GRANT_REQUEST, Type.LEARN,
       Type.BEGIN_REQUEST, Type.READ_REQUEST, Type.SCAN_REQUEST, Type.SUBMIT_REQUEST,
+      Type.UPDATES_REQUEST,
       Type.STATUS_REQUEST,
       Type.GROUPS_REQUEST, Type.REBUILD_REQUEST, Type.VERSION_REQUEST, Type.VERSION_CHANGE));
 

@@ -69,7 +69,9 @@ import org.paxoscp.wal.XgLocks;
  * VERSION_REPLY active:varint fence:varint attempt:varint min:varint max:varint
  * wire3AgoMillisPlusOne:varint wire3From:str detail:str; SCAN_REQUEST from:str opt(to:str)
  * limit:varint reversed:bool; SCAN_REPLY complete:bool lastKey:str n:varint (key:str value:bytes
- * version:varint)*, keys strictly in scan order (both at cluster version 4 and above).
+ * version:varint)*, keys strictly in scan order (both at cluster version 4 and above);
+ * UPDATES_REQUEST txnId:str; UPDATES_REPLY txnId:str found:bool refused:str (both
+ * at cluster version 5 and above).
  *
  * <p>Decoding checks, in order: the length bounds, the version and flags (a clear datagram is
  * refused unless {@code paxoscp.wire.require.encrypted=false}), the key id ({@link #precheck}:
@@ -124,7 +126,8 @@ final class WireCodec {
     STATUS_REQUEST(27), STATUS_REPLY(28), EXTENT_REQUEST(29), EXTENT_REPLY(30),
     SNAPSHOT_REQUEST(31), SNAPSHOT_REPLY(32), GROUPS_REQUEST(33), GROUPS_REPLY(34),
     REBUILD_REQUEST(35), REBUILD_REPLY(36), RTT_PROBE(37), RTT_REPLY(38), VERSION_REQUEST(39),
-    VERSION_REPLY(40), VERSION_CHANGE(41), SCAN_REQUEST(42), SCAN_REPLY(43);
+    VERSION_REPLY(40), VERSION_CHANGE(41), SCAN_REQUEST(42), SCAN_REPLY(43),
+    UPDATES_REQUEST(44), UPDATES_REPLY(45);
 
     final int code;
 
@@ -211,6 +214,10 @@ final class WireCodec {
         return SCAN_REQUEST;
       } else if (m instanceof Message.ScanReply) {
         return SCAN_REPLY;
+      } else if (m instanceof Message.UpdatesRequest) {
+        return UPDATES_REQUEST;
+      } else if (m instanceof Message.UpdatesReply) {
+        return UPDATES_REPLY;
       }
       throw new IllegalArgumentException("no wire type for " + m.getClass().getName());
     }
@@ -761,6 +768,14 @@ final class WireCodec {
           w.writeString(i.key()).writeBytes(i.value()).writeVarint(i.version());
         }
       }
+      case UPDATES_REQUEST -> {
+        Message.UpdatesRequest u = (Message.UpdatesRequest) m;
+        w.writeString(u.txnId());
+      }
+      case UPDATES_REPLY -> {
+        Message.UpdatesReply u = (Message.UpdatesReply) m;
+        w.writeString(u.txnId()).writeByte(u.found() ? 1 : 0).writeString(u.refused());
+      }
       case READ_REQUEST -> {
         List<String> keys = ((Message.ReadRequest) m).keys();
         w.writeVarint(keys.size());
@@ -896,6 +911,18 @@ final class WireCodec {
           throw new CorruptDataException("an incomplete scan page without its last key");
         }
         yield new Message.ScanReply(group, position, items, complete, lastKey);
+      }
+      case UPDATES_REQUEST -> {
+        String txn = r.readString("txnId");
+        if (position < 1) {
+          throw new CorruptDataException("bad position " + position);
+        }
+        yield new Message.UpdatesRequest(group, position, txn);
+      }
+      case UPDATES_REPLY -> {
+        String txn = r.readString("txnId");
+        boolean found = readBool(r, "found");
+        yield new Message.UpdatesReply(group, position, txn, found, r.readString("refused"));
       }
       case READ_REQUEST -> {
         int n = r.readCount("key count", 1);

@@ -133,7 +133,15 @@ class WireCodecTest {
         new Message.ScanReply("g", 12, List.of(new Message.ScanItem("a", new byte[] {1}, 3),
             new Message.ScanItem("b", new byte[0], 12)), false, "c"),
         new Message.ScanReply("g", 12, List.of(new Message.ScanItem("\uD83D\uDD11", new byte[] {2},
-            9), new Message.ScanItem("\uFFFD", new byte[] {1}, 3)), true, ""));
+            9), new Message.ScanItem("\uFFFD", new byte[] {1}, 3)), true, ""),
+        new Message.UpdatesRequest("g", 12, "V1-7"),
+        new Message.UpdatesReply("g", 12, "V1-7", true, ""),
+        new Message.UpdatesReply("g", 12, "V1-7", true, "c: the add would take a count past the "
+            + "64-bit range"),
+        new Message.UpdatesReply("g", 12, "V1-7", false, ""),
+        new Message.SubmitRequest("g", 5, new LogEntry("t", "V1", 4, new java.util.TreeSet<>(),
+            new java.util.TreeMap<>(Map.of("c", org.paxoscp.wal.Mutation.add(-3), "s",
+                org.paxoscp.wal.Mutation.setUpdate(Map.of("x", 1L))))), 0, false));
   }
 
   private static Message paxos(PaxosMessage m) {

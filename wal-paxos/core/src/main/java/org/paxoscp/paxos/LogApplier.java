@@ -18,6 +18,7 @@ import org.paxoscp.store.StoreMarker;
 import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.Updates;
 import org.paxoscp.wal.XgLocks;
 
 /**
@@ -94,9 +95,20 @@ public final class LogApplier {
    *     when the store is lost and rebuilt, and a watermark the store holds below the one
    *     remembered (rebuilt at an earlier position) is moved straight to the position applied,
    *     past positions never applied to this store
+   * @param foldOnNewest the planted bug: a commutative update is folded into the newest version
+   *     of its key instead of the newest one before the position applied, so applying a position
+   *     again (a catch-up after a crash between writing its versions and moving the watermark)
+   *     adds its deltas twice
+   * @param updatesFirst the planted bug: a position's commutative updates are folded before its
+   *     puts and deletes, out of list order (an add after a put in one position is lost)
    */
-  public record Rules(boolean advanceFromMemory) {
-    public static final Rules SHIPPED = new Rules(false);
+  public record Rules(boolean advanceFromMemory, boolean foldOnNewest, boolean updatesFirst) {
+    public static final Rules SHIPPED = new Rules(false, false, false);
+
+    /** Rules that differ from the shipped ones only in {@code advanceFromMemory}. */
+    public Rules(boolean advanceFromMemory) {
+      this(advanceFromMemory, false, false);
+    }
   }
 
   /**
@@ -387,7 +399,7 @@ public final class LogApplier {
         return Math.max(applied.position(), knownApplied(group));
       }
       XgLocks.Applied effect = applied.locks().apply(at, next.get());
-      writeVersions(group, at, effect.writes());
+      writeVersions(group, at, effect.effects());
       AppliedState to = advance(group, applied, new AppliedState(at, effect.locks()));
       remember(group, to.position(), to.position() == at ? next.get() : null, to.locks(), epoch);
       applied = to;
@@ -412,18 +424,78 @@ public final class LogApplier {
 
   /**
    * Writes the versions of one position: its entries' writes folded in list order (a PREPARE's
-   * only when its RESOLVE(COMMIT) comes: {@link XgLocks#apply}).
+   * only when its RESOLVE(COMMIT) comes: {@link XgLocks#apply}), commutative updates into the
+   * values the keys hold before the position ({@link Updates#fold}; an entry one of whose updates
+   * cannot apply is refused whole).
+   *
+   * <p>Applying a position again (another applier, or this one after a crash before the
+   * watermark moved) writes the same versions: the values before it are the versions below it,
+   * which no later apply rewrites differently. Only collection removes them, and only once every
+   * DC applied the position ({@link LogCollector}): a fold that needed them and finds the GC
+   * watermark past them writes nothing, since the position was applied here already.
    */
-  private void writeVersions(String group, long position, Map<String, Mutation> folded) {
-    if (folded.isEmpty()) {
+  private void writeVersions(String group, long position, List<Updates.Effect> effects) {
+    if (effects.isEmpty()) {
       return;
     }
-    List<KvStore.RowWrite> rows = new ArrayList<>(folded.size());
-    for (var w : folded.entrySet()) {
+    if (rules.updatesFirst()) {
+      effects = updatesFirst(effects);
+    }
+    long below = rules.foldOnNewest() ? KvStore.LATEST : position - 1;
+    Updates.Folded folded = Updates.fold(effects, key -> store.read(Table.DATA,
+        WalLayout.dataRow(group, key), DATA_VALUE, below).flatMap(c -> decodeItem(c.value())));
+    if (folded.readBase() && LogCollector.gcWatermark(store, group) > position - 1) {
+      return; // collected, so applied everywhere (the watermark is read after the data)
+    }
+    if (folded.values().isEmpty()) {
+      return;
+    }
+    List<KvStore.RowWrite> rows = new ArrayList<>(folded.values().size());
+    for (var w : folded.values().entrySet()) {
       rows.add(new KvStore.RowWrite(WalLayout.dataRow(group, w.getKey()),
           Map.of(DATA_VALUE, encodeItem(w.getValue()))));
     }
     store.writeRows(Table.DATA, position, rows);
+  }
+
+  /** The planted bug {@link Rules#updatesFirst}: every entry's updates, then the rest. */
+  private static List<Updates.Effect> updatesFirst(List<Updates.Effect> effects) {
+    List<Updates.Effect> first = new ArrayList<>();
+    List<Updates.Effect> then = new ArrayList<>();
+    for (Updates.Effect e : effects) {
+      Map<String, Mutation> u = new java.util.LinkedHashMap<>();
+      Map<String, Mutation> rest = new java.util.LinkedHashMap<>();
+      e.writes().forEach((k, m) -> (m.isUpdate() ? u : rest).put(k, m));
+      first.add(new Updates.Effect(e.txnId(), u));
+      then.add(new Updates.Effect(e.txnId(), rest));
+    }
+    first.addAll(then);
+    return first;
+  }
+
+  /**
+   * The entries of the value chosen at {@code position} that applying refuses ({@link Updates}):
+   * by transaction id, the key and the reason. Folds from the versions before the position, so
+   * every position up to {@code position - 1} must be applied here.
+   *
+   * @throws TooOldException when those versions may be collected
+   */
+  public Map<String, String> refusedAt(String group, long position, LogValue value) {
+    // Folded without the lock table: a RESOLVE(COMMIT) in the position writes only keys its
+    // PREPARE locked, which no entry with an update placed at the position writes (the lock
+    // rule), so its writes change no update's outcome.
+    return refusedAfter(group, position - 1, XgLocks.EMPTY.apply(position, value).effects());
+  }
+
+  /** The effects, folded into the versions at or below {@code base}, that would be refused. */
+  private Map<String, String> refusedAfter(String group, long base, List<Updates.Effect> effects) {
+    Updates.Folded f = Updates.fold(effects, key -> store.read(Table.DATA,
+        WalLayout.dataRow(group, key), DATA_VALUE, base).flatMap(c -> decodeItem(c.value())));
+    long gc = LogCollector.gcWatermark(store, group);
+    if (f.readBase() && gc > base) {
+      throw new TooOldException(group, base, gc);
+    }
+    return f.refused();
   }
 
   /**
@@ -582,11 +654,11 @@ public final class LogApplier {
     return out;
   }
 
-  static byte[] encodeItem(Mutation m) {
-    if (m.isDelete()) {
+  static byte[] encodeItem(Optional<byte[]> value) {
+    if (value.isEmpty()) {
       return new byte[] {TOMBSTONE};
     }
-    byte[] v = m.value().orElseThrow();
+    byte[] v = value.get();
     byte[] out = new byte[v.length + 1];
     out[0] = LIVE;
     System.arraycopy(v, 0, out, 1, v.length);

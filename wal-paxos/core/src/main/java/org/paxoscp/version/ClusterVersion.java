@@ -40,6 +40,12 @@ public final class ClusterVersion {
    * entries may carry the ranges they read (log value format 3, docs/client.md "Range reads").
    */
   public static final int RANGE_READS = 4;
+  /**
+   * Commutative updates: log entries may carry counter adds and counting-set updates (log value
+   * format 4), and clients ask whether they applied (the UPDATES_REQUEST and UPDATES_REPLY
+   * messages; docs/client.md "Counters and counting sets").
+   */
+  public static final int COMMUTATIVE_UPDATES = 5;
 
   /** Every version, oldest first; {@code ALL.get(n - 1).number() == n}. */
   public static final List<Version> ALL = List.of(
@@ -50,7 +56,9 @@ public final class ClusterVersion {
       new Version(WIRE_3_CLOSED, "wire-3-closed", "datagrams of wire version 3 are refused: "
           + "copies of datagrams are refused everywhere", true),
       new Version(RANGE_READS, "range-reads", "clients scan key ranges; log entries carry the "
-          + "ranges they read (log value format 3)", false));
+          + "ranges they read (log value format 3)", false),
+      new Version(COMMUTATIVE_UPDATES, "commutative-updates", "log entries carry counter adds "
+          + "and counting-set updates (log value format 4)", false));
 
   /** The oldest version this build speaks. */
   public static final int OLDEST = WIRE_3;

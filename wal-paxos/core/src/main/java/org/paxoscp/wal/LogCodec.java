@@ -11,12 +11,13 @@ import java.util.zip.CRC32C;
  * protocol messages.
  *
  * <pre>
- * value   := version:u8 (1, 2 or 3) kind:u8 (0 = entry list) count:varint entry* crc32c:u32
+ * value   := version:u8 (1, 2, 3 or 4) kind:u8 (0 = entry list) count:varint entry* crc32c:u32
  * entry   := txnId:str originDc:str readPosition:u64 nReads:varint key:str*
- *            [nRanges:varint range*, in version 3 only] nWrites:varint write*
- *            [step, in versions 2 and 3]
+ *            [nRanges:varint range*, in versions 3 and 4] nWrites:varint write*
+ *            [step, in versions 2, 3 and 4]
  * range   := from:str bounded:u8 (0 = to the group's end, 1) [to:str if bounded]
- * write   := key:str op:u8 (0 = put, 1 = delete) [value:bytes if put]
+ * write   := key:str op:u8 (0 = put, 1 = delete, 2 = add, 3 = set update; 2 and 3 in version 4)
+ *            [value:bytes if put] [delta:u64 if add] [n:varint (element:str delta:u64)* if set]
  * step    := 0 (none) | 1 kind:u8 (0 PREPARE, 1 DECIDE, 2 RESOLVE, 3 VALIDATE) txn:str nGroups:varint
  *            group:str* deadlineMillis:u64 commit:u8
  * str     := len:varint utf8-bytes ; bytes := len:varint raw
@@ -37,19 +38,25 @@ public final class LogCodec {
   public static final int VERSION_1 = 1;
   public static final int VERSION_2 = 2;
   public static final int VERSION_3 = 3;
+  public static final int VERSION_4 = 4;
   private static final int KIND_ENTRY_LIST = 0;
   private static final int OP_PUT = 0;
   private static final int OP_DELETE = 1;
+  private static final int OP_ADD = 2;
+  private static final int OP_SET = 3;
   /** Smallest possible encoded entry: two empty strings, a u64 and two zero counts. */
   private static final int MIN_ENTRY_BYTES = 1 + 1 + 8 + 1 + 1;
 
   private LogCodec() {}
 
   public static byte[] encode(LogValue value) {
-    boolean ranges = value.entries().stream().anyMatch(e -> !e.readRanges().isEmpty());
+    boolean updates = value.entries().stream().anyMatch(LogEntry::hasUpdates);
+    boolean ranges = updates
+        || value.entries().stream().anyMatch(e -> !e.readRanges().isEmpty());
     boolean steps = ranges || value.entries().stream().anyMatch(e -> e.xg() != null);
     BinaryWriter w = new BinaryWriter(128);
-    w.writeByte(ranges ? VERSION_3 : steps ? VERSION_2 : VERSION_1).writeByte(KIND_ENTRY_LIST)
+    w.writeByte(updates ? VERSION_4 : ranges ? VERSION_3 : steps ? VERSION_2 : VERSION_1)
+        .writeByte(KIND_ENTRY_LIST)
         .writeVarint(value.entries().size());
     for (LogEntry e : value.entries()) {
       writeEntry(w, e, steps, ranges);
@@ -81,10 +88,18 @@ public final class LogCodec {
     w.writeVarint(e.writes().size());
     for (var m : e.writes().entrySet()) {
       w.writeString(m.getKey());
-      if (m.getValue().isDelete()) {
-        w.writeByte(OP_DELETE);
-      } else {
-        w.writeByte(OP_PUT).writeBytes(m.getValue().rawValue());
+      Mutation mu = m.getValue();
+      switch (mu.kind()) {
+        case DELETE -> w.writeByte(OP_DELETE);
+        case PUT -> w.writeByte(OP_PUT).writeBytes(mu.rawValue());
+        case ADD -> w.writeByte(OP_ADD).writeLong(mu.delta());
+        case SET_UPDATE -> {
+          w.writeByte(OP_SET).writeVarint(mu.elements().size());
+          for (var el : mu.elements().entrySet()) {
+            w.writeString(el.getKey()).writeLong(el.getValue());
+          }
+        }
+        default -> throw new AssertionError(mu.kind());
       }
     }
     if (steps) {
@@ -118,7 +133,7 @@ public final class LogCodec {
     int stored = new BinaryReader(bytes, bodyLen, 4).readInt("crc");
     BinaryReader r = new BinaryReader(bytes, 0, bodyLen);
     int version = r.readByte("version");
-    if (version != VERSION_1 && version != VERSION_2 && version != VERSION_3) {
+    if (version < VERSION_1 || version > VERSION_4) {
       throw new CorruptDataException("unknown log value format version " + version);
     }
     if (stored != (int) crc.getValue()) {
@@ -131,7 +146,8 @@ public final class LogCodec {
     int n = r.readCount("entry count", MIN_ENTRY_BYTES);
     List<LogEntry> entries = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      entries.add(readEntry(r, version >= VERSION_2, version == VERSION_3));
+      entries.add(readEntry(r, version >= VERSION_2, version >= VERSION_3,
+          version == VERSION_4));
     }
     r.expectEnd("log value");
     if (version == VERSION_2 && entries.stream().allMatch(e -> e.xg() == null)) {
@@ -140,6 +156,9 @@ public final class LogCodec {
     if (version == VERSION_3 && entries.stream().allMatch(e -> e.readRanges().isEmpty())) {
       throw new CorruptDataException("version 3 value without a key range (not canonical)");
     }
+    if (version == VERSION_4 && entries.stream().noneMatch(LogEntry::hasUpdates)) {
+      throw new CorruptDataException("version 4 value without an update (not canonical)");
+    }
     try {
       return new LogValue(entries);
     } catch (IllegalArgumentException e) {
@@ -147,7 +166,8 @@ public final class LogCodec {
     }
   }
 
-  private static LogEntry readEntry(BinaryReader r, boolean steps, boolean withRanges) {
+  private static LogEntry readEntry(BinaryReader r, boolean steps, boolean withRanges,
+      boolean withUpdates) {
     String txnId = r.readString("txnId");
     String origin = r.readString("originDc");
     long readPos = r.readLong("readPosition");
@@ -175,6 +195,18 @@ public final class LogCodec {
       Mutation m = switch (op) {
         case OP_PUT -> Mutation.put(r.readBytes("write value"));
         case OP_DELETE -> Mutation.delete();
+        case OP_ADD -> {
+          if (!withUpdates) {
+            throw new CorruptDataException("an add in a value of a version before 4");
+          }
+          yield Mutation.add(r.readLong("add delta"));
+        }
+        case OP_SET -> {
+          if (!withUpdates) {
+            throw new CorruptDataException("a set update in a value of a version before 4");
+          }
+          yield readSetUpdate(r);
+        }
         default -> throw new CorruptDataException("unknown write op " + op);
       };
       writes.put(k, m);
@@ -189,6 +221,27 @@ public final class LogCodec {
       return e;
     } catch (IllegalArgumentException e) {
       throw new CorruptDataException("invalid log entry: " + e.getMessage());
+    }
+  }
+
+  private static Mutation readSetUpdate(BinaryReader r) {
+    int n = r.readCount("set update size", 9);
+    TreeMap<String, Long> m = new TreeMap<>();
+    String prev = null;
+    for (int i = 0; i < n; i++) {
+      String el = r.readString("set element");
+      long d = r.readLong("set delta");
+      if ((prev != null && prev.compareTo(el) >= 0) || d == 0) {
+        throw new CorruptDataException("set update elements not strictly sorted, or a zero delta "
+            + "(not canonical)");
+      }
+      m.put(el, d);
+      prev = el;
+    }
+    try {
+      return Mutation.setUpdate(m);
+    } catch (IllegalArgumentException e) {
+      throw new CorruptDataException("invalid set update: " + e.getMessage());
     }
   }
 

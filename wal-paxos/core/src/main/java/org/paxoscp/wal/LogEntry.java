@@ -60,6 +60,11 @@ public record LogEntry(
     if (xg != null && xg.kind() == XgStep.Kind.VALIDATE && !writes.isEmpty()) {
       throw new IllegalArgumentException("a VALIDATE writes nothing");
     }
+    if (xg != null && writes.values().stream().anyMatch(Mutation::isUpdate)) {
+      // A refusal where a step applies could not be atomic across groups: a client turns a
+      // transaction's updates into reads and puts before it takes steps (docs/client.md).
+      throw new IllegalArgumentException("a cross-group step carries no commutative update");
+    }
   }
 
   /** An ordinary entry (not a step of a cross-group transaction). */
@@ -88,6 +93,16 @@ public record LogEntry(
   /** True if this entry is a PREPARE: applying it takes locks instead of writing. */
   public boolean isPrepare() {
     return xg != null && xg.kind() == XgStep.Kind.PREPARE;
+  }
+
+  /** True if one of this entry's writes is a commutative update ({@link Mutation#isUpdate}). */
+  public boolean hasUpdates() {
+    for (Mutation m : writes.values()) {
+      if (m.isUpdate()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** True if this entry writes any key in {@code keys}. */

@@ -58,8 +58,18 @@ public final class XgLocks {
     }
   }
 
-  /** What applying one chosen value does: the table after it and the versions to write. */
-  public record Applied(XgLocks locks, Map<String, Mutation> writes) {}
+  /**
+   * What applying one chosen value does: the table after it and, in list order, the writes of
+   * each entry that writes (folded by {@link Updates#fold} into the versions to write).
+   */
+  public record Applied(XgLocks locks, List<Updates.Effect> effects) {
+    /** The effects' writes as one map, a later write of a key replacing an earlier one. */
+    public Map<String, Mutation> writes() {
+      Map<String, Mutation> w = new LinkedHashMap<>();
+      effects.forEach(e -> w.putAll(e.writes()));
+      return w;
+    }
+  }
 
   private final SortedMap<String, Lock> byTxn;
 
@@ -127,11 +137,13 @@ public final class XgLocks {
    */
   public Applied apply(long position, LogValue value) {
     TreeMap<String, Lock> next = null;
-    Map<String, Mutation> writes = new LinkedHashMap<>();
+    List<Updates.Effect> writes = new ArrayList<>();
     for (LogEntry e : value.entries()) {
       XgStep x = e.xg();
       if (x == null || x.kind() == XgStep.Kind.DECIDE || x.kind() == XgStep.Kind.VALIDATE) {
-        writes.putAll(e.writes()); // (a VALIDATE has none)
+        if (!e.writes().isEmpty()) { // (a VALIDATE has none)
+          writes.add(new Updates.Effect(e.txnId(), e.writes()));
+        }
         continue;
       }
       if (next == null) {
@@ -141,8 +153,9 @@ public final class XgLocks {
         next.putIfAbsent(x.txn(), new Lock(position, e));
       } else {
         Lock released = next.remove(x.txn());
-        if (released != null && x.commit()) {
-          writes.putAll(released.prepare().writes());
+        if (released != null && x.commit() && !released.prepare().writes().isEmpty()) {
+          // (Under its transaction's id: the RESOLVE carries only a copy of these writes.)
+          writes.add(new Updates.Effect(released.txn(), released.prepare().writes()));
         }
       }
     }
@@ -162,7 +175,12 @@ public final class XgLocks {
     for (Lock l : byTxn.values()) {
       LogEntry p = l.prepare();
       TreeMap<String, Mutation> keys = new TreeMap<>();
-      p.writes().forEach((k, w) -> keys.put(k, w.isDelete() ? w : Mutation.put(new byte[0])));
+      p.writes().forEach((k, w) -> keys.put(k, switch (w.kind()) {
+        case PUT -> Mutation.put(new byte[0]);
+        case DELETE -> w;
+        case ADD -> Mutation.add(0);
+        case SET_UPDATE -> Mutation.setUpdate(Map.of());
+      }));
       m.put(l.txn(), new Lock(l.position(), new LogEntry(p.txnId(), p.originDc(),
           p.readPosition(), p.readSet(), p.readRanges(), keys, p.xg())));
     }

@@ -154,7 +154,7 @@ class StoreLostUnderRunningServiceTest {
     w.wipe();
     String id = StoreMarker.markRebuilding(w).id();
     w.write(Table.DATA, WalLayout.dataRow(G, "k-t1"), 1, Map.of(WalLayout.DATA_VALUE,
-        LogApplier.encodeItem(org.paxoscp.wal.Mutation.put("t1".getBytes()))));
+        LogApplier.encodeItem(java.util.Optional.of("t1".getBytes()))));
     assertTrue(RebuildInstall.finish(w, G, 3, org.paxoscp.wal.XgLocks.EMPTY, value("t3"), 9, id));
     StoreMarker.markRebuilt(w, id, 4);
     // The next APPLY reaches the running applier, which remembers 8.

@@ -368,7 +368,7 @@ class LogCodecTest {
 
   @Test
   void unknownVersionIsRejected() {
-    for (int version : new int[] {0, 4, 0x7F, 0xFF}) {
+    for (int version : new int[] {0, 5, 0x7F, 0xFF}) {
       byte[] body = body(LogCodec.encode(LogValue.of(simple("t", 1))));
       body[0] = (byte) version;
       assertCorrupt(sealed(body), "version");
@@ -450,11 +450,60 @@ class LogCodecTest {
 
   @Test
   void unknownWriteOpIsRejected() {
-    for (int op : new int[] {2, 3, 0x80, 0xFF}) {
+    for (int op : new int[] {4, 0x80, 0xFF}) {
       BinaryWriter w = entryStart(header(1), "t", "o", 0).writeVarint(0).writeVarint(1)
           .writeString("k").writeByte(op).writeBytes(bytes("v"));
       assertCorrupt(sealed(w), "op");
     }
+  }
+
+  @Test
+  void updatesRoundTripInVersion4AndOnlyThere() {
+    TreeMap<String, Mutation> w = new TreeMap<>();
+    w.put("c", Mutation.add(-7));
+    w.put("p", Mutation.put(bytes("v")));
+    w.put("s", Mutation.setUpdate(Map.of("x", 1L, "y", -2L)));
+    LogValue v = LogValue.of(new LogEntry("t", "o", 3, new TreeSet<>(Set.of("r")), w));
+    byte[] enc = LogCodec.encode(v);
+    assertEquals(LogCodec.VERSION_4, enc[0]);
+    assertEquals(v, LogCodec.decode(enc));
+    // A value without an update keeps its old format, byte for byte.
+    assertEquals(LogCodec.VERSION_1, LogCodec.encode(LogValue.of(simple("t", 1)))[0]);
+    // An add or a set update in a value of an earlier version is refused.
+    for (int op : new int[] {2, 3}) {
+      BinaryWriter b = entryStart(header(1), "t", "o", 0).writeVarint(0).writeVarint(1)
+          .writeString("k").writeByte(op).writeLong(1);
+      assertCorrupt(sealed(b), "version before 4");
+    }
+  }
+
+  @Test
+  void version4WithoutAnUpdateIsNotCanonical() {
+    byte[] body = body(LogCodec.encode(LogValue.of(new LogEntry("t", "o", 0, new TreeSet<>(),
+        List.of(new KeyRange("a", "b")), new TreeMap<>()))));
+    body[0] = LogCodec.VERSION_4;
+    assertCorrupt(sealed(body), "without an update");
+  }
+
+  @Test
+  void setUpdatesAreCanonical() {
+    // Elements out of order, or a zero delta, are refused.
+    BinaryWriter b = entryStart(header(4, 1), "t", "o", 0).writeVarint(0).writeVarint(0)
+        .writeVarint(1).writeString("k").writeByte(3).writeVarint(2).writeString("b").writeLong(1)
+        .writeString("a").writeLong(1).writeByte(0);
+    assertCorrupt(sealed(b), "not strictly sorted");
+    BinaryWriter z = entryStart(header(4, 1), "t", "o", 0).writeVarint(0).writeVarint(0)
+        .writeVarint(1).writeString("k").writeByte(3).writeVarint(1).writeString("a").writeLong(0)
+        .writeByte(0);
+    assertCorrupt(sealed(z), "zero delta");
+  }
+
+  @Test
+  void aCrossGroupStepWithAnUpdateIsRefused() {
+    TreeMap<String, Mutation> w = new TreeMap<>(Map.of("c", Mutation.add(1)));
+    XgStep step = new XgStep(XgStep.Kind.PREPARE, "T", List.of("a", "b"), 1, false);
+    org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        () -> new LogEntry("t", "o", 0, new TreeSet<>(), w, step));
   }
 
   @Test
