@@ -30,6 +30,7 @@ import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TransactionException;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
+import org.paxoscp.client.UpdateRefusedException;
 import org.paxoscp.config.KeyFiles;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.version.VersionNotActiveException;
@@ -76,11 +77,21 @@ import site.ycsb.measurements.Measurements;
  * the commit mode, a {@link CommitProtocol} name (default {@code cp}). {@value #GROUPING}:
  * {@code record} (default) or {@code table}, above.
  *
+ * <p><b>Counters.</b> Beyond YCSB's operations, {@link #add} buffers a commutative add to a
+ * record's field as a 64-bit counter ({@link Transaction#add}: it does not read the item, so
+ * transactions that only add to it never conflict), and {@link #readCounter} reads one
+ * ({@link Transaction#getCounter}: the item joins the read set). Both work in the three modes
+ * above and need cluster version 5 ({@code commutative-updates}) for the add. A counter is stored
+ * as its decimal digits, so {@code read} returns it as text. A transaction whose add could not
+ * apply where it landed in the log (the counter would leave the 64-bit range, or the value is not
+ * a counter) has no effect: its commit is {@link Outcome#REFUSED}.
+ *
  * <p><b>Measurements</b> go to YCSB's own measurement system, next to its per-operation lines:
  * {@code COMMIT} (committed read-write transactions), {@code COMMIT-R<n>} (committed after n
  * promotions), {@code COMMIT-XG} (read-write, committed across groups), {@code READ-ONLY-COMMIT},
- * {@code ABORT}, {@code UNKNOWN} and {@code UNAVAILABLE}, each with the latency of the
- * {@code commit()} call.
+ * {@code ABORT}, {@code UNKNOWN}, {@code UNAVAILABLE} and {@code REFUSED}, each with the latency
+ * of the {@code commit()} call; {@code ADD} and {@code READ-COUNTER} with their own latency and
+ * return status, as YCSB measures its operations.
  *
  * <p>YCSB gives each client thread its own {@code DB}; an instance is used by one thread.
  */
@@ -105,8 +116,12 @@ public class PaxosCpDB extends DB {
   private static final ThreadLocal<PaxosCpDB> CURRENT = new ThreadLocal<>();
   private static final AtomicInteger INSTANCES = new AtomicInteger();
 
-  /** The outcome of a {@link #commit}. */
-  public enum Outcome { COMMITTED, ABORTED, UNKNOWN, UNAVAILABLE }
+  /**
+   * The outcome of a {@link #commit}: {@code REFUSED} is a transaction in the log whose
+   * commutative update could not apply there, so that it has no effect
+   * ({@link UpdateRefusedException}).
+   */
+  public enum Outcome { COMMITTED, ABORTED, UNKNOWN, UNAVAILABLE, REFUSED }
 
   /**
    * A commit's result.
@@ -115,14 +130,30 @@ public class PaxosCpDB extends DB {
    * @param readOnly whether the transaction wrote nothing (committed without the log)
    * @param position the log position a one-group transaction committed at (its read position
    *     when read-only), or -1: not committed, or committed across groups
+   * @param lostTo for an aborted transaction, the position it lost to an entry chosen there that
+   *     it could not follow (in Paxos-CP: a conflict with that entry, or the promotion cap); -1
+   *     when it aborted otherwise (competing proposers, a key held by a cross-group transaction,
+   *     a read position collected) or did not abort
    */
   public record CommitInfo(Outcome outcome, int promotions, boolean readOnly, long latencyMicros,
-      long position) {
+      long position, long lostTo) {
+    /** A result that lost no position to another entry. */
+    public CommitInfo(Outcome outcome, int promotions, boolean readOnly, long latencyMicros,
+        long position) {
+      this(outcome, promotions, readOnly, latencyMicros, position, -1);
+    }
+
     /** A result without a position. */
     public CommitInfo(Outcome outcome, int promotions, boolean readOnly, long latencyMicros) {
-      this(outcome, promotions, readOnly, latencyMicros, -1);
+      this(outcome, promotions, readOnly, latencyMicros, -1, -1);
     }
   }
+
+  /**
+   * What {@link #readCounter} found: the status, and the counter when it is OK (0 for an item
+   * without a value).
+   */
+  public record CounterRead(Status status, long value) {}
 
   /** Outcomes of every binding of this JVM, for the workloads' summary lines. */
   static final class Counters {
@@ -131,6 +162,7 @@ public class PaxosCpDB extends DB {
     final LongAdder aborted = new LongAdder();
     final LongAdder unknown = new LongAdder();
     final LongAdder unavailable = new LongAdder();
+    final LongAdder refused = new LongAdder();
     final LongAdder crossGroup = new LongAdder();
     final ConcurrentSkipListMap<Integer, LongAdder>
         byRound = new ConcurrentSkipListMap<>();
@@ -149,6 +181,7 @@ public class PaxosCpDB extends DB {
         case ABORTED -> aborted.increment();
         case UNKNOWN -> unknown.increment();
         case UNAVAILABLE -> unavailable.increment();
+        case REFUSED -> refused.increment();
         default -> throw new AssertionError(info.outcome());
       }
     }
@@ -163,6 +196,7 @@ public class PaxosCpDB extends DB {
       out.println("[TRANSACTIONS], Aborted, " + aborted.sum());
       out.println("[TRANSACTIONS], Unknown, " + unknown.sum());
       out.println("[TRANSACTIONS], Unavailable, " + unavailable.sum());
+      out.println("[TRANSACTIONS], Refused, " + refused.sum());
     }
   }
 
@@ -176,6 +210,8 @@ public class PaxosCpDB extends DB {
   private Transaction txn;
   private MultiTransaction multi;
   private boolean multiWrote;
+  /** The unknown outcome of the last one-group commit, for {@link #settle}; or null. */
+  private OutcomeUnknownException lastUnknown;
 
   /**
    * The binding that YCSB initialised on the calling thread (YCSB calls {@code DB.init} and then
@@ -359,6 +395,7 @@ public class PaxosCpDB extends DB {
     }
     txn = null;
     multi = null;
+    lastUnknown = null;
     long start = System.nanoTime();
     CommitInfo info;
     try {
@@ -382,14 +419,62 @@ public class PaxosCpDB extends DB {
         }
       }
     } catch (TransactionAbortedException e) {
-      info = new CommitInfo(Outcome.ABORTED, 0, false, micros(start));
+      info = aborted(e, micros(start));
     } catch (OutcomeUnknownException e) {
+      if (t != null) {
+        lastUnknown = e;
+      }
       info = new CommitInfo(Outcome.UNKNOWN, 0, false, micros(start));
     } catch (UnavailableException e) {
       info = new CommitInfo(Outcome.UNAVAILABLE, 0, false, micros(start));
+    } catch (UpdateRefusedException e) {
+      info = new CommitInfo(Outcome.REFUSED, 0, false, micros(start), e.position().orElse(-1));
     }
     record(info);
     return info;
+  }
+
+  private static CommitInfo aborted(TransactionAbortedException e, long latencyMicros) {
+    // A decided position is known only when the commit lost to an entry chosen there.
+    long lost = e.decidedPosition() > 0 ? e.decidedPosition() : -1;
+    return new CommitInfo(Outcome.ABORTED, 0, false, latencyMicros, -1, lost);
+  }
+
+  /**
+   * Settles the unknown outcome of this binding's last commit, when that was a one-group
+   * transaction ({@link TxnClient#settle}): decides the positions where it can still be chosen.
+   * Blocks for the answer. The outcome is not counted again in the summary.
+   *
+   * @return COMMITTED (with its position), ABORTED (certainly not in the log), REFUSED (in the
+   *     log without effect), UNKNOWN (still no majority; {@code settle} may be called again) or
+   *     UNAVAILABLE
+   * @throws IllegalStateException if the last commit's outcome was not unknown, or was a
+   *     transaction across groups
+   */
+  public CommitInfo settle() {
+    OutcomeUnknownException e = lastUnknown;
+    if (e == null) {
+      throw new IllegalStateException("the last commit of this binding has no unknown outcome "
+          + "to settle");
+    }
+    long start = System.nanoTime();
+    try {
+      CommitResult r = client.settle(e);
+      lastUnknown = null;
+      return new CommitInfo(Outcome.COMMITTED, r.promotions(), false, micros(start),
+          r.position());
+    } catch (TransactionAbortedException x) {
+      lastUnknown = null;
+      return aborted(x, micros(start));
+    } catch (UpdateRefusedException x) {
+      lastUnknown = null;
+      return new CommitInfo(Outcome.REFUSED, 0, false, micros(start), x.position().orElse(-1));
+    } catch (OutcomeUnknownException x) {
+      lastUnknown = x;
+      return new CommitInfo(Outcome.UNKNOWN, 0, false, micros(start));
+    } catch (UnavailableException x) {
+      return new CommitInfo(Outcome.UNAVAILABLE, 0, false, micros(start));
+    }
   }
 
   private static long micros(long startNanos) {
@@ -423,6 +508,7 @@ public class PaxosCpDB extends DB {
       case ABORTED -> measure("ABORT", us);
       case UNKNOWN -> measure("UNKNOWN", us);
       case UNAVAILABLE -> measure("UNAVAILABLE", us);
+      case REFUSED -> measure("REFUSED", us);
       default -> throw new AssertionError(info.outcome());
     }
   }
@@ -616,6 +702,114 @@ public class PaxosCpDB extends DB {
     return autocommit(table, key, t -> fieldNames.forEach(f -> t.delete(item(key, f))));
   }
 
+  // ---- counters --------------------------------------------------------------------------------
+
+  /**
+   * Adds {@code delta} to field {@code field} of record {@code key} as a 64-bit counter (no value
+   * counts as 0): buffered in the open transaction, or its own transaction outside one. It does
+   * not read the item, so transactions that only add to it never conflict with each other
+   * ({@link Transaction#add}); in a transaction that commits across groups the add becomes a read
+   * and a put ({@link MultiTransaction#add}).
+   *
+   * @return OK; {@code BAD_REQUEST} when the transaction's own writes of the item are not a
+   *     counter, or its adds sum past the 64-bit range, or it grew too large (nothing buffered);
+   *     {@code VERSION_NOT_ACTIVE} below cluster version 5; {@code ABORTED} or
+   *     {@code UNAVAILABLE} when a transaction across groups could not join the group; outside
+   *     a transaction, the commit's outcome as {@code update} gives it, or {@code REFUSED}
+   */
+  public Status add(String table, String key, String field, long delta) {
+    long start = System.nanoTime();
+    Status s = addIn(table, key, field, delta);
+    measured("ADD", start, s);
+    return s;
+  }
+
+  private Status addIn(String table, String key, String field, long delta) {
+    if (openButFinished()) {
+      return FINISHED;
+    }
+    String item = item(key, field);
+    try {
+      if (multi != null) {
+        return inMulti(() -> multi.add(table, item, delta));
+      }
+      if (txn != null) {
+        txn.add(item, delta);
+        return Status.OK;
+      }
+    } catch (VersionNotActiveException e) {
+      return new Status("VERSION_NOT_ACTIVE", e.getMessage());
+    } catch (InvalidArgumentException e) {
+      return new Status("BAD_REQUEST", e.getMessage());
+    }
+    if (!begin(group(table, key))) {
+      return Status.SERVICE_UNAVAILABLE;
+    }
+    try {
+      txn.add(item, delta);
+    } catch (VersionNotActiveException e) {
+      abort();
+      return new Status("VERSION_NOT_ACTIVE", e.getMessage());
+    } catch (InvalidArgumentException e) {
+      abort();
+      return new Status("BAD_REQUEST", e.getMessage());
+    }
+    return outcomeStatus(commit());
+  }
+
+  /**
+   * The counter in field {@code field} of record {@code key} ({@link Transaction#getCounter}):
+   * read in the open transaction (the item joins its read set, with the transaction's own adds
+   * applied), or in a read-only transaction of its own outside one.
+   *
+   * @return OK and the counter (0 for no value); {@code BAD_REQUEST} when the value is not a
+   *     counter; {@code ABORTED} or {@code UNAVAILABLE} as for {@code read}
+   */
+  public CounterRead readCounter(String table, String key, String field) {
+    long start = System.nanoTime();
+    CounterRead r = readCounterIn(table, key, field);
+    measured("READ-COUNTER", start, r.status());
+    return r;
+  }
+
+  private CounterRead readCounterIn(String table, String key, String field) {
+    if (openButFinished()) {
+      return new CounterRead(FINISHED, 0);
+    }
+    String item = item(key, field);
+    Transaction own = null;
+    try {
+      long v;
+      if (multi != null) {
+        v = multi.getCounter(table, item);
+      } else if (txn != null) {
+        v = txn.getCounter(item);
+      } else {
+        own = client.begin(group(table, key));
+        v = own.getCounter(item);
+        // Read-only: commits at once, outside the log.
+        own.commit();
+      }
+      return new CounterRead(Status.OK, v);
+    } catch (TransactionAbortedException e) {
+      return new CounterRead(new Status("ABORTED", e.getMessage()), 0);
+    } catch (TransactionException e) {
+      return new CounterRead(unavailable(e), 0);
+    } catch (InvalidArgumentException e) {
+      return new CounterRead(new Status("BAD_REQUEST", e.getMessage()), 0);
+    } finally {
+      if (own != null && own.isActive()) {
+        own.abort();
+      }
+    }
+  }
+
+  private static void measured(String operation, long startNanos, Status s) {
+    Measurements m = Measurements.getMeasurements();
+    m.measure(operation, (int) Math.min(Integer.MAX_VALUE, micros(startNanos)));
+    m.reportStatus(operation, s);
+  }
+
   private Status write(String table, String key, Map<String, ByteIterator> values) {
     if (openButFinished()) {
       return FINISHED;
@@ -639,12 +833,18 @@ public class PaxosCpDB extends DB {
       return Status.SERVICE_UNAVAILABLE;
     }
     body.accept(txn);
-    CommitInfo info = commit();
+    return outcomeStatus(commit());
+  }
+
+  /** The status of an operation that was its own transaction, from the commit's outcome. */
+  private static Status outcomeStatus(CommitInfo info) {
     return switch (info.outcome()) {
       case COMMITTED -> Status.OK;
       case ABORTED -> new Status("ABORTED", "the transaction aborted; not in the log");
       case UNKNOWN -> new Status("UNKNOWN", "the outcome is unknown; it may be in the log");
       case UNAVAILABLE -> Status.SERVICE_UNAVAILABLE;
+      case REFUSED -> new Status("REFUSED", "in the log, but an update could not apply there; "
+          + "no effect");
     };
   }
 

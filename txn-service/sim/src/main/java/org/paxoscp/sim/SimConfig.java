@@ -19,6 +19,10 @@ import org.paxoscp.transport.Latency;
  * @param zipfian zipfian (theta 0.99) rather than uniform key choice
  * @param scanShare fraction of read operations that are range reads (scans) over the attribute
  *     keys rather than reads of one key ({@link SimClient}); 0 in the paper's workload
+ * @param updateShare fraction of write operations that touch the counter and counting-set keys
+ *     (mostly commutative updates: adds, set adds and removes; some puts and deletes of those
+ *     keys), and of read operations that read one of them with {@code getCounter} semantics
+ *     ({@link SimClient}); 0 in the paper's workload
  * @param txns total transactions over all clients
  * @param ratePerClient target transactions per second per client (Poisson arrivals)
  * @param opMicros virtual time one operation takes: sets the read-to-commit window
@@ -38,6 +42,7 @@ public record SimConfig(
     double readFraction,
     boolean zipfian,
     double scanShare,
+    double updateShare,
     int txns,
     double ratePerClient,
     long opMicros,
@@ -176,6 +181,14 @@ public record SimConfig(
    */
   public static final double DEFAULT_SCAN_SHARE = 0.1;
 
+  /**
+   * The share of writes (and reads) the test suites' schedules make operations on counters and
+   * counting sets: with five operations half of them writes, about one transaction in five
+   * updates, on a handful of keys, so that updates of one key meet in a position and
+   * transactions that read a counter conflict with those that add to it.
+   */
+  public static final double DEFAULT_UPDATE_SHARE = 0.1;
+
   public SimConfig {
     Objects.requireNonNull(protocol);
     dcs = List.copyOf(dcs);
@@ -191,6 +204,9 @@ public record SimConfig(
     if (!(scanShare >= 0 && scanShare <= 1)) {
       throw new IllegalArgumentException("scanShare must be in [0, 1]");
     }
+    if (!(updateShare >= 0 && updateShare <= 1)) {
+      throw new IllegalArgumentException("updateShare must be in [0, 1]");
+    }
     if (ratePerClient <= 0 || opMicros < 0 || serviceMicros < 0 || jitter < 0) {
       throw new IllegalArgumentException("rate must be positive; times and jitter non-negative");
     }
@@ -200,45 +216,49 @@ public record SimConfig(
         proposer.exhaustiveCombinationLimit(), proposer.maxValueBytes());
   }
 
-  /** The paper's contention experiment shape (section 6) on the given DCs: no range reads. */
+  /**
+   * The paper's contention experiment shape (section 6) on the given DCs: no range reads, no
+   * counters or counting sets.
+   */
   public static SimConfig paperDefaults(Protocol protocol, List<String> dcs, long seed) {
-    return new SimConfig(protocol, dcs, Latency.paperRegions(), 4, 100, 10, 0.5, false, 0, 500,
-        1.0, 20_000, 500, 0.2, Faults.NONE, ProposerConfig.defaults(protocol, dcs), seed);
+    return new SimConfig(protocol, dcs, Latency.paperRegions(), 4, 100, 10, 0.5, false, 0, 0,
+        500, 1.0, 20_000, 500, 0.2, Faults.NONE, ProposerConfig.defaults(protocol, dcs), seed);
   }
 
   public SimConfig withSeed(long s) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
-        proposer, s);
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter,
+        faults, proposer, s);
   }
 
   public SimConfig withProtocol(Protocol p) {
     return new SimConfig(p, dcs, latency, clients, attributes, opsPerTxn, readFraction, zipfian,
-        scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+        scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
+        proposer, seed);
   }
 
   public SimConfig withFaults(Faults f) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, f, proposer,
-        seed);
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter, f,
+        proposer, seed);
   }
 
   public SimConfig withWorkload(int clients, int attributes, int opsPerTxn, int txns) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
-        proposer, seed);
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter,
+        faults, proposer, seed);
   }
 
   public SimConfig withTiming(double ratePerClient, long opMicros) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
-        proposer, seed);
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter,
+        faults, proposer, seed);
   }
 
   public SimConfig withKeys(double readFraction, boolean zipfian) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
-        proposer, seed);
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter,
+        faults, proposer, seed);
   }
 
   /**
@@ -247,18 +267,30 @@ public record SimConfig(
    */
   public SimConfig withScanShare(double scanShare) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
-        proposer, seed);
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter,
+        faults, proposer, seed);
+  }
+
+  /**
+   * These settings with a share {@code updateShare} of the write operations made operations on
+   * the counter and counting-set keys, and as large a share of the reads made reads of them
+   * ({@link #DEFAULT_UPDATE_SHARE} in the test suites' schedules; 0: none, the paper's workload).
+   */
+  public SimConfig withUpdateShare(double updateShare) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter,
+        faults, proposer, seed);
   }
 
   public SimConfig withProposer(ProposerConfig p) {
     return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
-        zipfian, scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, p,
-        seed);
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter,
+        faults, p, seed);
   }
 
   public SimConfig withLatency(Latency l) {
     return new SimConfig(protocol, dcs, l, clients, attributes, opsPerTxn, readFraction, zipfian,
-        scanShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults, proposer, seed);
+        scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,
+        proposer, seed);
   }
 }

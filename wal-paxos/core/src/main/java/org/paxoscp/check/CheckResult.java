@@ -37,6 +37,10 @@ public final class CheckResult {
    *     lies at or after a gap in the merged log (the gap itself is reported)
    * @param scansChecked scans (range reads) of the checked records compared with the replayed
    *     state of their ranges
+   * @param updatesChecked commutative updates (adds, counting-set updates) in the merged log
+   *     that the replay folded into the values of their keys, those of refused entries included
+   * @param entriesRefused entries the replay refused: one of their updates could not apply
+   *     where the log folds it, so none of their writes took effect
    */
   public record Stats(
       int dcs,
@@ -54,7 +58,9 @@ public final class CheckResult {
       int entriesWithoutRecord,
       int readsChecked,
       int readsUnverifiable,
-      int scansChecked) {
+      int scansChecked,
+      int updatesChecked,
+      int entriesRefused) {
 
     @Override
     public String toString() {
@@ -64,7 +70,8 @@ public final class CheckResult {
           + " aborted=" + aborted + " unknown=" + unknown + " crashed=" + crashed
           + " readOnly=" + readOnly + " entriesWithoutRecord=" + entriesWithoutRecord
           + " readsChecked=" + readsChecked + " readsUnverifiable=" + readsUnverifiable
-          + " scansChecked=" + scansChecked;
+          + " scansChecked=" + scansChecked + " updatesChecked=" + updatesChecked
+          + " entriesRefused=" + entriesRefused;
     }
   }
 

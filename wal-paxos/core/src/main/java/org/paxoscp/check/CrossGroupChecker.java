@@ -98,14 +98,14 @@ public final class CrossGroupChecker {
       ViolationCollector all = new ViolationCollector();
       addAll(all, "", crossGroup);
       perGroup.forEach((g, r) -> addAll(all, "group " + g + ": ", r));
-      int[] sum = new int[16];
+      int[] sum = new int[18];
       long maxPosition = 0;
       for (CheckResult r : perGroup.values()) {
         CheckResult.Stats s = r.stats();
         int[] v = {s.dcs(), s.positions(), 0, s.entries(), s.combinedPositions(),
             s.noopPositions(), s.records(), s.committed(), s.aborted(), s.unknown(), s.crashed(),
             s.readOnly(), s.entriesWithoutRecord(), s.readsChecked(), s.readsUnverifiable(),
-            s.scansChecked()};
+            s.scansChecked(), s.updatesChecked(), s.entriesRefused()};
         for (int i = 0; i < v.length; i++) {
           sum[i] = i == 0 ? Math.max(sum[i], v[i]) : sum[i] + v[i];
         }
@@ -113,7 +113,7 @@ public final class CrossGroupChecker {
       }
       return new CheckResult(all, new CheckResult.Stats(sum[0], sum[1], maxPosition, sum[3],
           sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10], sum[11], sum[12], sum[13],
-          sum[14], sum[15]));
+          sum[14], sum[15], sum[16], sum[17]));
     }
 
     private static void addAll(ViolationCollector into, String prefix, CheckResult r) {
@@ -287,7 +287,7 @@ public final class CrossGroupChecker {
     cycle.ifPresent(c -> out.add(Kind.XG_CYCLE, -1, c.get(0), "the conflict graph over all "
         + "groups has a cycle: " + String.join(" -> ", c)));
     CheckResult.Stats none = new CheckResult.Stats(0, 0, 0, 0, 0, 0, observations.size(),
-        committed, aborted, undecided.size(), 0, 0, 0, 0, 0, 0);
+        committed, aborted, undecided.size(), 0, 0, 0, 0, 0, 0, 0, 0);
     return new Result(new CheckResult(out, none), perGroup, committed, aborted, undecided.size(),
         graph.nodes.size(), graph.edgeCount);
   }

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -16,6 +17,7 @@ import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.Updates;
 import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.XgStep;
 
@@ -36,10 +38,15 @@ import org.paxoscp.wal.XgStep;
  *       transaction.
  *   <li><b>L3</b> (each new entry keeps the log one-copy serializable): the merged log is replayed
  *       in order (positions ascending, entries of a combined list in list order, from a state
- *       where every key is absent). Each entry at position p with read position r must have r &lt;
- *       p ({@link Kind#READ_POSITION_NOT_BEFORE_SLOT}), and no key of its read set may have been
- *       written after r and before the entry: neither at positions r+1..p-1 nor by an earlier
- *       entry of the same list at p ({@link Kind#CONFLICTING_WRITE}). The same holds for every
+ *       where every key is absent). A put or a delete sets its key; a commutative update (an add
+ *       to a counter, a counting-set update) is folded into the value its key holds at that point
+ *       of the replay by {@link Updates#fold}, the rule every DC's applier follows; an entry one
+ *       of whose updates cannot apply there is <em>refused</em> and replays as nothing: none of
+ *       its writes change the state or count as a write below. Each entry at position p with
+ *       read position r must have r &lt; p ({@link Kind#READ_POSITION_NOT_BEFORE_SLOT}), and no
+ *       key of its read set may have been written after r and before the entry: neither at
+ *       positions r+1..p-1 nor by an earlier entry of the same list at p ({@link
+ *       Kind#CONFLICTING_WRITE}). The same holds for every
  *       key inside one of its scanned ranges ({@link LogEntry#readRanges}), whether the key
  *       existed at r or not: a write there is a key its scan missed or read stale ({@link
  *       Kind#PHANTOM}). A cross-group decision key is in no range, so writing one is never a
@@ -50,7 +57,8 @@ import org.paxoscp.wal.XgStep;
  *       purpose: the protocol promises this one.
  *   <li><b>A2</b> (all store reads of a transaction come from one read position): every value a
  *       client observed must equal, byte for byte, the replayed state of its key at the end of the
- *       record's read position (empty = absent or deleted) ({@link Kind#WRONG_READ_VALUE}). This
+ *       record's read position (empty = absent or deleted) ({@link Kind#WRONG_READ_VALUE}); a
+ *       counter or a counting set is compared in its stored form, as the replay folded it. This
  *       holds for every record with reads, whatever its outcome: a read-only transaction must
  *       have seen a consistent snapshot (the proof inserts it after the last writer of its read
  *       position), and an aborted or unknown one reading from a wrong snapshot is a bug too. A
@@ -69,17 +77,21 @@ import org.paxoscp.wal.XgStep;
  *   <li><b>L1</b> (the log holds only committed transactions) and <b>L2</b> (a committed
  *       read-write transaction is in exactly one position): a COMMITTED read-write transaction
  *       is in the merged log ({@link Kind#COMMITTED_NOT_IN_LOG}) exactly once, at the position
- *       it was told ({@link Kind#WRONG_COMMIT_POSITION}); an ABORTED one is not in it ({@link
- *       Kind#ABORTED_IN_LOG}); an UNKNOWN or CRASHED one may be, at most once, and an UNKNOWN one
- *       told a range of positions only inside it ({@link Kind#UNKNOWN_OUTSIDE_RANGE}); a
- *       read-only one
- *       (no writes) commits outside the log and must not be in it ({@link
- *       Kind#READ_ONLY_IN_LOG}). A record whose transaction is in the log must agree with its
- *       entry: same read set, same scanned ranges, same writes, same read position ({@link
- *       Kind#ENTRY_MISMATCH}), otherwise the checks above would be about different
- *       transactions. An entry without a record is allowed (its client may have left none, e.g.
- *       an entry finished by recovery) and counted in {@link
- *       CheckResult.Stats#entriesWithoutRecord()}.
+ *       it was told ({@link Kind#WRONG_COMMIT_POSITION}), and not refused there ({@link
+ *       Kind#REFUSAL_MISMATCH}); an ABORTED one is not in it ({@link Kind#ABORTED_IN_LOG}),
+ *       unless it was told a commit position: then its entry was refused, so it is in the log
+ *       exactly at that position ({@link Kind#WRONG_COMMIT_POSITION}) and refused there ({@link
+ *       Kind#REFUSAL_MISMATCH} when it is not, or is not in the log at all); an UNKNOWN or
+ *       CRASHED one may be, at most once, and an UNKNOWN one told a range of positions only
+ *       inside it ({@link Kind#UNKNOWN_OUTSIDE_RANGE}); a read-only one (no writes) commits
+ *       outside the log and must not be in it ({@link Kind#READ_ONLY_IN_LOG}). A refusal at or
+ *       after a gap in the merged log cannot be told from the replay, so the refusal of an entry
+ *       there is not held against its record. A record whose transaction is in the log must
+ *       agree with its entry: same read set, same scanned ranges, same writes (an update with
+ *       its kind and deltas), same read position ({@link Kind#ENTRY_MISMATCH}), otherwise the
+ *       checks above would be about different transactions. An entry without a record is
+ *       allowed (its client may have left none, e.g. an entry finished by recovery) and counted
+ *       in {@link CheckResult.Stats#entriesWithoutRecord()}.
  * </ul>
  *
  * <p>Steps of transactions across groups (docs/cross-group.md) replay as the applier applies
@@ -89,10 +101,11 @@ import org.paxoscp.wal.XgStep;
  * at once is {@link CrossGroupChecker}'s.
  *
  * <p>Malformed input (a null value, a position below 1, a null record, two records with one txn
- * id, a non-committed record with a commit position, ...) is reported as {@link
- * Kind#MALFORMED_LOG} or {@link Kind#MALFORMED_HISTORY}; the checker never throws on bad data. Where
- * the merged log has a gap, reads at or after the gap cannot be replayed exactly; they are counted
- * in {@link CheckResult.Stats#readsUnverifiable()} rather than reported, the gap being reported.
+ * id, an UNKNOWN or CRASHED record with a commit position, ...) is reported as {@link
+ * Kind#MALFORMED_LOG} or {@link Kind#MALFORMED_HISTORY}; the checker never throws on bad data.
+ * Where the merged log has a gap, reads at or after the gap cannot be replayed exactly; they are
+ * counted in {@link CheckResult.Stats#readsUnverifiable()} rather than reported, the gap being
+ * reported.
  *
  * <p>Stateless and thread-safe. Runs in time linear in the size of the logs and the history,
  * except that each scanned range also costs the keys ever written inside it (times log of the
@@ -125,11 +138,14 @@ public final class SerializabilityChecker {
     return new CheckResult(out, run.stats());
   }
 
-  /** The last write of a key during the replay. */
-  private record WriteMark(long position, int index, String txnId, boolean delete) {
+  /**
+   * The last write of a key during the replay.
+   *
+   * @param how "written", "deleted" or "updated" (a commutative update folded in)
+   */
+  private record WriteMark(long position, int index, String txnId, String how) {
     String describe() {
-      return (delete ? "deleted" : "written") + " by txn " + txnId + " at position " + position
-          + " #" + index;
+      return how + " by txn " + txnId + " at position " + position + " #" + index;
     }
   }
 
@@ -150,6 +166,8 @@ public final class SerializabilityChecker {
     private final Map<String, XgLocks.Lock> locks = new LinkedHashMap<>();
     /** The last write of every key written so far; in key order, for the writes in a range. */
     private final TreeMap<String, WriteMark> lastWrite = new TreeMap<>(KeyRange.ORDER);
+    /** The entries the replay refused: by position, by index in the list, the key and reason. */
+    private final Map<Long, Map<Integer, String>> refused = new HashMap<>();
 
     private int entries;
     private int combinedPositions;
@@ -163,6 +181,8 @@ public final class SerializabilityChecker {
     private int readsChecked;
     private int readsUnverifiable;
     private int scansChecked;
+    private int updatesChecked;
+    private int entriesRefused;
 
     Run(ViolationCollector out) {
       this.out = out;
@@ -188,7 +208,7 @@ public final class SerializabilityChecker {
           l == null ? 0 : l.maxPosition(),
           entries, combinedPositions, noopPositions, records.size(), committed, aborted,
           unknown, crashed, readOnly, entriesWithoutRecord, readsChecked, readsUnverifiable,
-          scansChecked);
+          scansChecked, updatesChecked, entriesRefused);
     }
 
     // ---- history well-formedness ----
@@ -233,10 +253,16 @@ public final class SerializabilityChecker {
             "txn " + r.txnId() + " is " + r.status() + " with positions " + r.unknownFrom()
                 + ".." + r.unknownThrough() + " (only an UNKNOWN txn is told a non-empty range)");
       }
-      if (r.status() != TxnRecord.Status.COMMITTED && r.commitPosition() != -1) {
+      // An ABORTED read-write txn told a position was refused there (its entry is in the log
+      // with no effect); a read-only one has no entry to refuse.
+      boolean toldPosition = r.status() == TxnRecord.Status.COMMITTED
+          || (r.status() == TxnRecord.Status.ABORTED && r.commitPosition() >= 1
+              && !r.readOnly());
+      if (r.commitPosition() != -1 && !toldPosition) {
         out.add(Kind.MALFORMED_HISTORY, r.commitPosition(), r.txnId(),
             "txn " + r.txnId() + " is " + r.status() + " but has commit position "
-                + r.commitPosition() + " (only a committed txn is told one)");
+                + r.commitPosition() + " (only a committed txn is told one, or an aborted "
+                + "read-write txn whose entry was refused there)");
       }
       for (var read : r.reads().entrySet()) {
         if (read.getKey() == null || read.getValue() == null) {
@@ -296,10 +322,10 @@ public final class SerializabilityChecker {
           } else if (x != null && x.kind() == XgStep.Kind.RESOLVE) {
             XgLocks.Lock held = locks.remove(x.txn());
             if (held != null && x.commit()) {
-              applyWrites(position, i, held.prepare());
+              applyWrites(position, i, held.txn(), held.prepare().writes());
             }
           } else {
-            applyWrites(position, i, e);
+            applyWrites(position, i, e.txnId(), e.writes());
           }
         }
         if (position < firstGap) {
@@ -382,22 +408,47 @@ public final class SerializabilityChecker {
       }
     }
 
-    private void applyWrites(long position, int index, LogEntry e) {
-      for (var w : e.writes().entrySet()) {
+    /**
+     * Replays one entry's writes (or a resolved PREPARE's, under its transaction's id) at the
+     * end of the state so far: {@link Updates#fold} of this one entry into the state is what
+     * folding the whole position into the values before it gives at this point of its list, as
+     * the applier does, since the state already holds the entries before it in the list. A
+     * refused entry changes nothing and leaves no write mark.
+     */
+    private void applyWrites(long position, int index, String txnId,
+        Map<String, Mutation> writes) {
+      Map<String, Mutation> sane = new LinkedHashMap<>();
+      for (var w : writes.entrySet()) {
         Mutation m = w.getValue();
         if (m == null) {
-          out.add(Kind.MALFORMED_LOG, position, e.txnId(),
-              "txn " + e.txnId() + " at position " + position + " #" + index
+          out.add(Kind.MALFORMED_LOG, position, txnId,
+              "txn " + txnId + " at position " + position + " #" + index
                   + " has a null mutation for key " + Render.key(w.getKey())
                   + "; replayed as a delete");
+          m = Mutation.delete();
+        } else if (m.isUpdate()) {
+          updatesChecked++;
         }
-        boolean delete = m == null || m.isDelete();
-        if (delete) {
-          state.remove(w.getKey());
+        sane.put(w.getKey(), m);
+      }
+      Updates.Folded folded = Updates.fold(List.of(new Updates.Effect(txnId, sane)),
+          key -> Optional.ofNullable(state.get(key)));
+      if (!folded.refused().isEmpty()) {
+        entriesRefused++;
+        refused.computeIfAbsent(position, p -> new HashMap<>())
+            .put(index, folded.refused().values().iterator().next());
+        return;
+      }
+      for (var v : folded.values().entrySet()) {
+        String key = v.getKey();
+        if (v.getValue().isEmpty()) {
+          state.remove(key);
         } else {
-          state.put(w.getKey(), m.value().orElseThrow());
+          state.put(key, v.getValue().get());
         }
-        lastWrite.put(w.getKey(), new WriteMark(position, index, e.txnId(), delete));
+        String how = sane.get(key).isUpdate() ? "updated"
+            : v.getValue().isEmpty() ? "deleted" : "written";
+        lastWrite.put(key, new WriteMark(position, index, txnId, how));
       }
     }
 
@@ -493,13 +544,7 @@ public final class SerializabilityChecker {
         }
         switch (r.status()) {
           case COMMITTED -> checkCommitted(r, slots);
-          case ABORTED -> {
-            if (!slots.isEmpty()) {
-              out.add(Kind.ABORTED_IN_LOG, slots.get(0).position(), r.txnId(),
-                  "L1: txn " + r.txnId() + " (client " + r.client()
-                      + ") was reported ABORTED but is in the log at " + slots);
-            }
-          }
+          case ABORTED -> checkAborted(r, slots);
           case UNKNOWN -> {
             // May or may not be in the log; more than once is reported as DUPLICATE_ENTRY.
             if (r.unknownFrom() > 0 && !slots.isEmpty()
@@ -526,15 +571,81 @@ public final class SerializabilityChecker {
                 + " but is not in the merged log (last position " + log.maxPosition() + ")");
         return;
       }
+      Slot at = slotAt(slots, r.commitPosition());
+      if (at == null) {
+        out.add(Kind.WRONG_COMMIT_POSITION, r.commitPosition(), r.txnId(),
+            "L2: txn " + r.txnId() + " (client " + r.client()
+                + ") was reported COMMITTED at position " + r.commitPosition()
+                + " but is in the log at " + slots);
+        return;
+      }
+      String why = refusal(at);
+      if (why != null) {
+        out.add(Kind.REFUSAL_MISMATCH, at.position(), r.txnId(),
+            "txn " + r.txnId() + " (client " + r.client() + ") was reported COMMITTED at "
+                + at + ", but the replay refuses its entry there (" + why
+                + "): it has no effect");
+      }
+    }
+
+    /**
+     * L1 for an ABORTED record: not in the log; or, told a commit position, in the log exactly
+     * there and refused (in the log with no effect).
+     */
+    private void checkAborted(TxnRecord r, List<Slot> slots) {
+      if (r.commitPosition() == -1) {
+        if (!slots.isEmpty()) {
+          out.add(Kind.ABORTED_IN_LOG, slots.get(0).position(), r.txnId(),
+              "L1: txn " + r.txnId() + " (client " + r.client()
+                  + ") was reported ABORTED but is in the log at " + slots);
+        }
+        return;
+      }
+      if (r.commitPosition() < 1 || r.readOnly()) {
+        return; // reported as malformed
+      }
+      if (slots.isEmpty()) {
+        out.add(Kind.REFUSAL_MISMATCH, r.commitPosition(), r.txnId(),
+            "txn " + r.txnId() + " (client " + r.client() + ") was reported ABORTED as "
+                + "refused at position " + r.commitPosition() + " but is not in the merged "
+                + "log (last position " + log.maxPosition() + ")");
+        return;
+      }
+      Slot at = slotAt(slots, r.commitPosition());
+      if (at == null) {
+        out.add(Kind.WRONG_COMMIT_POSITION, r.commitPosition(), r.txnId(),
+            "txn " + r.txnId() + " (client " + r.client() + ") was reported ABORTED as "
+                + "refused at position " + r.commitPosition() + " but is in the log at "
+                + slots);
+        return;
+      }
+      if (at.position() < log.firstGap() && refusal(at) == null) {
+        out.add(Kind.REFUSAL_MISMATCH, at.position(), r.txnId(),
+            "L1: txn " + r.txnId() + " (client " + r.client() + ") was reported ABORTED as "
+                + "refused at " + at + ", but the replay applies its entry there: its writes "
+                + describeWrites(at.entry().writes()) + " took effect");
+      }
+    }
+
+    /** The slot at {@code position} among {@code slots}, or null. */
+    private static Slot slotAt(List<Slot> slots, long position) {
       for (Slot s : slots) {
-        if (s.position() == r.commitPosition()) {
-          return;
+        if (s.position() == position) {
+          return s;
         }
       }
-      out.add(Kind.WRONG_COMMIT_POSITION, r.commitPosition(), r.txnId(),
-          "L2: txn " + r.txnId() + " (client " + r.client()
-              + ") was reported COMMITTED at position " + r.commitPosition()
-              + " but is in the log at " + slots);
+      return null;
+    }
+
+    /**
+     * Why the replay refused the entry in {@code slot}, or null when it applied it, or when the
+     * slot lies at or after a gap in the merged log, where the replayed values are not exact.
+     */
+    private String refusal(Slot slot) {
+      if (slot.position() >= log.firstGap()) {
+        return null;
+      }
+      return refused.getOrDefault(slot.position(), Map.of()).get(slot.index());
     }
 
     private void compareWithEntry(TxnRecord r, Slot slot) {
@@ -582,8 +693,10 @@ public final class SerializabilityChecker {
       Map<String, String> d = new LinkedHashMap<>();
       for (var w : writes.entrySet()) {
         Mutation m = w.getValue();
+        // A put renders its value; a delete and an update their kind (and deltas).
         d.put(w.getKey(), m == null ? "null"
-            : m.isDelete() ? "DELETE" : Render.bytes(m.value().orElseThrow()));
+            : m.kind() == Mutation.Kind.PUT ? Render.bytes(m.value().orElseThrow())
+            : m.toString());
       }
       return d;
     }

@@ -53,8 +53,15 @@ public record Violation(Kind kind, long position, String txnId, String message) 
     COMMITTED_NOT_IN_LOG,
     /** L2: a committed read-write transaction is in the log at a position other than reported. */
     WRONG_COMMIT_POSITION,
-    /** L1: an aborted transaction is in the log. */
+    /** L1: an aborted transaction is in the log (one not told a position it was refused at). */
     ABORTED_IN_LOG,
+    /**
+     * A transaction's outcome disagrees with the refusal of its entry ({@link
+     * org.paxoscp.wal.Updates}): reported COMMITTED but refused where the log folds it (it has
+     * no effect), or reported ABORTED as refused at a position where its entry took effect or is
+     * not in the log at all.
+     */
+    REFUSAL_MISMATCH,
     /**
      * An UNKNOWN transaction is in the log outside the range of positions its client was told it
      * could still be chosen at (an application settling it there would be misled).
