@@ -141,6 +141,10 @@ class RollingUpgradeIT {
     VersionNotActiveException gate = assertThrows(VersionNotActiveException.class,
         () -> notYet.scanPrefix("", 10));
     assertEquals(ClusterVersion.RANGE_READS, gate.needed());
+    // Nor is a counter added to (log value format 4, cluster version 5).
+    VersionNotActiveException addGate = assertThrows(VersionNotActiveException.class,
+        () -> notYet.add("counted/adds", 1));
+    assertEquals(ClusterVersion.COMMUTATIVE_UPDATES, addGate.needed());
     assertTrue(notYet.isActive(), "the refused scan sent nothing and leaves it usable");
     notYet.abort();
 
@@ -165,6 +169,14 @@ class RollingUpgradeIT {
         .map(e -> e.key()).toList());
     listing.put("listed/2", "yes");
     assertEquals(CommitResult.Status.COMMITTED, listing.commit().status());
+    // At version 5 adds commit (format 4), and every DC's applier folds them.
+    for (int i = 0; i < 3; i++) {
+      atRanges.runInTransaction("g0", t -> {
+        t.add("counted/adds", 2);
+        return null;
+      });
+    }
+    assertEquals(6L, (long) atRanges.runInTransaction("g0", t -> t.getCounter("counted/adds")));
     // The clients of this build follow: nothing of wire version 3 reaches a service any more.
     Poll.until("no wire version 3 received for " + DRAIN.toMillis() + " ms", Duration.ofSeconds(20),
         () -> survey().values().stream().allMatch(r -> r.wire3AgoMillis() < 0
