@@ -276,4 +276,97 @@ class LogApplierTest {
     assertEquals(2, applier.readPosition(G, 1));
     assertReads("a", 2, "2");
   }
+
+  // ---- commutative updates -------------------------------------------------------------------
+
+  private LogEntry adds(String key, long delta) {
+    return new LogEntry("t" + (++txns), "dc0", 0, new TreeSet<>(),
+        new TreeMap<>(Map.of(key, Mutation.add(delta))));
+  }
+
+  /** Moves the stored watermark back to {@code position} (the versions above it stay). */
+  private void rewindWatermark(long position) {
+    byte[] row = WalLayout.metaRow(G);
+    byte[] now = store.read(KvStore.Table.META, row, WalLayout.APPLIED, KvStore.LATEST)
+        .orElseThrow().value();
+    assertTrue(store.checkAndWrite(KvStore.Table.META, row, WalLayout.APPLIED, now,
+        KvStore.UNVERSIONED, Map.of(WalLayout.APPLIED, LogApplier.encodeApplied(
+            new LogApplier.AppliedState(position, org.paxoscp.wal.XgLocks.EMPTY)))));
+  }
+
+  @Test
+  void aPositionFoldsPutsAndAddsInListOrder() {
+    choose(1, writes("c", "5"));
+    choose(2, adds("c", 3), writes("c", "100"), adds("c", 1), adds("d", -2));
+    assertEquals(2, applier.applyKnown(G));
+    assertReads("c", 1, "5");
+    assertReads("c", 2, "101");
+    assertReads("d", 2, "-2");
+  }
+
+  /**
+   * A crash between writing a position's versions and moving the watermark: applying the
+   * position again folds from the versions below it, so its deltas count once.
+   */
+  @Test
+  void applyingAPositionAgainAddsItsDeltasOnce() {
+    assertEquals(11, reappliedCounter(LogApplier.Rules.SHIPPED));
+  }
+
+  /** The same with the planted bug that folds into the newest version: the deltas count twice. */
+  @Test
+  void foldingIntoTheNewestVersionAddsTwiceOnASecondApply() {
+    assertEquals(17, reappliedCounter(new LogApplier.Rules(false, true, false)));
+  }
+
+  private long reappliedCounter(LogApplier.Rules rules) {
+    LogApplier a = new LogApplier(store, 100, new RebuildGuard(store), rules);
+    choose(1, writes("c", "5"));
+    choose(2, adds("c", 3), adds("c", 3));
+    assertEquals(2, a.applyKnown(G));
+    rewindWatermark(1);
+    LogApplier restarted = new LogApplier(store, 100, new RebuildGuard(store), rules);
+    assertEquals(2, restarted.applyKnown(G));
+    return Long.parseLong(new String(restarted.read(G, "c", 2).orElseThrow(),
+        StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void aRefusedEntryWritesNothingAndTheServiceCanSayWhich() {
+    choose(1, writes("c", Long.toString(Long.MAX_VALUE)));
+    LogEntry over = new LogEntry("over", "dc0", 0, new TreeSet<>(), new TreeMap<>(Map.of(
+        "c", Mutation.add(1), "x", Mutation.put(b("x")))));
+    LogEntry fine = adds("d", 1);
+    choose(2, over, fine);
+    assertEquals(2, applier.applyKnown(G));
+    assertReads("c", 2, Long.toString(Long.MAX_VALUE));
+    assertReads("x", 2, null);
+    assertReads("d", 2, "1");
+    Map<String, String> refused = applier.refusedAt(G, 2,
+        new Acceptor(store).chosen(G, 2).orElseThrow());
+    assertEquals(java.util.Set.of("over"), refused.keySet());
+  }
+
+  /**
+   * An applier that remembers an old watermark applies a position another applier applied long
+   * ago, after collection removed the versions below it: its fold would start from nothing, so
+   * it writes nothing (the GC watermark says the position was applied everywhere).
+   */
+  @Test
+  void aFoldPastTheGcWatermarkWritesNothing() {
+    choose(1, writes("c", "5"));
+    LogApplier stale = new LogApplier(store);
+    assertEquals(1, stale.applyKnown(G));
+    LogEntry add = adds("c", 3);
+    choose(2, add);
+    choose(3, writes("other", "x"));
+    assertEquals(3, applier.applyKnown(G));
+    LogCollector gc = new LogCollector(store);
+    assertEquals(3, gc.advance(G, 3));
+    gc.collect(G, 10, null);
+    // c's newest version at or below the watermark, 8 at position 2, is the one kept.
+    assertReads("c", KvStore.LATEST, "8");
+    assertEquals(3, stale.applyKnown(G, 2, LogValue.of(add)));
+    assertReads("c", KvStore.LATEST, "8");
+  }
 }
