@@ -25,7 +25,9 @@ import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TransactionTooLargeException;
 import org.paxoscp.client.TxnClient;
 import org.paxoscp.client.UnavailableException;
+import org.paxoscp.client.UpdateRefusedException;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.wal.Updates;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -36,17 +38,19 @@ import picocli.CommandLine.Spec;
  * {@code paxoscp shell}: an interactive prompt against a running cluster. One transaction at a
  * time: {@code begin <group>} (or {@code begin <group>,<group>,...} for a transaction across
  * groups, whose keys are then written {@code group:key}), then {@code get}, {@code scan},
- * {@code put} and {@code delete}, then {@code commit} or {@code abort}. Reads commands line by
- * line from standard input (piped input works too; the prompt is shown only on a terminal) and
- * answers in plain words; a failed command prints a one-line error and the shell goes on. Keys
- * and values are UTF-8 strings.
+ * {@code put}, {@code delete}, {@code add} (a counter), {@code sadd} and {@code srem} (a
+ * counting set), then {@code commit} or {@code abort}. Reads commands line by line from standard
+ * input (piped input works too; the prompt is shown only on a terminal) and answers in plain
+ * words; a failed command prints a one-line error and the shell goes on. Keys and values are
+ * UTF-8 strings; {@code get} and {@code scan} show a counter as its number (it is stored as
+ * decimal text) and a counting set as the elements present, {@code {a, b}}.
  *
  * <p>Exit codes: 0 at {@code quit}, {@code exit} or end of input; 1 the client could not start;
  * 2 usage or a bad configuration.
  */
 @Command(name = "shell", mixinStandardHelpOptions = true,
     description = "An interactive prompt for transactions against a running cluster "
-        + "(begin, get, scan, put, delete, commit, abort, settle, status).",
+        + "(begin, get, scan, put, delete, add, sadd, srem, commit, abort, settle, status).",
     footer = "%nStart a cluster with `./paxoscp cluster`; it prints the command to connect."
         + "%nExplained in docs/running.md.")
 public final class ShellCommand implements Callable<Integer> {
@@ -54,13 +58,19 @@ public final class ShellCommand implements Callable<Integer> {
   private static final String HELP = String.join(System.lineSeparator(),
       "  begin <group>        start a transaction on an entity group",
       "  begin <g1>,<g2>,...  start a transaction across groups; keys are then <group>:<key>",
-      "  get <key>            read a key (at the transaction's read position, or its own write)",
+      "  get <key>            read a key (at the transaction's read position, or its own write);",
+      "                       a counter prints as its number, a counting set as {elem, ...}",
       "  scan <from> <to> [n] list keys from <from> up to (not including) <to>, as get prints",
       "                       them, own writes included; at most n (default "
           + Session.SCAN_LIMIT + ")",
       "  scan <prefix>* [n]   list the keys that start with <prefix> (* alone: the whole group)",
       "  put <key> <value>    buffer a write; the value is the rest of the line",
       "  delete <key>         buffer a delete",
+      "  add <key> <delta>    buffer an add to a counter (no value counts as 0); it does not",
+      "                       read the key, so concurrent adds do not conflict",
+      "  sadd <key> <elem>    buffer one more count of an element of a counting set (the rest",
+      "                       of the line); an element is present while its count is above 0",
+      "  srem <key> <elem>    buffer one count less of an element of a counting set",
       "  commit               commit the transaction (a read-only one commits at once)",
       "  abort                discard the transaction; nothing is written",
       "  settle               decide the last unknown outcome now (needs a majority of DCs)",
@@ -174,8 +184,8 @@ public final class ShellCommand implements Callable<Integer> {
     private MultiTransaction multi;
     /** The groups {@code multi} was begun on, in the order given. */
     private final List<String> multiGroups = new ArrayList<>();
-    /** The open transaction's buffered writes in order; empty for a delete. */
-    private final Map<String, Optional<String>> writes = new LinkedHashMap<>();
+    /** The open transaction's buffered writes in order, each as {@code status} lists it. */
+    private final Map<String, String> writes = new LinkedHashMap<>();
     /** The last unknown outcome of a one-group commit, for {@code settle}; or null. */
     private OutcomeUnknownException unknown;
     /** Groups this session began transactions on, for their session positions. */
@@ -210,6 +220,9 @@ public final class ShellCommand implements Callable<Integer> {
           case "scan" -> scan(rest);
           case "put" -> put(rest);
           case "delete" -> delete(oneArg(cmd, rest, "<key>"));
+          case "add" -> add(rest);
+          case "sadd" -> setUpdate(cmd, rest, true);
+          case "srem" -> setUpdate(cmd, rest, false);
           case "commit" -> {
             noArg(cmd, rest);
             commit();
@@ -235,6 +248,12 @@ public final class ShellCommand implements Callable<Integer> {
       } catch (TransactionAbortedException e) {
         finishIfDone();
         out.println("aborted: " + e.result().reason() + " — run it again");
+      } catch (UpdateRefusedException e) {
+        finishIfDone();
+        // A transaction across groups checks its updates before sending anything (no position).
+        out.println("refused: " + e.detail() + " — " + (e.position().isPresent()
+            && e.position().getAsLong() > 0 ? "the transaction is in the log at position "
+                + e.position().getAsLong() + " but has no effect; " : "") + "nothing was written");
       } catch (OutcomeUnknownException e) {
         finishIfDone();
         unknown = e;
@@ -318,14 +337,27 @@ public final class ShellCommand implements Callable<Integer> {
     }
 
     private void get(String key) {
-      Optional<String> v;
+      Optional<byte[]> v;
       if (multi != null) {
         String[] gk = groupKey(key);
-        v = multi.getString(gk[0], gk[1]);
+        v = multi.get(gk[0], gk[1]);
       } else {
-        v = open().getString(key);
+        v = open().get(key);
       }
-      out.println(v.map(s -> key + " = " + s).orElse(key + ": (no value)"));
+      out.println(v.map(b -> key + " = " + show(b)).orElse(key + ": (no value)"));
+    }
+
+    /**
+     * A value as {@code get} and {@code scan} print it: a counting set as the elements present,
+     * {@code {a, b}} (its binary form is never UTF-8 text); anything else, a counter's decimal
+     * digits included, as UTF-8 text.
+     */
+    static String show(byte[] value) {
+      Optional<java.util.SortedMap<String, Long>> set = Updates.decodeSet(Optional.of(value));
+      if (set.isPresent()) {
+        return "{" + String.join(", ", Updates.present(set.get())) + "}";
+      }
+      return new String(value, StandardCharsets.UTF_8);
     }
 
     /** The entries a scan lists when the command names no limit. */
@@ -381,7 +413,7 @@ public final class ShellCommand implements Callable<Integer> {
       }
       String shown = group == null ? "" : group + ":";
       for (org.paxoscp.client.ScanResult.Entry e : r.entries()) {
-        out.println(shown + e.key() + " = " + e.valueString());
+        out.println(shown + e.key() + " = " + show(e.value()));
       }
       if (r.entries().isEmpty()) {
         out.println("(no keys in the range)");
@@ -404,8 +436,62 @@ public final class ShellCommand implements Callable<Integer> {
         open().put(kv[0], kv[1]);
       }
       writes.remove(kv[0]);
-      writes.put(kv[0], Optional.of(kv[1]));
+      writes.put(kv[0], "put " + kv[0] + " = " + kv[1]);
       out.println("ok, " + kv[0] + " will be " + kv[1] + " once committed");
+    }
+
+    private static final String ADD_USAGE = "usage: add <key> <delta>";
+
+    /** {@code add KEY DELTA}: a commutative add to the counter at the key. */
+    private void add(String rest) {
+      String[] kd = rest.isEmpty() ? new String[0] : rest.split("\\s+");
+      if (kd.length != 2) {
+        throw new UsageException(ADD_USAGE);
+      }
+      long delta;
+      try {
+        delta = Long.parseLong(kd[1]);
+      } catch (NumberFormatException e) {
+        throw new UsageException(ADD_USAGE + " (the delta is a whole number, not " + kd[1]
+            + ")");
+      }
+      if (multi != null) {
+        String[] gk = groupKey(kd[0]);
+        multi.add(gk[0], gk[1], delta);
+      } else {
+        open().add(kd[0], delta);
+      }
+      noteUpdate(kd[0], "add " + kd[0] + " " + delta);
+      out.println("ok, " + delta + " will be added to counter " + kd[0] + " once committed");
+    }
+
+    /** {@code sadd KEY ELEM} or {@code srem KEY ELEM}: the element is the rest of the line. */
+    private void setUpdate(String cmd, String rest, boolean add) {
+      String[] ke = rest.split("\\s+", 2);
+      if (ke.length < 2 || ke[0].isEmpty()) {
+        throw new UsageException("usage: " + cmd + " <key> <element>");
+      }
+      if (multi != null) {
+        String[] gk = groupKey(ke[0]);
+        if (add) {
+          multi.setAdd(gk[0], gk[1], ke[1]);
+        } else {
+          multi.setRemove(gk[0], gk[1], ke[1]);
+        }
+      } else if (add) {
+        open().setAdd(ke[0], ke[1]);
+      } else {
+        open().setRemove(ke[0], ke[1]);
+      }
+      noteUpdate(ke[0], cmd + " " + ke[0] + " " + ke[1]);
+      out.println("ok, one count " + (add ? "more" : "less") + " of " + ke[1] + " in set "
+          + ke[0] + " once committed");
+    }
+
+    /** Lists an update of {@code key} after the key's earlier writes in this transaction. */
+    private void noteUpdate(String key, String what) {
+      String before = writes.remove(key);
+      writes.put(key, before == null ? what : before + ", " + what);
     }
 
     private void delete(String key) {
@@ -416,7 +502,7 @@ public final class ShellCommand implements Callable<Integer> {
         open().delete(key);
       }
       writes.remove(key);
-      writes.put(key, Optional.empty());
+      writes.put(key, "delete " + key);
       out.println("ok, " + key + " will be deleted once committed");
     }
 
@@ -481,16 +567,14 @@ public final class ShellCommand implements Callable<Integer> {
         out.println("transaction " + multi.txnId() + " across " + multiGroups + ", joined "
             + multi.groups() + ", " + writes.size() + " buffered write"
             + (writes.size() == 1 ? "" : "s"));
-        writes.forEach((k, v) -> out.println("  " + v.map(s -> "put " + k + " = " + s)
-            .orElse("delete " + k)));
+        writes.values().forEach(w -> out.println("  " + w));
       } else if (txn == null) {
         out.println("no open transaction");
       } else {
         out.println("transaction " + txn.txnId() + " on " + txn.group() + ", read position "
             + txn.readPosition() + ", " + writes.size() + " buffered write"
             + (writes.size() == 1 ? "" : "s"));
-        writes.forEach((k, v) -> out.println("  " + v.map(s -> "put " + k + " = " + s)
-            .orElse("delete " + k)));
+        writes.values().forEach(w -> out.println("  " + w));
       }
       if (groups.isEmpty()) {
         out.println("session positions: none yet");

@@ -35,6 +35,12 @@ import org.paxoscp.wal.XgStep;
  * (every DC's log: {@code {"group", "pos", "entries": [{"txn", "readPos", "readSet", "writes"}]}},
  * each entry also with its {@code originDc}),
  * positions in order, an empty list for a no-op). Values are base64, null for absent or deleted.
+ * A write, in an entry or a history line, is {@code {"key", "value"}} for a put ({@code value}
+ * null: a delete), {@code {"key", "add": n}} for an add to a counter, or {@code {"key", "set":
+ * {element: n, ...}}} for changes to the counts of a counting set's elements (commutative updates,
+ * {@link org.paxoscp.wal.Updates}); files without updates read as before. A history line whose
+ * outcome is ABORTED with a {@code commitPos} is a transaction whose entry is in the log there
+ * but was refused (it had no effect); it is read as such a record.
  * An entry that scanned key ranges has {@code "readRanges": [{"from", "to"}]} ({@code to} null
  * for the group's end), and a history line (or a part of a line across groups) of a transaction
  * that scanned has {@code "scans": [{"from", "to", "entries": [{"key", "value", "version"}]}]};
@@ -96,11 +102,7 @@ public final class HistoryFiles {
               entry.readRanges().forEach(r -> putRange(rr.addObject(), r));
             }
             ArrayNode ws = o.putArray("writes");
-            entry.writes().forEach((k, m) -> {
-              ObjectNode wo = ws.addObject();
-              wo.put("key", k);
-              putValue(wo, m.isDelete() ? null : m.value().orElseThrow());
-            });
+            entry.writes().forEach((k, m) -> putWrite(ws.addObject(), k, m));
             XgStep x = entry.xg();
             if (x != null) {
               ObjectNode xo = o.putObject("xg");
@@ -168,6 +170,20 @@ public final class HistoryFiles {
       }
     }
     return versions;
+  }
+
+  /** One write as the history files carry it (see the class comment). */
+  private static void putWrite(ObjectNode o, String key, Mutation m) {
+    o.put("key", key);
+    switch (m.kind()) {
+      case PUT -> putValue(o, m.value().orElseThrow());
+      case DELETE -> putValue(o, null);
+      case ADD -> o.put("add", m.delta());
+      case SET_UPDATE -> {
+        ObjectNode set = o.putObject("set");
+        m.elements().forEach(set::put);
+      }
+    }
   }
 
   private static void putValue(ObjectNode o, byte[] v) {
@@ -324,10 +340,48 @@ public final class HistoryFiles {
   private static SortedMap<String, Mutation> writes(JsonNode n, String where) {
     SortedMap<String, Mutation> writes = new TreeMap<>();
     for (JsonNode w : n.path("writes")) {
-      byte[] v = value(w, where);
-      writes.put(text(w, "key", where), v == null ? Mutation.delete() : Mutation.put(v));
+      writes.put(text(w, "key", where), mutation(w, where));
     }
     return writes;
+  }
+
+  /** A write: exactly one of {@code "value"}, {@code "add"} and {@code "set"}. */
+  private static Mutation mutation(JsonNode w, String where) {
+    JsonNode add = w.get("add");
+    JsonNode set = w.get("set");
+    int forms = (w.has("value") ? 1 : 0) + (add != null ? 1 : 0) + (set != null ? 1 : 0);
+    if (forms != 1) {
+      throw new IllegalArgumentException(where + ": a write has exactly one of \"value\", "
+          + "\"add\" and \"set\"");
+    }
+    if (add != null) {
+      return Mutation.add(int64(add, "add", where));
+    }
+    if (set != null) {
+      if (!set.isObject()) {
+        throw new IllegalArgumentException(where + ": \"set\" is not an object: " + set);
+      }
+      Map<String, Long> deltas = new TreeMap<>();
+      for (var e : set.properties()) {
+        deltas.put(e.getKey(), int64(e.getValue(), "set", where));
+      }
+      try {
+        return Mutation.setUpdate(deltas);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(where + ": bad \"set\": " + e.getMessage());
+      }
+    }
+    byte[] v = value(w, where);
+    return v == null ? Mutation.delete() : Mutation.put(v);
+  }
+
+  /** A JSON integer in the 64-bit range. */
+  private static long int64(JsonNode n, String field, String where) {
+    if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+      throw new IllegalArgumentException(where + ": \"" + field + "\" holds " + n
+          + ", not a 64-bit integer");
+    }
+    return n.longValue();
   }
 
   private static String text(JsonNode n, String field, String where) {

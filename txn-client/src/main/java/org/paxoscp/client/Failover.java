@@ -52,6 +52,16 @@ final class Failover {
    */
   <R> R request(String group, String txnId, long position, Message request,
       Function<Message, R> accept) {
+    return request(group, txnId, position, request, accept, false);
+  }
+
+  /**
+   * {@link #request}, with {@code anyDc}: TOO_OLD and BAD_REQUEST move on to the next DC too (a
+   * question about a position already decided, which one DC may have collected or rebuilt past,
+   * or may not yet follow the cluster's version for, while another can answer it).
+   */
+  <R> R request(String group, String txnId, long position, Message request,
+      Function<Message, R> accept, boolean anyDc) {
     List<Throwable> failures = new ArrayList<>();
     String lastDc = homeDc;
     for (String dc : order) {
@@ -75,6 +85,12 @@ final class Failover {
         continue;
       }
       if (reply instanceof Message.ErrorReply err) {
+        if (anyDc && (err.code() == Message.ErrorCode.TOO_OLD
+            || err.code() == Message.ErrorCode.BAD_REQUEST)) {
+          failures.add(new IllegalStateException(dc + ": " + err.code() + " " + err.detail()));
+          failovers.increment();
+          continue;
+        }
         switch (err.code()) {
           case STORE_UNAVAILABLE, CATCH_UP_FAILED, REBUILDING -> {
             failures.add(new IllegalStateException(dc + ": " + err.code() + " " + err.detail()));

@@ -23,7 +23,8 @@ import org.paxoscp.wal.Mutation;
  * {"txn": id, "client": id, "dc": home DC, "group": key, "readPos": n,
  *  "reads": [{"key": k, "value": base64-or-null, "version": n}],
  *  "scans": [{"from": k, "to": k-or-null, "entries": [{"key": k, "value": base64, "version": n}]}],
- *  "writes": [{"key": k, "value": base64-or-null}],
+ *  "writes": [{"key": k, "value": base64-or-null} | {"key": k, "add": n}
+ *             | {"key": k, "set": {element: n, ...}}],
  *  "outcome": "COMMITTED"|"ABORTED"|"UNKNOWN", "commitPos": n-or-null, "promotions": n,
  *  "protocol": "basic"|"cp"|..., "readOnly": bool, "startMs": t, "endMs": t}
  * </pre>
@@ -32,9 +33,17 @@ import org.paxoscp.wal.Mutation;
  * lists each range read as far as it was read ({@code [from, to)}, {@code to} null for the
  * group's end; a {@code to} ending in NUL is "up to and including" the key before it) with every
  * entry the store held there at the read position; the transaction's own writes are not in it.
- * {@code commitPos} is null unless the transaction committed a
- * log entry (a read-only transaction commits without one). An attempt that ended without a
- * commit call (aborted by the application, or by a read) is ABORTED.
+ * A write is a put ({@code value}), a delete ({@code value} null), or a commutative update: an
+ * add of {@code n} to the counter at the key ({@code add}), or signed changes to the counts of
+ * the counting set's elements ({@code set}, no change 0). An update is folded where its entry
+ * lands in the log, after the writes ordered before it (positions ascending, then the entries of
+ * a position in list order); a counter's value is the decimal text of a signed 64-bit number, a
+ * counting set's the encoding of {@code org.paxoscp.wal.Updates}, and an entry one of whose
+ * updates cannot apply there is refused whole (docs/guarantees.md, "History export").
+ * {@code commitPos} is null unless the transaction's log entry was chosen and the client
+ * learned where (a read-only transaction commits without one). An attempt that ended without a
+ * commit call (aborted by the application, or by a read) is ABORTED. An ABORTED attempt with a
+ * {@code commitPos} is in the log there but was refused: it has no effect.
  *
  * <p>A transaction across groups (docs/cross-group.md) that reached its commit is one line of
  * another shape, marked by its {@code "xg"} field:
@@ -166,7 +175,19 @@ public final class HistoryRecorder implements AutoCloseable {
     for (var e : writes.entrySet()) {
       g.writeStartObject();
       g.writeStringField("key", e.getKey());
-      writeValue(g, e.getValue().isDelete() ? null : e.getValue().value().orElseThrow());
+      Mutation m = e.getValue();
+      switch (m.kind()) {
+        case PUT -> writeValue(g, m.value().orElseThrow());
+        case DELETE -> writeValue(g, null);
+        case ADD -> g.writeNumberField("add", m.delta());
+        case SET_UPDATE -> {
+          g.writeObjectFieldStart("set");
+          for (var d : m.elements().entrySet()) {
+            g.writeNumberField(d.getKey(), d.getValue());
+          }
+          g.writeEndObject();
+        }
+      }
       g.writeEndObject();
     }
     g.writeEndArray();

@@ -657,8 +657,8 @@ public final class TxnClient implements AutoCloseable {
       reply = failover.request(group, entry.txnId(), position,
           new Message.UpdatesRequest(group, position, entry.txnId()),
           m -> m instanceof Message.UpdatesReply u && u.group().equals(group)
-              && u.position() == position && u.txnId().equals(entry.txnId()) ? u : null);
-    } catch (TransactionException e) {
+              && u.position() == position && u.txnId().equals(entry.txnId()) ? u : null, true);
+    } catch (TransactionException | InvalidArgumentException e) {
       throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN, group,
           entry.txnId(), position, r.promotions(), r.combined(), "committed at position "
               + position + ", but no DC said whether its updates applied: " + e.getMessage()),

@@ -13,12 +13,17 @@ import org.paxoscp.wal.LogValue;
 final class History {
   private final List<TxnRecord> records = new ArrayList<>();
 
-  /** Records a finished transaction and how its commit ended. */
+  /**
+   * Records a finished transaction and how its commit ended: {@code commitPosition} is kept for
+   * a read-write transaction that committed, or that aborted because its entry was refused there
+   * ({@link UpdateRefusedException}).
+   */
   synchronized void add(String client, Transaction txn, TxnRecord.Status status,
       long commitPosition) {
-    boolean committedWrite = status == TxnRecord.Status.COMMITTED && !txn.writes().isEmpty();
+    boolean toldPosition = !txn.writes().isEmpty() && (status == TxnRecord.Status.COMMITTED
+        || status == TxnRecord.Status.ABORTED);
     records.add(new TxnRecord(txn.txnId(), client, status, txn.readPosition(), txn.reads(),
-        txn.writes(), committedWrite ? commitPosition : -1));
+        txn.writes(), toldPosition ? commitPosition : -1));
   }
 
   /** Commits {@code txn} and records the outcome; returns the exception, if any. */
@@ -29,6 +34,10 @@ final class History {
       return null;
     } catch (TransactionAbortedException | UnavailableException e) {
       add(client, txn, TxnRecord.Status.ABORTED, -1);
+      return e;
+    } catch (UpdateRefusedException e) {
+      // In the log at its position, with no effect.
+      add(client, txn, TxnRecord.Status.ABORTED, e.position().orElse(-1));
       return e;
     } catch (OutcomeUnknownException e) {
       add(client, txn, TxnRecord.Status.UNKNOWN, -1);

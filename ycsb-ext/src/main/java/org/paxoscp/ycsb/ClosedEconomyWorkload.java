@@ -36,6 +36,14 @@ import site.ycsb.measurements.Measurements;
  * ({@code [AUDIT-ANOMALY]}): a lost or extra account shows as well as a lost update. Audits need
  * cluster version 4 ({@code range-reads}); below it they are abandoned.
  *
+ * <p><b>Credit</b> ({@value #CREDIT}): {@code rmw} (the default) reads both balances and puts
+ * both new ones; {@code add} reads only the source's balance (checking that it holds the amount)
+ * and credits the destination with a commutative add ({@link PaxosCpDB#add}), which does not read
+ * it: two transfers into one account then do not conflict over it, while a debit still conflicts
+ * with any transfer that changed its account. Needs cluster version 5
+ * ({@code commutative-updates}). In a transfer across groups the add is turned into a read and a
+ * put at commit ({@link org.paxoscp.client.MultiTransaction#add}).
+ *
  * <p><b>Across groups</b> ({@value #XG_PROPORTION} &gt; 0): that fraction of the transfers moves
  * money between accounts of two different groups, in one transaction across both; each group's
  * total then changes, and only the sum over every group is invariant. Audits then sum every group
@@ -66,6 +74,16 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   public static final String THINK_MS = "ce.thinktime.ms";
   public static final String VALIDATION_FILE = "ce.validation.file";
   public static final String XG_PROPORTION = "ce.xg.proportion";
+  /** How a transfer credits its destination: {@code rmw} (read, then put) or {@code add}. */
+  public static final String CREDIT = "ce.credit";
+
+  /** The values of {@value #CREDIT}. */
+  enum Credit {
+    /** Read the destination's balance and put the new one. */
+    RMW,
+    /** Add the amount to the destination's balance without reading it. */
+    ADD
+  }
 
   private Properties props;
   private int groups;
@@ -76,6 +94,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   private double auditProportion;
   private long thinkMs;
   private double xgProportion;
+  private Credit credit;
   private final AtomicLong operations = new AtomicLong();
   /** Audits that committed and were checked; for tests and the summary. */
   final AtomicLong audits = new AtomicLong();
@@ -96,6 +115,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
     auditProportion = TxnWorkloads.fraction(p, AUDIT_PROPORTION, 0.1);
     thinkMs = TxnWorkloads.longProp(p, THINK_MS, 0, 0);
     xgProportion = TxnWorkloads.fraction(p, XG_PROPORTION, 0);
+    credit = parseCredit(p.getProperty(CREDIT, "rmw"));
     if (xgProportion > 0) {
       if (groups < 2) {
         throw new WorkloadException(XG_PROPORTION + " > 0 needs " + GROUPS + " >= 2, not "
@@ -109,6 +129,15 @@ public class ClosedEconomyWorkload extends TxnWorkload {
       }
     }
     initInserts(p);
+  }
+
+  static Credit parseCredit(String name) throws WorkloadException {
+    for (Credit c : Credit.values()) {
+      if (c.name().equalsIgnoreCase(name.trim())) {
+        return c;
+      }
+    }
+    throw new WorkloadException(CREDIT + " must be rmw or add, not '" + name + "'");
   }
 
   /** Whether transfers may cross groups (only the sum over every group is then invariant). */
@@ -172,16 +201,20 @@ public class ClosedEconomyWorkload extends TxnWorkload {
   }
 
   /**
-   * The body of a transfer in the open transaction: reads both balances, moves a random amount and
-   * commits, or abandons the transaction when a read failed or there is nothing to move.
+   * The body of a transfer in the open transaction: reads the source's balance (and, crediting
+   * by read-modify-write, the destination's), moves a random amount and commits, or abandons the
+   * transaction when a read failed or there is nothing to move.
    */
   private void move(DB db, State s, String fromGroup, int fromAccount, String toGroup,
       int toAccount) {
     Optional<Long> from = balance(db, fromGroup, fromAccount);
     TxnWorkloads.think(thinkMs);
-    Optional<Long> to = from.isEmpty() ? Optional.empty() : balance(db, toGroup, toAccount);
-    TxnWorkloads.think(thinkMs);
-    if (from.isEmpty() || to.isEmpty()) {
+    Optional<Long> to = Optional.empty();
+    if (credit == Credit.RMW && from.isPresent()) {
+      to = balance(db, toGroup, toAccount);
+      TxnWorkloads.think(thinkMs);
+    }
+    if (from.isEmpty() || (credit == Credit.RMW && to.isEmpty())) {
       // A failed read (the transaction aborted) or an account that was never loaded.
       s.binding().abort();
       return;
@@ -192,11 +225,20 @@ public class ClosedEconomyWorkload extends TxnWorkload {
       return;
     }
     if (!db.update(fromGroup, account(fromAccount), value(from.get() - amount)).isOk()
-        || !db.update(toGroup, account(toAccount), value(to.get() + amount)).isOk()) {
+        || !credit(db, s, toGroup, toAccount, to, amount).isOk()) {
       s.binding().abort();
       return;
     }
     s.binding().commit();
+  }
+
+  /** Credits {@code amount} to an account: a put of the new balance, or an add. */
+  private Status credit(DB db, State s, String group, int account, Optional<Long> balance,
+      long amount) {
+    if (credit == Credit.ADD) {
+      return s.binding().add(group, account(account), PaxosCpDB.VALUE_FIELD, amount);
+    }
+    return db.update(group, account(account), value(balance.orElseThrow() + amount));
   }
 
   /** A read-only audit of every group in one transaction across all of them. */

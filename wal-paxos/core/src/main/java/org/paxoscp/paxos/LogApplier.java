@@ -428,11 +428,16 @@ public final class LogApplier {
    * values the keys hold before the position ({@link Updates#fold}; an entry one of whose updates
    * cannot apply is refused whole).
    *
-   * <p>Applying a position again (another applier, or this one after a crash before the
-   * watermark moved) writes the same versions: the values before it are the versions below it,
-   * which no later apply rewrites differently. Only collection removes them, and only once every
-   * DC applied the position ({@link LogCollector}): a fold that needed them and finds the GC
-   * watermark past them writes nothing, since the position was applied here already.
+   * <p>A fold is written only if what it read was the state before the position. Applying a
+   * position again (another applier, or this one after a crash before the watermark moved)
+   * reads the same versions below it, which no later apply rewrites differently, and writes the
+   * same values. Three things can take those versions away, and the store's marker and the
+   * group's meta row, read in one batch after the fold's reads, tell each: the store was lost
+   * or rebuilt since this applier last looked (the marker changed: nothing is written, as for
+   * any answer from a changed store, {@link RebuildGuard}); collection removed them, which it
+   * does only once every DC applied the position (the GC watermark passed {@code position - 1});
+   * a rebuild copied the group at or above the position, with no version below the copy (its
+   * {@link WalLayout#FOLD_FLOOR}). In the last two the position is applied here already.
    */
   private void writeVersions(String group, long position, List<Updates.Effect> effects) {
     if (effects.isEmpty()) {
@@ -441,11 +446,12 @@ public final class LogApplier {
     if (rules.updatesFirst()) {
       effects = updatesFirst(effects);
     }
+    StoreMarker at = guard.current();
     long below = rules.foldOnNewest() ? KvStore.LATEST : position - 1;
     Updates.Folded folded = Updates.fold(effects, key -> store.read(Table.DATA,
         WalLayout.dataRow(group, key), DATA_VALUE, below).flatMap(c -> decodeItem(c.value())));
-    if (folded.readBase() && LogCollector.gcWatermark(store, group) > position - 1) {
-      return; // collected, so applied everywhere (the watermark is read after the data)
+    if (folded.readBase() && foldBelow(guard.bounds(group, at)) > position - 1) {
+      return;
     }
     if (folded.values().isEmpty()) {
       return;
@@ -456,6 +462,11 @@ public final class LogApplier {
           Map.of(DATA_VALUE, encodeItem(w.getValue()))));
     }
     store.writeRows(Table.DATA, position, rows);
+  }
+
+  /** The lowest position whose versions a fold may start from: none below it are kept. */
+  private static long foldBelow(RebuildGuard.Bounds b) {
+    return Math.max(b.gcWatermark(), b.foldFloor());
   }
 
   /** The planted bug {@link Rules#updatesFirst}: every entry's updates, then the rest. */
@@ -478,7 +489,9 @@ public final class LogApplier {
    * by transaction id, the key and the reason. Folds from the versions before the position, so
    * every position up to {@code position - 1} must be applied here.
    *
-   * @throws TooOldException when those versions may be collected
+   * @throws TooOldException when those versions may be collected, or a rebuild copied the group
+   *     at or above the position
+   * @throws RebuildingException when the store changed under the fold
    */
   public Map<String, String> refusedAt(String group, long position, LogValue value) {
     // Folded without the lock table: a RESOLVE(COMMIT) in the position writes only keys its
@@ -487,13 +500,19 @@ public final class LogApplier {
     return refusedAfter(group, position - 1, XgLocks.EMPTY.apply(position, value).effects());
   }
 
-  /** The effects, folded into the versions at or below {@code base}, that would be refused. */
+  /**
+   * The effects, folded into the versions at or below {@code base}, that would be refused; read
+   * under the guard as {@link #writeVersions} folds.
+   */
   private Map<String, String> refusedAfter(String group, long base, List<Updates.Effect> effects) {
+    StoreMarker at = guard.current();
     Updates.Folded f = Updates.fold(effects, key -> store.read(Table.DATA,
         WalLayout.dataRow(group, key), DATA_VALUE, base).flatMap(c -> decodeItem(c.value())));
-    long gc = LogCollector.gcWatermark(store, group);
-    if (f.readBase() && gc > base) {
-      throw new TooOldException(group, base, gc);
+    if (f.readBase()) {
+      long floor = foldBelow(guard.bounds(group, at));
+      if (floor > base) {
+        throw new TooOldException(group, base, floor);
+      }
     }
     return f.refused();
   }

@@ -83,8 +83,16 @@ public final class RebuildGuard {
    *
    * @param gcWatermark positions at or below it were collected here (section 7)
    * @param fence positions at or below it get no promise, vote or grant here
+   * @param foldFloor the position the group was copied at by a rebuild here (0: never): the
+   *     store holds no version below it to fold a commutative update into
+   *     ({@link WalLayout#FOLD_FLOOR})
    */
-  public record Bounds(long gcWatermark, long fence) {}
+  public record Bounds(long gcWatermark, long fence, long foldFloor) {
+    /** Bounds of a group never rebuilt here. */
+    public Bounds(long gcWatermark, long fence) {
+      this(gcWatermark, fence, 0);
+    }
+  }
 
   /** Calls {@code l} on every change of the marker seen (on the thread that saw it). */
   public void onChange(Listener l) {
@@ -140,7 +148,8 @@ public final class RebuildGuard {
     StoreMarker now = observe(StoreMarker.parse(rows.get(0)).orElse(null));
     Map<String, Cell> meta = rows.get(1);
     if (rules.trustUnfencedMetaRows() && !meta.isEmpty()) {
-      return new Bounds(longCell(meta, WalLayout.GC_WATERMARK), longCell(meta, WalLayout.FENCE));
+      return new Bounds(longCell(meta, WalLayout.GC_WATERMARK), longCell(meta, WalLayout.FENCE),
+          longCell(meta, WalLayout.FOLD_FLOOR));
     }
     check(group, at, now);
     if (now.state() == StoreMarker.State.SERVING) {
@@ -156,13 +165,15 @@ public final class RebuildGuard {
             + "rebuild than the one that made this store serving; it is not served");
       }
       return new Bounds(longCell(meta, WalLayout.GC_WATERMARK),
-          Math.max(longCell(meta, WalLayout.FENCE), now.unknownGroupFence()));
+          Math.max(longCell(meta, WalLayout.FENCE), now.unknownGroupFence()),
+          longCell(meta, WalLayout.FOLD_FLOOR));
     }
     if (!rebuiltBy(meta, now.id())) {
       throw new RebuildingException(group, "this DC's store is being rebuilt and the group is "
           + "not rebuilt here yet");
     }
-    return new Bounds(longCell(meta, WalLayout.GC_WATERMARK), longCell(meta, WalLayout.FENCE));
+    return new Bounds(longCell(meta, WalLayout.GC_WATERMARK), longCell(meta, WalLayout.FENCE),
+        longCell(meta, WalLayout.FOLD_FLOOR));
   }
 
   /**

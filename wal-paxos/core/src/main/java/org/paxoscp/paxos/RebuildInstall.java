@@ -80,6 +80,9 @@ public final class RebuildInstall {
         cells.put(WalLayout.GC_WATERMARK, WalLayout.encodeLong(position - 1));
         cells.put(WalLayout.COLLECTED, WalLayout.encodeLong(position - 1));
       }
+      if (position > 0) {
+        cells.put(WalLayout.FOLD_FLOOR, WalLayout.encodeLong(position));
+      }
       // Checked on the row's rebuild id as read: two copies of one group racing each other
       // write it once; a copy that lost the race leaves the winner's row.
       if (!store.checkAndWrite(Table.META, meta, WalLayout.REBUILT_BY,
@@ -113,6 +116,9 @@ public final class RebuildInstall {
     // are refused from now on), then the applied watermark; the collector removes the WAL rows
     // and versions below.
     raise(store, meta, WalLayout.GC_WATERMARK, position - 1);
+    // Its own versions below the copied position are stale: nothing at or below it is folded
+    // here again.
+    raise(store, meta, WalLayout.FOLD_FLOOR, position);
     while (true) {
       // Expecting the cell as it is (a rebuild at position 0 writes an explicit 0).
       java.util.Optional<KvStore.Cell> raw = store.read(Table.META, meta, WalLayout.APPLIED,

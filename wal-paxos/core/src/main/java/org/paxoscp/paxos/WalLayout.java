@@ -56,9 +56,16 @@ public final class WalLayout {
    * existed ({@link org.paxoscp.store.StoreMarker#initializeIfFromEarlierVersion}).
    */
   public static final String STORE_ID = "i";
+  /**
+   * Meta cell of a group rebuilt at this DC: the position it was copied at. The store holds each
+   * key's newest version at or below it and nothing older, so no position at or below it is
+   * folded here again (a commutative update needs the versions below its position:
+   * {@link LogApplier}).
+   */
+  public static final String FOLD_FLOOR = "o";
   /** The meta cells only versions with store markers write (see {@link #STORE_ID}). */
   public static final java.util.Set<String> MARKED_META_COLUMNS =
-      java.util.Set.of(FENCE, REBUILT_BY, STORE_ID);
+      java.util.Set.of(FENCE, REBUILT_BY, STORE_ID, FOLD_FLOOR);
 
 
   public static final int MAX_GROUP_BYTES = 256;

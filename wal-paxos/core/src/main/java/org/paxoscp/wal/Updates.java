@@ -20,7 +20,7 @@ import java.util.function.Function;
  * <p><b>Values.</b> A counter is stored as the decimal digits of a signed 64-bit number
  * ({@code "-12"}), canonical (no sign for 0 or positives, no leading zero), so a plain get or an
  * outside tool reads it as text and a put of {@code "5"} starts a counter at 5. A counting set is
- * stored as {@code 0xFF 'S' 1 count:varint (element:str count:zigzag-varint)*}, elements in
+ * stored as {@code 0xFF 'S' 1 count:varint (element:str count:i64)*}, elements in
  * {@link String#compareTo} order with counts other than 0 (0xFF never occurs in UTF-8, so no
  * text is taken for a set). An absent key (never written, or deleted) is the counter 0 and the
  * empty set.
@@ -115,7 +115,7 @@ public final class Updates {
     BinaryWriter w = new BinaryWriter(16 + 16 * m.size()).writeByte(SET_MAGIC_0)
         .writeByte(SET_MAGIC_1).writeByte(SET_FORMAT).writeVarint(m.size());
     for (var e : m.entrySet()) {
-      w.writeString(e.getKey()).writeVarint(zigzag(e.getValue()));
+      w.writeString(e.getKey()).writeLong(e.getValue());
     }
     return w.toByteArray();
   }
@@ -135,12 +135,12 @@ public final class Updates {
     }
     try {
       BinaryReader r = new BinaryReader(v, 3, v.length - 3);
-      int n = r.readCount("set size", 2);
+      int n = r.readCount("set size", 9);
       TreeMap<String, Long> m = new TreeMap<>();
       String prev = null;
       for (int i = 0; i < n; i++) {
         String k = r.readString("set element");
-        long c = unzigzag(r.readVarint("set count"));
+        long c = r.readLong("set count");
         if ((prev != null && prev.compareTo(k) >= 0) || c == 0) {
           return Optional.empty();
         }
@@ -163,14 +163,6 @@ public final class Updates {
       }
     });
     return s;
-  }
-
-  static long zigzag(long v) {
-    return (v << 1) ^ (v >> 63);
-  }
-
-  static long unzigzag(long v) {
-    return (v >>> 1) ^ -(v & 1);
   }
 
   // ---- applying ---------------------------------------------------------------------------

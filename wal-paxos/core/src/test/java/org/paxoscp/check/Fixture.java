@@ -86,6 +86,28 @@ final class Fixture {
       return this;
     }
 
+    /** An add of {@code delta} to the counter at {@code key} (a commutative update). */
+    Txn add(String key, long delta) {
+      writes.put(key, Mutation.add(delta));
+      return this;
+    }
+
+    /** Changes to the counts of the counting set at {@code key}: element, delta, ... */
+    Txn setUpdate(String key, Object... elementsAndDeltas) {
+      Map<String, Long> deltas = new TreeMap<>();
+      for (int i = 0; i + 1 < elementsAndDeltas.length; i += 2) {
+        deltas.put((String) elementsAndDeltas[i], ((Number) elementsAndDeltas[i + 1]).longValue());
+      }
+      writes.put(key, Mutation.setUpdate(deltas));
+      return this;
+    }
+
+    /** A store read of {@code key} that observed the stored bytes {@code value}. */
+    Txn readBytes(String key, byte[] value) {
+      reads.put(key, Optional.of(value));
+      return this;
+    }
+
     LogEntry entry() {
       return new LogEntry(id, originDc, readPosition, new TreeSet<>(reads.keySet()),
           scans.stream().map(TxnRecord.ScanRead::range).toList(), writes);
@@ -102,6 +124,11 @@ final class Fixture {
 
     TxnRecord aborted() {
       return record(TxnRecord.Status.ABORTED, -1);
+    }
+
+    /** ABORTED, told that its entry is in the log at {@code position} but was refused there. */
+    TxnRecord refusedAt(long position) {
+      return record(TxnRecord.Status.ABORTED, position);
     }
 
     TxnRecord unknown() {

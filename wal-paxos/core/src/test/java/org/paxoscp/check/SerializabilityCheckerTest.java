@@ -745,11 +745,22 @@ class SerializabilityCheckerTest {
     }
 
     @Test
-    void nonCommittedRecordWithACommitPosition() {
+    void unknownOrCrashedRecordWithACommitPosition() {
       Txn a = txn("A1").put("y", "a");
       Violation v = assertOnly(check(Logs.abc().at(1, t1), t1.committed(1),
-          a.record(TxnRecord.Status.ABORTED, 2)), Kind.MALFORMED_HISTORY);
-      assertMentions(v, "A1", "ABORTED", "commit position 2");
+          a.record(TxnRecord.Status.UNKNOWN, 2)), Kind.MALFORMED_HISTORY);
+      assertMentions(v, "A1", "UNKNOWN", "commit position 2");
+      assertOnly(check(Logs.abc().at(1, t1), t1.committed(1),
+          a.record(TxnRecord.Status.CRASHED, 2)), Kind.MALFORMED_HISTORY);
+    }
+
+    @Test
+    void readOnlyAbortedRecordWithACommitPosition() {
+      // Only an entry can be refused; a read-only transaction has none.
+      Txn ro = txn("R").readAt(1).read("x", "1");
+      Violation v = assertOnly(check(Logs.abc().at(1, t1), t1.committed(1),
+          ro.refusedAt(1)), Kind.MALFORMED_HISTORY);
+      assertMentions(v, "R", "ABORTED", "commit position 1");
     }
 
     @Test

@@ -295,4 +295,80 @@ class StoreLostUnderRunningServiceTest {
     assertThrows(RebuildingException.class,
         () -> new Acceptor(w).prepare(new Prepare(G, 25, Ballot.of(8, 1))));
   }
+
+  // ---- commutative updates: a fold needs the versions below its position -------------------
+
+  private static org.paxoscp.wal.LogEntry entry(String txn, Map<String,
+      org.paxoscp.wal.Mutation> writes) {
+    return new org.paxoscp.wal.LogEntry(txn, "W", 0, new java.util.TreeSet<>(),
+        new java.util.TreeMap<>(writes));
+  }
+
+  private static org.paxoscp.wal.Mutation put(String v) {
+    return org.paxoscp.wal.Mutation.put(v.getBytes());
+  }
+
+  /** Position 1 puts k = hello; position 2 holds an add to k (refused: not a counter) and j. */
+  private static final LogValue ONE = LogValue.of(entry("p1", Map.of("k", put("hello"))));
+  private static final LogValue TWO = LogValue.of(
+      entry("refused", Map.of("k", org.paxoscp.wal.Mutation.add(1), "j", put("x"))),
+      entry("after", Map.of("other", put("y"))));
+
+  private boolean hasAnyVersion(String key) {
+    return w.read(Table.DATA, WalLayout.dataRow(G, key), WalLayout.DATA_VALUE, KvStore.LATEST)
+        .isPresent();
+  }
+
+  /**
+   * A late APPLY reaches a running service whose store was emptied: folding the add from the
+   * empty store would apply it (absent counts as 0) and write k and j, which the log refuses and
+   * which no later apply would overwrite. The fold is written only under the marker it began
+   * with, so nothing is written.
+   */
+  @Test
+  void aFoldFromAnEmptiedStoreWritesNothing() {
+    LogApplier applier = new LogApplier(w);
+    Acceptor acceptor = new Acceptor(w);
+    acceptor.apply(new Apply(G, 1, ONE));
+    assertEquals(1, applier.applyKnown(G, 1, ONE));
+    w.wipe();
+    assertThrows(RebuildingException.class, () -> applier.applyKnown(G, 2, TWO));
+    assertFalse(hasAnyVersion("j"), "the refused entry's put was written into the emptied store");
+    assertFalse(hasAnyVersion("k"));
+  }
+
+  /**
+   * A store rebuilt at position 2 holds each key's newest version at or below 2 and nothing
+   * older: position 2's fold cannot be done again there. An applier that still remembers
+   * position 1 writes nothing, and the question whether position 2's updates applied is
+   * answered TOO_OLD there, not from a base the store does not hold.
+   */
+  @Test
+  void noFoldAtOrBelowTheRebuildPosition() {
+    LogApplier applier = new LogApplier(w);
+    Acceptor acceptor = new Acceptor(w);
+    acceptor.apply(new Apply(G, 1, ONE));
+    assertEquals(1, applier.applyKnown(G, 1, ONE));
+    // Lost, and rebuilt from a peer at position 2: k's newest version there is hello, at 1.
+    w.wipe();
+    String id = StoreMarker.markRebuilding(w).id();
+    RebuildInstall.writeItems(w, G, List.of(new RebuildInstall.Item("k", 1,
+        LogApplier.encodeItem(Optional.of("hello".getBytes()))), new RebuildInstall.Item(
+            "other", 2, LogApplier.encodeItem(Optional.of("y".getBytes())))));
+    assertTrue(RebuildInstall.finish(w, G, 2, org.paxoscp.wal.XgLocks.EMPTY, TWO, 9, id));
+    StoreMarker.markRebuilt(w, id, 3);
+    // The running applier still remembers position 1 of the lost store.
+    assertThrows(RebuildingException.class, () -> applier.applyKnown(G, 2, TWO));
+    assertFalse(hasAnyVersion("j"));
+    assertEquals("hello", new String(new LogApplier(w).read(G, "k", 2).orElseThrow()));
+    // A service that looks at the rebuilt store now does not fold position 2 again.
+    LogApplier fresh = new LogApplier(w);
+    assertThrows(TooOldException.class, () -> fresh.refusedAt(G, 2, TWO));
+    // Position 3 folds from the copied versions.
+    LogValue three = LogValue.of(entry("p3", Map.of("c", org.paxoscp.wal.Mutation.add(4))));
+    new Acceptor(w).apply(new Apply(G, 3, three));
+    assertEquals(3, fresh.applyKnown(G));
+    assertEquals(Map.of(), fresh.refusedAt(G, 3, three));
+    assertEquals("4", new String(fresh.read(G, "c", 3).orElseThrow()));
+  }
 }

@@ -64,6 +64,16 @@ class UpdatesTest {
   }
 
   @Test
+  void setCountsUseTheWhole64BitRangeAndRefuseBeyondIt() {
+    Optional<byte[]> s = Updates.apply(Optional.empty(),
+        Mutation.setUpdate(Map.of("e", Long.MAX_VALUE, "f", Long.MIN_VALUE))).value();
+    assertEquals(Map.of("e", Long.MAX_VALUE, "f", Long.MIN_VALUE),
+        Updates.decodeSet(s).orElseThrow());
+    assertEquals(Updates.Refusal.OVERFLOW,
+        Updates.apply(s, Mutation.setUpdate(Map.of("e", 1L))).refusal());
+  }
+
+  @Test
   void aSetPastItsBoundIsRefused() {
     Optional<byte[]> s = Optional.empty();
     String big = "e".repeat(1000);
