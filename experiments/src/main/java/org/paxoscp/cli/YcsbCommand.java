@@ -26,12 +26,12 @@ import picocli.CommandLine.Unmatched;
  * ({@code site.ycsb.Client}) with the paxoscp binding against a running cluster, in a JVM of its
  * own (YCSB's client ends its JVM when it is done). Its output is YCSB's, passed through.
  *
- * <p>Exit codes: YCSB's; 1 when a validated workload (the closed economy, the scan workload)
- * fails its validation; 2 usage or a bad configuration.
+ * <p>Exit codes: YCSB's; 1 when a validated workload (the closed economy, the scan and counter
+ * workloads) fails its validation; 2 usage or a bad configuration.
  */
 @Command(name = "ycsb", mixinStandardHelpOptions = true,
     description = "Run YCSB (its own client and measurements) against a running cluster with the "
-        + "paxoscp binding: the attribute, closed-economy and scan workloads of "
+        + "paxoscp binding: the attribute, closed-economy, scan and counter workloads of "
         + "ycsb-ext/workloads, or YCSB's core workloads.",
     footer = {"%nEvery other option goes to YCSB as it is: -P FILE, -p key=value, -threads N, "
         + "-target OPS, -s (status every 10 s).",
