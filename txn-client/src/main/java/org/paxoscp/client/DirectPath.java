@@ -67,7 +67,8 @@ final class DirectPath implements AutoCloseable {
     } catch (TooOldException e) {
       throw new TransactionAbortedException(new CommitResult(CommitResult.Status.ABORTED,
           group, txnId, position, 0, false, e.getMessage()), homeDc);
-    } catch (StoreUnavailableException e) {
+    } catch (StoreUnavailableException | org.paxoscp.paxos.RebuildingException e) {
+      // (A store lost or being rebuilt: the services know which DC serves the group.)
       LOG.debug("direct read of {} failed, reading through a service: {}", group,
           e.getMessage());
     }

@@ -367,6 +367,9 @@ public final class LogApplier {
   public long applyKnown(String group, long position, LogValue value) {
     AppliedState applied;
     ConcurrentSkipListMap<Long, LogValue> ahead = null;
+    // The store the watermark below is learned from (a fold is written only if it is still the
+    // one: writeVersions).
+    StoreMarker marker = guard.current();
     long epoch = guard.epoch();
     if (value != null) {
       hold(recorded, group, position, value);
@@ -399,7 +402,7 @@ public final class LogApplier {
         return Math.max(applied.position(), knownApplied(group));
       }
       XgLocks.Applied effect = applied.locks().apply(at, next.get());
-      writeVersions(group, at, effect.effects());
+      writeVersions(group, at, effect.effects(), marker);
       AppliedState to = advance(group, applied, new AppliedState(at, effect.locks()));
       remember(group, to.position(), to.position() == at ? next.get() : null, to.locks(), epoch);
       applied = to;
@@ -439,18 +442,18 @@ public final class LogApplier {
    * a rebuild copied the group at or above the position, with no version below the copy (its
    * {@link WalLayout#FOLD_FLOOR}). In the last two the position is applied here already.
    */
-  private void writeVersions(String group, long position, List<Updates.Effect> effects) {
+  private void writeVersions(String group, long position, List<Updates.Effect> effects,
+      StoreMarker at) {
     if (effects.isEmpty()) {
       return;
     }
     if (rules.updatesFirst()) {
       effects = updatesFirst(effects);
     }
-    StoreMarker at = guard.current();
     long below = rules.foldOnNewest() ? KvStore.LATEST : position - 1;
     Updates.Folded folded = Updates.fold(effects, key -> store.read(Table.DATA,
         WalLayout.dataRow(group, key), DATA_VALUE, below).flatMap(c -> decodeItem(c.value())));
-    if (folded.readBase() && foldBelow(guard.bounds(group, at)) > position - 1) {
+    if (folded.readBase() && foldBelow(group, at) > position - 1) {
       return;
     }
     if (folded.values().isEmpty()) {
@@ -464,8 +467,15 @@ public final class LogApplier {
     store.writeRows(Table.DATA, position, rows);
   }
 
-  /** The lowest position whose versions a fold may start from: none below it are kept. */
-  private static long foldBelow(RebuildGuard.Bounds b) {
+  /**
+   * The lowest position whose versions a fold may start from (none below it are kept), read after
+   * the fold's reads; throws {@link RebuildingException} unless the store is still the one
+   * {@code at} names (the marker is read again after the meta row, so that a loss that emptied
+   * the meta row under the read is seen).
+   */
+  private long foldBelow(String group, StoreMarker at) {
+    RebuildGuard.Bounds b = guard.bounds(group, at);
+    guard.verify(group, at);
     return Math.max(b.gcWatermark(), b.foldFloor());
   }
 
@@ -509,7 +519,7 @@ public final class LogApplier {
     Updates.Folded f = Updates.fold(effects, key -> store.read(Table.DATA,
         WalLayout.dataRow(group, key), DATA_VALUE, base).flatMap(c -> decodeItem(c.value())));
     if (f.readBase()) {
-      long floor = foldBelow(guard.bounds(group, at));
+      long floor = foldBelow(group, at);
       if (floor > base) {
         throw new TooOldException(group, base, floor);
       }

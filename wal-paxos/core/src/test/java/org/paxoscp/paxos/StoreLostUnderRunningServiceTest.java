@@ -371,4 +371,49 @@ class StoreLostUnderRunningServiceTest {
     assertEquals(Map.of(), fresh.refusedAt(G, 3, three));
     assertEquals("4", new String(fresh.read(G, "c", 3).orElseThrow()));
   }
+
+  /**
+   * The store is lost and rebuilt at position 1 (and another request of the service sees the
+   * rebuilt store) after the applier learned position 2 applied in the lost store and before it
+   * folds position 3: the rebuilt store lacks position 2's put of "abc", so a fold from it
+   * would apply the add (absent counts as 0) that the log refuses. The fold is written only
+   * under the store its watermark came from, so nothing is written.
+   */
+  @Test
+  void aFoldIsWrittenOnlyUnderTheStoreItsWatermarkCameFrom() {
+    LogValue p1 = LogValue.of(entry("p1", Map.of("other", put("y"))));
+    LogValue p2 = LogValue.of(entry("p2", Map.of("k", put("abc"))));
+    LogValue p3 = LogValue.of(entry("p3", Map.of("k", org.paxoscp.wal.Mutation.add(1))));
+    RebuildGuard[] guard = new RebuildGuard[1];
+    boolean[] lost = new boolean[1];
+    org.paxoscp.store.ForwardingKvStore fw = new org.paxoscp.store.ForwardingKvStore(w) {
+      @Override
+      public Optional<KvStore.Cell> read(Table table, byte[] row, String column,
+          long maxTimestamp) {
+        Optional<KvStore.Cell> c = super.read(table, row, column, maxTimestamp);
+        if (!lost[0] && c.isPresent() && table == Table.WAL
+            && java.util.Arrays.equals(row, WalLayout.walRow(G, 3))) {
+          lost[0] = true;
+          w.wipe();
+          String id = StoreMarker.markRebuilding(w).id();
+          RebuildInstall.writeItems(w, G, List.of(new RebuildInstall.Item("other", 1,
+              LogApplier.encodeItem(Optional.of("y".getBytes())))));
+          RebuildInstall.finish(w, G, 1, org.paxoscp.wal.XgLocks.EMPTY, p1, 9, id);
+          StoreMarker.markRebuilt(w, id, 2);
+          guard[0].refresh(); // another request of the service looks at the store
+        }
+        return c;
+      }
+    };
+    guard[0] = new RebuildGuard(fw);
+    LogApplier applier = new LogApplier(fw, 100, guard[0], LogApplier.Rules.SHIPPED);
+    Acceptor acceptor = new Acceptor(fw, guard[0]);
+    acceptor.apply(new Apply(G, 1, p1));
+    acceptor.apply(new Apply(G, 2, p2));
+    assertEquals(2, applier.applyKnown(G));
+    acceptor.apply(new Apply(G, 3, p3));
+    assertThrows(RebuildingException.class, () -> applier.applyKnown(G));
+    assertTrue(lost[0]);
+    assertFalse(hasAnyVersion("k"), "a fold from the rebuilt store was written");
+  }
 }
