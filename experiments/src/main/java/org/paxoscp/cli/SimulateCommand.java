@@ -94,6 +94,13 @@ public final class SimulateCommand implements Callable<Integer> {
       + "reads in the simulated workload\"; the test suites use 0.1). Default: ${DEFAULT-VALUE}.")
   double scanShare;
 
+  @Option(names = "--update-share", defaultValue = "0", description = "Share of the write "
+      + "operations that are counter adds and counting-set updates on a few keys of their own "
+      + "(some of them puts and deletes of those keys), and of the read operations that read "
+      + "one of those keys (docs/simulator.md, \"Counters and counting sets in the simulated "
+      + "workload\"; the test suites use 0.1). Default: ${DEFAULT-VALUE}.")
+  double updateShare;
+
   @Option(names = "--max-promotions", defaultValue = "-1",
       description = "Cap on promotions per transaction, -1 for none. Default: ${DEFAULT-VALUE}.")
   int maxPromotions;
@@ -313,6 +320,7 @@ public final class SimulateCommand implements Callable<Integer> {
         .withTiming(rate, Math.round(opMillis * 1000))
         .withKeys(readFraction, zipfian)
         .withScanShare(scanShare)
+        .withUpdateShare(updateShare)
         .withFaults(new SimConfig.Faults(loss, dup, reorder, partitions, crashes, outages,
             restarts, twoInstances, targeted, storeFaults, replayFault()));
   }
@@ -348,6 +356,9 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     if (scanShare > 0) {
       b.append(" --scan-share ").append(scanShare);
+    }
+    if (updateShare > 0) {
+      b.append(" --update-share ").append(updateShare);
     }
     if (loss > 0) {
       b.append(" --loss ").append(loss);
@@ -456,6 +467,12 @@ public final class SimulateCommand implements Callable<Integer> {
           s.exercised);
     }
     for (Summary s : summaries) {
+      if (updateShare > 0) {
+        out.printf("%s updates (all runs): %s%n", s.protocol.name().toLowerCase(Locale.ROOT),
+            s.updates);
+      }
+    }
+    for (Summary s : summaries) {
       if (s.replays.copies() > 0) {
         out.printf("%s replay (all runs): %s%n", s.protocol.name().toLowerCase(Locale.ROOT),
             s.replays);
@@ -488,6 +505,7 @@ public final class SimulateCommand implements Callable<Integer> {
     int violations;
     SimResult.Exercised exercised = SimResult.Exercised.none();
     SimResult.Replays replays = SimResult.Replays.NONE;
+    SimResult.Updates updates = SimResult.Updates.NONE;
 
     Summary(Protocol protocol) {
       this.protocol = protocol;
@@ -508,6 +526,7 @@ public final class SimulateCommand implements Callable<Integer> {
       violations += r.safe() ? 0 : 1;
       exercised = exercised.plus(r.exercised());
       replays = replays.plus(r.replays());
+      updates = updates.plus(r.updates());
     }
   }
 }

@@ -45,6 +45,15 @@ import org.paxoscp.wal.XgStep;
  * library's {@code Transaction.scan} does. Own writes are not merged into what a scan returns:
  * a simulated transaction never looks at what it read, and the history records only what the
  * store served, as the client library's history does.
+ *
+ * <p><b>Counters and counting sets.</b> With {@link SimConfig#updateShare} above 0 (drawn only
+ * then), a share of its writes are adds and set updates, buffered as the client library's
+ * {@code Transaction} buffers them ({@link SimUpdates#buffer}), and as large a share of its
+ * reads read a counter or a set: a key the transaction only updated is read from the store and
+ * joins the read set, as {@code Transaction.get} reads it. After a commit of an entry with an
+ * update it asks a service whether the updates applied ({@link SimUpdates#ask}, as
+ * {@code TxnClient.checkUpdatesApplied}) and records the transaction COMMITTED, ABORTED at its
+ * position (refused there: in the log with no effect), or UNKNOWN at its position (no DC said).
  */
 final class SimClient {
   final Simulator sim;
@@ -336,6 +345,8 @@ final class SimClient {
       OptionalInt leader) {
     long readPos = begun.position();
     List<String> readKeys = new ArrayList<>();
+    // The keys of readKeys the entry carries: all of them, but with the planted bug.
+    TreeSet<String> readSet = new TreeSet<>();
     List<ScanSpec> scanSpecs = new ArrayList<>();
     TreeMap<String, Mutation> writes = new TreeMap<>();
     for (int op = 0; op < sim.cfg.opsPerTxn(); op++) {
@@ -343,9 +354,24 @@ final class SimClient {
       if (rng.nextDouble() < sim.cfg.readFraction()) {
         if (scanNext()) {
           scanSpecs.add(drawScan(key));
-        } else if (!writes.containsKey(key) && !readKeys.contains(key)) {
-          readKeys.add(key);
+          continue;
         }
+        if (updateNext()) {
+          key = SimUpdates.drawRead(rng, writes);
+          sim.updates.reads++;
+        }
+        Mutation own = writes.get(key);
+        // A key this transaction put or deleted is read from its buffer; one it only updated
+        // is read from the store, its own update applied (Transaction.get): it joins the read
+        // set, as any key read from the store.
+        if ((own == null || own.isUpdate()) && !readKeys.contains(key)) {
+          readKeys.add(key);
+          if (own == null || !sim.updatedReadPlant) {
+            readSet.add(key);
+          }
+        }
+      } else if (updateNext()) {
+        SimUpdates.buffer(writes, SimUpdates.draw(rng, txnId));
       } else {
         writes.put(key, Mutation.put((txnId + "/" + key).getBytes(StandardCharsets.UTF_8)));
       }
@@ -371,14 +397,23 @@ final class SimClient {
             abort(group, txnId, readPos);
             return;
           }
-          commit(group, txnId, servingName, begun, reads, scans, writes, leader);
+          commit(group, txnId, servingName, begun, reads, readSet, scans, writes, leader);
         });
       });
     });
   }
 
+  /**
+   * Is an operation one on the counters and counting sets ({@link SimUpdates})? Draws only
+   * with them on ({@link SimConfig#updateShare} above 0), so that runs without them replay as
+   * before.
+   */
+  boolean updateNext() {
+    return sim.cfg.updateShare() > 0 && rng.nextDouble() < sim.cfg.updateShare();
+  }
+
   void commit(String group, String txnId, String servingName, Message.BeginReply begun,
-      Map<String, Optional<byte[]>> reads, List<Scanned> scanned,
+      Map<String, Optional<byte[]>> reads, TreeSet<String> readSet, List<Scanned> scanned,
       TreeMap<String, Mutation> writes, OptionalInt leader) {
     String client = "c" + id;
     long readPos = begun.position();
@@ -387,8 +422,8 @@ final class SimClient {
     if (!begun.locks().isEmpty() && sim.plant != Simulator.XgPlant.IGNORE_LOCKS) {
       // The lock rule (ARCHITECTURE 10) against the locks at the read position, for the keys
       // and the ranges read.
-      LogEntry probe = new LogEntry(txnId, sim.cfg.dcs().get(home), readPos,
-          new TreeSet<>(reads.keySet()), ranges, writes);
+      LogEntry probe = new LogEntry(txnId, sim.cfg.dcs().get(home), readPos, readSet, ranges,
+          writes);
       Optional<XgLocks.Lock> lock = begun.locks().blocking(probe);
       if (lock.isPresent()) {
         meetLock(group, lock.get());
@@ -403,8 +438,8 @@ final class SimClient {
       scheduleNext();
       return;
     }
-    LogEntry entry = new LogEntry(txnId, sim.cfg.dcs().get(home), readPos,
-        new TreeSet<>(reads.keySet()), ranges, writes);
+    LogEntry entry = new LogEntry(txnId, sim.cfg.dcs().get(home), readPos, readSet, ranges,
+        writes);
     long started = sim.events.now();
     pending = new TxnRecord(txnId, client, TxnRecord.Status.CRASHED, readPos, reads, writes, -1)
         .withScans(scans);
@@ -450,27 +485,37 @@ final class SimClient {
     String txnId = entry.txnId();
     inFlight = null;
     pending = null;
-    TxnRecord.Status status;
-    long commitPos = -1;
     Outcome.Status s = o == null ? Outcome.Status.UNKNOWN : o.status();
     switch (s) {
       case COMMITTED -> {
-        status = TxnRecord.Status.COMMITTED;
-        commitPos = o.position();
-        noteCommit(group, commitPos);
-        sim.commitsByRound.merge(o.promotions(), 1, Integer::sum);
-        sim.latency.recordValue(Math.max(0, sim.events.now() - started));
+        noteCommit(group, o.position());
+        int e = epoch;
+        updatesApplied(group, entry, o.position()).thenAccept(status -> {
+          if (e != epoch) {
+            return;
+          }
+          if (status == TxnRecord.Status.COMMITTED) {
+            sim.commitsByRound.merge(o.promotions(), 1, Integer::sum);
+            sim.latency.recordValue(Math.max(0, sim.events.now() - started));
+          } else if (status == TxnRecord.Status.UNKNOWN) {
+            sim.unknown++;
+          }
+          sim.historyOf(group).add(outcomeAt(entry, reads, status, o.position())
+              .withScans(scans));
+          scheduleNext();
+        });
+        return;
       }
       case ABORTED -> {
-        status = TxnRecord.Status.ABORTED;
         sim.aborted++;
+        sim.historyOf(group).add(new TxnRecord(txnId, "c" + id, TxnRecord.Status.ABORTED,
+            readPos, reads, writes, -1).withScans(scans));
+        scheduleNext();
+        return;
       }
-      default -> {
-        status = TxnRecord.Status.UNKNOWN;
-        sim.unknown++;
-      }
+      default -> sim.unknown++;
     }
-    if (status == TxnRecord.Status.UNKNOWN && o != null) {
+    if (o != null) {
       // The positions the client is told the entry can still be chosen at; the planted bug
       // reports only the first position it was submitted for, as leader mode once did.
       long from = sim.unknownPlant ? readPos + 1 : o.firstPosition();
@@ -485,10 +530,55 @@ final class SimClient {
             from, through).withScans(scans));
       }
     } else {
-      sim.historyOf(group).add(new TxnRecord(txnId, "c" + id, status, readPos, reads, writes,
-          commitPos).withScans(scans));
+      sim.historyOf(group).add(new TxnRecord(txnId, "c" + id, TxnRecord.Status.UNKNOWN, readPos,
+          reads, writes, -1).withScans(scans));
     }
     scheduleNext();
+  }
+
+  /**
+   * For {@code entry}, committed at {@code position}: COMMITTED when it holds no update;
+   * otherwise what a service says of its updates ({@link SimUpdates#ask}, as
+   * {@code TxnClient.checkUpdatesApplied}): COMMITTED when they applied, ABORTED when the entry
+   * was refused (in the log at its position, with no effect), UNKNOWN when no DC said.
+   */
+  private CompletableFuture<TxnRecord.Status> updatesApplied(String group, LogEntry entry,
+      long position) {
+    if (!entry.hasUpdates()) {
+      return CompletableFuture.completedFuture(TxnRecord.Status.COMMITTED);
+    }
+    int first = servingDc() < 0 ? home : servingDc();
+    return SimUpdates.ask(this, first, group, position, entry.txnId()).thenApply(reply -> {
+      if (reply.isEmpty() || !reply.get().found()) {
+        // In the log at its position (the commit learned it chosen there), its effect unknown;
+        // a DC that finds no entry of it there is faulty, which the checker judges.
+        sim.updates.unknown++;
+        return TxnRecord.Status.UNKNOWN;
+      }
+      if (!reply.get().refused().isEmpty()) {
+        sim.updates.refused++;
+        return TxnRecord.Status.ABORTED;
+      }
+      sim.updates.entries++;
+      sim.updates.ops += SimUpdates.count(entry.writes());
+      return TxnRecord.Status.COMMITTED;
+    });
+  }
+
+  /**
+   * The record of {@code entry} in the log at {@code position} with {@code status}
+   * ({@link #updatesApplied}): COMMITTED there; ABORTED there (refused); UNKNOWN at exactly that
+   * position.
+   */
+  private TxnRecord outcomeAt(LogEntry entry, Map<String, Optional<byte[]>> reads,
+      TxnRecord.Status status, long position) {
+    String client = "c" + id;
+    return switch (status) {
+      case COMMITTED, ABORTED -> new TxnRecord(entry.txnId(), client, status,
+          entry.readPosition(), reads, entry.writes(), position);
+      default -> TxnRecord.unknownAt(entry.txnId(), client, entry.readPosition(), reads,
+          entry.writes(), position, position);
+    };
   }
 
   /** Settles an unknown outcome and records what the settle says instead of UNKNOWN. */
@@ -496,12 +586,15 @@ final class SimClient {
       List<TxnRecord.ScanRead> scans, long from, long through) {
     leaderSubmit.settle(group, entry, from, through).whenComplete((o, t) -> {
       String client = "c" + id;
-      TxnRecord r;
       if (o != null && o.status() == Outcome.Status.COMMITTED) {
         sim.settled.committed++;
-        r = new TxnRecord(entry.txnId(), client, TxnRecord.Status.COMMITTED,
-            entry.readPosition(), reads, entry.writes(), o.position());
-      } else if (o != null && o.status() == Outcome.Status.ABORTED) {
+        // TxnClient.settle asks whether the updates applied, as a commit does.
+        updatesApplied(group, entry, o.position()).thenAccept(status -> sim.historyOf(group)
+            .add(outcomeAt(entry, reads, status, o.position()).withScans(scans)));
+        return;
+      }
+      TxnRecord r;
+      if (o != null && o.status() == Outcome.Status.ABORTED) {
         sim.settled.aborted++;
         r = new TxnRecord(entry.txnId(), client, TxnRecord.Status.ABORTED, entry.readPosition(),
             reads, entry.writes(), -1);

@@ -15,6 +15,7 @@ import org.paxoscp.paxos.Acceptor;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.paxos.PaxosMessage;
+import org.paxoscp.paxos.RebuildGuard;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.paxos.Vote;
 import org.paxoscp.service.CatchUp;
@@ -51,6 +52,8 @@ final class SimCluster {
   /** The collectors' settings, or null when the run has no GC. */
   private final GroupCollector.Settings gcSettings;
   private final LeaderCombiner.Rules leaderRules;
+  /** The rules every applier of every DC applies by (a planted bug in a test, else shipped). */
+  private final LogApplier.Rules applierRules;
   /** Nearest-majority RTT per DC, as a service gets it from an emulated WAN. */
   private final Map<String, Long> leaderCosts;
   /** How often services probe each other with {@link Simulator.Rtts#MEASURED}. */
@@ -101,7 +104,8 @@ final class SimCluster {
           ? new FaultyStore(view, faultRandom, cfg.faults().storeFaults()) : null;
       this.serviceStore = faulty != null ? faulty : view;
       this.acceptor = new Acceptor(store);
-      this.applier = new LogApplier(store);
+      this.applier = new LogApplier(store, LogApplier.DEFAULT_MAX_GROUPS, new RebuildGuard(store),
+          applierRules);
     }
   }
 
@@ -118,7 +122,8 @@ final class SimCluster {
       this.dc = dc;
       this.transport = new SimTransport(SimCluster.this, dc.index, true);
       this.catchUp = new CatchUp(dc.name, cfg.dcs(), dc.serviceStore, transport, catchUpSettings,
-          scheduler);
+          scheduler, LogApplier.DEFAULT_MAX_GROUPS, new RebuildGuard(dc.serviceStore),
+          applierRules);
       // The collector writes the watermark to the real store, whatever view the service reads.
       this.collector = gcSettings == null ? null : new GroupCollector(dc.name, cfg.dcs(),
           dc.store, transport, gcSettings, scheduler, dc.collected::put);
@@ -134,8 +139,9 @@ final class SimCluster {
 
   SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
       SimGc gc, LeaderCombiner.Rules leaderRules, Simulator.Rtts rtts, Duration rttProbe,
-      boolean scanAtLatest) {
+      boolean scanAtLatest, LogApplier.Rules applierRules) {
     this.cfg = cfg;
+    this.applierRules = applierRules;
     this.rttProbe = rttProbe;
     this.leaderRules = leaderRules;
     this.rtts = rtts;

@@ -14,6 +14,7 @@ import org.paxoscp.paxos.Outcome;
 import org.paxoscp.transport.Message;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.Mutation;
+import org.paxoscp.wal.Updates;
 import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.XgStep;
 
@@ -25,7 +26,10 @@ import org.paxoscp.wal.XgStep;
  * VALIDATEs when read-only), and may crash between the steps when the fault mix says so. A share
  * of its reads are range reads ({@link SimConfig#scanShare}, {@link SimClient#drawScan}), made in
  * the group they read at its read position; its PREPARE, DECIDE or VALIDATE there carries the
- * ranges as far as they were read, and the entries found join the versions it observed.
+ * ranges as far as they were read, and the entries found join the versions it observed. A share
+ * of its writes are commutative updates ({@link SimConfig#updateShare}, {@link SimUpdates});
+ * their keys are read, and before its steps each update becomes a put of the value it makes of
+ * the value read, as the client library's {@code MultiTransaction} does.
  */
 final class SimCrossGroupTxn {
   private final SimClient client;
@@ -38,6 +42,8 @@ final class SimCrossGroupTxn {
   private final Map<String, List<SimClient.ScanSpec>> scanSpecs = new TreeMap<>();
   private final Map<String, List<SimClient.Scanned>> scanned = new TreeMap<>();
   private final Map<String, TreeMap<String, Mutation>> writes = new TreeMap<>();
+  /** Per group, the values of the keys read there (a key without a value is absent). */
+  private final Map<String, Map<String, byte[]>> values = new TreeMap<>();
   /** Per group, per key read, the position that wrote the version read. */
   private final Map<String, Map<String, Long>> versions = new TreeMap<>();
   /** The client's incarnation: callbacks after a crash of it are ignored. */
@@ -96,15 +102,58 @@ final class SimCrossGroupTxn {
       if (read && client.scanNext()) {
         scanSpecs.get(g).add(client.drawScan(key));
       } else if (read || op < groups.size() && client.rng.nextBoolean()) {
-        if (!writes.get(g).containsKey(key) && !readKeys.get(g).contains(key)) {
+        if (read && client.updateNext()) {
+          key = SimUpdates.drawRead(client.rng, writes.get(g));
+          sim.updates.reads++;
+        }
+        Mutation own = writes.get(g).get(key);
+        if ((own == null || own.isUpdate()) && !readKeys.get(g).contains(key)) {
           readKeys.get(g).add(key);
         }
       }
-      if (!read) {
+      if (!read && client.updateNext()) {
+        SimUpdates.buffer(writes.get(g), SimUpdates.draw(client.rng, txnId));
+      } else if (!read) {
         writes.get(g).put(key, Mutation.put((txnId + "/" + g + "/" + key)
             .getBytes(StandardCharsets.UTF_8)));
       }
     }
+    // The keys of the updates are read too, at the group's read position: the commit turns
+    // each update into a put of the value it makes of the value read (materialize).
+    for (String g : groups) {
+      writes.get(g).forEach((k, m) -> {
+        if (m.isUpdate() && !readKeys.get(g).contains(k)) {
+          readKeys.get(g).add(k);
+        }
+      });
+    }
+  }
+
+  /**
+   * Turns every buffered update into a put (or delete) of the value it makes of the value read
+   * at the group's read position, as the client library's {@code MultiTransaction.commit} does
+   * before its steps ({@code Transaction.materializeUpdates}): a step carries no update, since
+   * a refusal where one step applies could not be atomic across groups.
+   *
+   * @return false when an update cannot apply to the value read: the transaction aborts, no
+   *     step sent
+   */
+  private boolean materializeUpdates() {
+    for (String g : groups) {
+      for (var w : List.copyOf(writes.get(g).entrySet())) {
+        if (!w.getValue().isUpdate()) {
+          continue;
+        }
+        Updates.Result r = Updates.apply(
+            Optional.ofNullable(values.getOrDefault(g, Map.of()).get(w.getKey())), w.getValue());
+        if (r.refused()) {
+          return false;
+        }
+        writes.get(g).put(w.getKey(), r.value().map(Mutation::put).orElse(Mutation.delete()));
+        sim.updates.materialized++;
+      }
+    }
+    return true;
   }
 
   /** Does the transaction read anything in {@code g}: a key, or a range? */
@@ -153,6 +202,7 @@ final class SimCrossGroupTxn {
             done(TxnRecord.Status.ABORTED);
             return;
           }
+          values.put(g, r.values());
           Map<String, Long> vs = new TreeMap<>();
           for (String k : readKeys.get(g)) {
             vs.put(k, r.versions().getOrDefault(k, 0L));
@@ -193,6 +243,10 @@ final class SimCrossGroupTxn {
   }
 
   private void commit() {
+    if (!materializeUpdates()) {
+      done(TxnRecord.Status.ABORTED);
+      return;
+    }
     boolean readOnlyTxn = writes.values().stream().allMatch(Map::isEmpty);
     // The lock rule against every group's locks at its read position.
     for (String g : groups) {

@@ -31,6 +31,7 @@ import org.paxoscp.check.CheckResult;
  *     ({@code ChosenOracle}): two values chosen at a position, or an APPLY sent for a value not
  *     yet chosen
  * @param replays what the network's replay fault did ({@link SimConfig.Replay})
+ * @param updates what the clients' counters and counting sets did ({@link SimConfig#updateShare})
  */
 public record SimResult(
     SimConfig config,
@@ -52,7 +53,44 @@ public record SimResult(
     Exercised exercised,
     UnknownFates unknownFates,
     List<String> oracleViolations,
-    Replays replays) {
+    Replays replays,
+    Updates updates) {
+
+  /**
+   * The commutative updates of a run ({@link SimConfig#updateShare}).
+   *
+   * @param opsCommitted update operations (one per key and entry, a transaction's updates of a
+   *     key combined) in entries committed whose updates applied
+   * @param entriesApplied one-group entries with updates committed and applied
+   * @param refused entries with updates in the log but refused where they landed (an add past
+   *     the 64-bit range, or to a value that is not a counter): their clients record ABORTED at
+   *     that position
+   * @param unknown entries with updates in the log whose clients learned from no DC whether
+   *     they applied (recorded UNKNOWN at that position)
+   * @param reads reads of a counter or a counting set ({@code getCounter}, {@code getSet})
+   * @param materialized updates that transactions across groups turned into a read and a put
+   *     before their steps
+   * @param finalReads DCs that read every key back at the end of the run (per group), each
+   *     judged by the checker as a read-only transaction
+   */
+  public record Updates(long opsCommitted, long entriesApplied, long refused, long unknown,
+      long reads, long materialized, long finalReads) {
+    public static final Updates NONE = new Updates(0, 0, 0, 0, 0, 0, 0);
+
+    public Updates plus(Updates o) {
+      return new Updates(opsCommitted + o.opsCommitted, entriesApplied + o.entriesApplied,
+          refused + o.refused, unknown + o.unknown, reads + o.reads,
+          materialized + o.materialized, finalReads + o.finalReads);
+    }
+
+    @Override
+    public String toString() {
+      return opsCommitted + " update ops committed in " + entriesApplied + " entries, "
+          + refused + " entries refused, " + unknown + " unknown whether applied, " + reads
+          + " counter and set reads, " + materialized + " updates turned into puts across "
+          + "groups, " + finalReads + " DCs read every key back at the end";
+    }
+  }
 
   /**
    * Late copies the network delivered ({@link SimConfig.Replay}).

@@ -35,12 +35,15 @@ import org.paxoscp.wal.LogValue;
  * <p>A client begins at its home DC (or any reachable DC while home is down) with the position
  * of its last commit as the minimum read position, runs its operations, reads its keys at the
  * read position with one read request, scans its ranges there ({@link SimConfig#scanShare}),
- * and commits.
+ * and commits; a share of its writes are counter and set updates, and of its reads reads of
+ * them ({@link SimConfig#updateShare}, {@link SimUpdates}).
  *
  * <p>When the workload is done the network is healed and every DC's service catches up to the
  * highest position any message named (peers first, then learner instances, which decide a no-op
- * where nothing was chosen), and the {@link SerializabilityChecker} judges every DC's log against
- * every client's history (the {@link CrossGroupChecker} every group's, with several groups).
+ * where nothing was chosen); with counters and sets in the workload every DC then reads every
+ * key back ({@code readBack}); and the {@link SerializabilityChecker} judges every DC's log
+ * against every client's history (the {@link CrossGroupChecker} every group's, with several
+ * groups).
  */
 public final class Simulator {
   static final String GROUP = "sim-group";
@@ -328,6 +331,52 @@ public final class Simulator {
 
   boolean unknownPlant;
 
+  /** What the clients' counters and counting sets did ({@link SimConfig#updateShare}). */
+  static final class UpdateCounts {
+    long ops;
+    long entries;
+    long refused;
+    long unknown;
+    long reads;
+    long materialized;
+    long finalReads;
+
+    SimResult.Updates result() {
+      return new SimResult.Updates(ops, entries, refused, unknown, reads, materialized,
+          finalReads);
+    }
+  }
+
+  final UpdateCounts updates = new UpdateCounts();
+
+  /**
+   * Planted bug in the clients: a read of a key the transaction updated is not put in its
+   * entry's read set (the history still records it).
+   */
+  boolean updatedReadPlant;
+
+  /**
+   * Plants a bug in the clients: a transaction that reads a counter or set it updated reads it
+   * from the store, but leaves it out of its entry's read set, as if an update's read were no
+   * read (the checker's tests; the history still records the read).
+   */
+  public Simulator withUpdatedKeyReadsOutsideTheReadSet() {
+    this.updatedReadPlant = true;
+    return this;
+  }
+
+  private org.paxoscp.paxos.LogApplier.Rules applierRules =
+      org.paxoscp.paxos.LogApplier.Rules.SHIPPED;
+
+  /**
+   * Every DC's appliers (its services' and the one that finishes the run) apply with
+   * {@code rules} (tests plant bugs with it).
+   */
+  public Simulator withApplierRules(org.paxoscp.paxos.LogApplier.Rules rules) {
+    this.applierRules = rules;
+    return this;
+  }
+
   /**
    * Plants a bug in what clients report: an UNKNOWN outcome names only the position after its
    * read position, whatever range the commit protocol gave (the checker's tests).
@@ -475,7 +524,7 @@ public final class Simulator {
       throw new IllegalStateException("the simulator runs GC with one group only");
     }
     cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules, rtts,
-        rttProbe, rangePlant == RangePlant.SCAN_AT_LATEST);
+        rttProbe, rangePlant == RangePlant.SCAN_AT_LATEST, applierRules);
     if (forceEviction) {
       cluster.forceEviction();
     }
@@ -521,6 +570,9 @@ public final class Simulator {
       network.healAll();
       cluster.healStores();
       finished = recover();
+      if (finished && cfg.updateShare() > 0) {
+        finished = readBack();
+      }
     }
     long maxPosition = cluster.maxPosition();
     Map<String, Map<String, SortedMap<Long, LogValue>>> logsByGroup = new TreeMap<>();
@@ -559,7 +611,8 @@ public final class Simulator {
     return new SimResult(cfg, commitsByRound, readOnly, aborted, unknown, crashed,
         combinedPositions, combinedTxns, noops, maxPosition, latency, check,
         cluster.conflicts(), finished, events.now(), network.sent(), cluster.exercised(),
-        unknownFates(logsByGroup), cluster.oracle.violations(), network.replays());
+        unknownFates(logsByGroup), cluster.oracle.violations(), network.replays(),
+        updates.result());
   }
 
   /** Where the entries of UNKNOWN outcomes told a range ended up, by the first DC's log. */
@@ -645,6 +698,53 @@ public final class Simulator {
       }
     }
     return true;
+  }
+
+  /**
+   * With counters and sets in the workload: once every DC caught up, every DC's service reads
+   * every key the workload writes (the attribute keys, the counters and the sets) at each
+   * group's last position, and each answer joins the group's history as a read-only
+   * transaction, which the checker holds against the log (A2). A DC whose store diverged from
+   * its log (an update applied twice, or lost, or a refused entry's puts written) is caught
+   * then even when no client read the key after.
+   *
+   * @return whether the reads ran to their end (a DC that does not answer is left out)
+   */
+  private boolean readBack() {
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < cfg.attributes(); i++) {
+      keys.add("attr" + i);
+    }
+    for (int i = 0; i < SimUpdates.COUNTERS; i++) {
+      keys.add(SimUpdates.counterKey(i));
+    }
+    for (int i = 0; i < SimUpdates.SETS; i++) {
+      keys.add(SimUpdates.setKey(i));
+    }
+    Duration timeout = phaseTimeout.multipliedBy(6);
+    for (String group : groups()) {
+      long position = cluster.maxPosition(group);
+      if (position == 0) {
+        continue;
+      }
+      for (SimCluster.Dc dc : cluster.dcs()) {
+        new SimTransport(cluster, dc.index, false).request(dc.name,
+            new org.paxoscp.transport.Message.ReadRequest(group, position, keys), timeout)
+            .thenAccept(reply -> {
+              if (reply instanceof org.paxoscp.transport.Message.ReadReply r) {
+                Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
+                for (String k : keys) {
+                  reads.put(k, Optional.ofNullable(r.values().get(k)));
+                }
+                updates.finalReads++;
+                historyOf(group).add(new TxnRecord("final-" + dc.name + "-" + group,
+                    "final@" + dc.name, TxnRecord.Status.COMMITTED, position, reads,
+                    new TreeMap<>(), -1));
+              }
+            });
+      }
+    }
+    return events.run(MAX_VIRTUAL_MICROS, MAX_EVENTS);
   }
 
   // ---- faults -----------------------------------------------------------------------------

@@ -13,6 +13,9 @@ import org.paxoscp.sim.SimulationSafetyTest.Mix;
  * The cross-group rules broken on purpose in the simulated clients: the checker must find the
  * violation each rule prevents, in the hot schedules {@link CrossGroupSimulationTest} runs
  * safely. Prints the detection rate (schedules per catch) over a fixed number of schedules.
+ * Read-only transactions without validation are caught about once in 40 clean schedules and
+ * once in 90 with outages (a tenth of the writes counter and set updates on keys of their own,
+ * which read-only transactions seldom read), hence more schedules there.
  */
 @Timeout(600)
 class CrossGroupPlantedBugSimulationTest {
@@ -27,7 +30,7 @@ class CrossGroupPlantedBugSimulationTest {
       "SKIP_READ_ONLY_VALIDATION, CP, CLEAN, 200, XG_CYCLE",
       "SKIP_READ_ONLY_VALIDATION, LEADER, CLEAN, 200, XG_CYCLE",
       "SKIP_READ_ONLY_VALIDATION, BASIC, CLEAN, 400, XG_CYCLE",
-      "SKIP_READ_ONLY_VALIDATION, CP, OUTAGES, 200, XG_CYCLE"})
+      "SKIP_READ_ONLY_VALIDATION, CP, OUTAGES, 1000, XG_CYCLE"})
   void theCheckerCatchesThePlantedBug(Simulator.XgPlant plant, Protocol protocol, Mix mix,
       int schedules, Kind kind) {
     int caught = 0;

@@ -86,7 +86,9 @@ class SimulationSafetyTest {
 
   /**
    * Small, highly contended schedules: few keys, short transactions, high arrival rate, a tenth
-   * of the reads range reads ({@link SimConfig#DEFAULT_SCAN_SHARE}), and a topology that rotates between three close DCs, the paper's V-O-C, and five DCs. One seed in
+   * of the reads range reads ({@link SimConfig#DEFAULT_SCAN_SHARE}), a tenth of the writes and
+   * reads on counters and counting sets ({@link SimConfig#DEFAULT_UPDATE_SHARE}), and a
+   * topology that rotates between three close DCs, the paper's V-O-C, and five DCs. One seed in
    * five (every seed with {@code -Dsim.replayAll=true}) of the mixes with faults replays
    * messages ({@link #REPLAY}); 5 is coprime with the moduli the seed picks the rest by (3 and
    * 16), so that replay meets every topology, placement and GC setting.
@@ -103,6 +105,7 @@ class SimulationSafetyTest {
         .withWorkload(4 + (int) Math.floorMod(seed, 3L), 12, 5, 30)
         .withTiming(8.0, 3_000)
         .withScanShare(SimConfig.DEFAULT_SCAN_SHARE)
+        .withUpdateShare(SimConfig.DEFAULT_UPDATE_SHARE)
         .withFaults(replays(mix, seed) ? mix.faults.withReplay(REPLAY) : mix.faults);
   }
 
@@ -156,6 +159,7 @@ class SimulationSafetyTest {
     long collected = 0;
     long storeFaults = 0;
     SimResult.Replays replays = SimResult.Replays.NONE;
+    SimResult.Updates updates = SimResult.Updates.NONE;
     List<String> failures = new ArrayList<>();
     long committed = 0;
     long promoted = 0;
@@ -175,6 +179,7 @@ class SimulationSafetyTest {
       storeFaults += sim.storeFaults();
       collected += sim.collectedPositions();
       replays = replays.plus(r.replays());
+      updates = updates.plus(r.updates());
       if (!r.safe() || !r.finished()) {
         failures.add("seed " + cfg.seed() + (r.finished() ? "" : " (did not finish)")
             + (cfg.faults().replay().on() ? " (replaying)" : "") + ": "
@@ -216,11 +221,20 @@ class SimulationSafetyTest {
     if (protocol == Protocol.CP && mix == Mix.CLEAN && perCase >= 20) {
       assertTrue(combined > 0, "no position was ever combined");
     }
+    // Counters and sets: updates committed and read, entries refused where they landed, and
+    // every DC's state read back at the end.
+    if (perCase >= 8) {
+      assertTrue(updates.entriesApplied() > 0 && updates.reads() > 0
+          && updates.finalReads() > 0, "updates hardly happened: " + updates);
+    }
+    if (perCase >= 100) {
+      assertTrue(updates.refused() > 0, "no entry was ever refused: " + updates);
+    }
     // Every path of the shipped service ran: begin, reads and scans at a read position, the
     // acceptor, grants, APPLY, learning from peers; learners and restarts where the mix makes
     // them.
     for (String type : List.of("BeginRequest", "ReadRequest", "ScanRequest", "Prepare",
-        "Accept", "GrantRequest", "Apply", "Learn")) {
+        "Accept", "GrantRequest", "Apply", "Learn", "UpdatesRequest")) {
       assertTrue(exercised.messages(type) > 0, "no " + type + " was sent: " + exercised);
     }
     if (protocol == Protocol.LEADER) {
@@ -249,8 +263,8 @@ class SimulationSafetyTest {
       }
     }
     System.out.printf("%s %s%s: %d schedules, %d committed, %d positions collected, %d store "
-            + "faults, %d messages hit by targeted faults, %s, %s%n", protocol, mix,
+            + "faults, %d messages hit by targeted faults, %s, %s, %s%n", protocol, mix,
         evict ? " (caches evicted after every request, " + evictions + " times)" : "", perCase,
-        committed, collected, storeFaults, targetedHits, replays, exercised);
+        committed, collected, storeFaults, targetedHits, replays, updates, exercised);
   }
 }

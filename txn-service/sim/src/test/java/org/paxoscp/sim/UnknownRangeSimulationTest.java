@@ -33,6 +33,7 @@ class UnknownRangeSimulationTest {
         .withWorkload(4, 12, 5, 30)
         .withTiming(8.0, 3_000)
         .withScanShare(SimConfig.DEFAULT_SCAN_SHARE)
+        .withUpdateShare(SimConfig.DEFAULT_UPDATE_SHARE)
         .withFaults(new Faults(0.25, 0.1, 0.5, true, true, true, true, true));
   }
 

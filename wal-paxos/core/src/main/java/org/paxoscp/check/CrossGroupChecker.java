@@ -18,6 +18,7 @@ import org.paxoscp.check.Violation.Kind;
 import org.paxoscp.wal.KeyRange;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
+import org.paxoscp.wal.Updates;
 import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.XgStep;
 
@@ -312,11 +313,24 @@ public final class CrossGroupChecker {
       List<Resolution> resolutions, Map<String, List<Version>> versions, List<Read> reads,
       List<Scanned> scanned) {
     Map<String, XgLocks.Lock> locks = new LinkedHashMap<>();
+    // The group's values, replayed as the applier folds them, only to tell which one-group
+    // entries a commutative update refused: those took no effect, so they neither read nor
+    // wrote anything (docs/guarantees.md, "Commutative updates").
+    Map<String, java.util.Optional<byte[]>> state = new java.util.HashMap<>();
+    XgLocks table = XgLocks.EMPTY;
     for (var p : log.entrySet()) {
       long q = p.getKey();
+      XgLocks.Applied applied = table.apply(q, p.getValue());
+      Updates.Folded folded = Updates.fold(applied.effects(),
+          k -> state.getOrDefault(k, java.util.Optional.empty()));
+      state.putAll(folded.values());
+      table = applied.locks();
       for (LogEntry e : p.getValue().entries()) {
         XgStep x = e.xg();
         if (x == null) {
+          if (folded.refused().containsKey(e.txnId())) {
+            continue;
+          }
           String node = "e:" + e.txnId();
           readAll(reads, scanned, node, group, e);
           writeAll(versions, node, q, e);
