@@ -434,10 +434,11 @@ public final class LogApplier {
    * <p>A fold is written only if what it read was the state before the position. Applying a
    * position again (another applier, or this one after a crash before the watermark moved)
    * reads the same versions below it, which no later apply rewrites differently, and writes the
-   * same values. Three things can take those versions away, and the store's marker and the
-   * group's meta row, read in one batch after the fold's reads, tell each: the store was lost
-   * or rebuilt since this applier last looked (the marker changed: nothing is written, as for
-   * any answer from a changed store, {@link RebuildGuard}); collection removed them, which it
+   * same values. Three things can take those versions away, and the group's meta row and then
+   * the store's marker, read after the fold's reads and compared with {@code at} (the marker
+   * taken before the watermark was learned), tell each: the store was lost or rebuilt since
+   * (the marker changed: nothing is written, as for any answer from a changed store,
+   * {@link RebuildGuard}); collection removed them, which it
    * does only once every DC applied the position (the GC watermark passed {@code position - 1});
    * a rebuild copied the group at or above the position, with no version below the copy (its
    * {@link WalLayout#FOLD_FLOOR}). In the last two the position is applied here already.
