@@ -1,10 +1,5 @@
 package org.paxoscp.ycsb;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -390,23 +385,7 @@ public class ClosedEconomyWorkload extends TxnWorkload {
     System.out.println("[VALIDATION], Audits, " + audits.get());
     System.out.println("[VALIDATION], Audit anomalies, " + auditAnomalies.get());
     System.out.println("[VALIDATION], AnomalyScore, " + worst);
-    String result = problems.isEmpty() ? "OK" : "FAILED";
-    System.out.println("[VALIDATION], Result, " + result);
-    for (String p : problems) {
-      System.out.println("[VALIDATION], Violation, " + p);
-      System.err.println("closed economy violated: " + p);
-    }
-    String out = props.getProperty(VALIDATION_FILE);
-    if (out != null) {
-      StringBuilder sb = new StringBuilder(result).append('\n');
-      sb.append("anomaly_score=").append(worst).append('\n');
-      problems.forEach(p -> sb.append(p).append('\n'));
-      try {
-        Files.writeString(Path.of(out), sb.toString(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot write " + out, e);
-      }
-    }
+    TxnWorkloads.reportValidation(props, "closed economy", problems, List.of("anomaly_score=" + worst));
   }
 
   /**

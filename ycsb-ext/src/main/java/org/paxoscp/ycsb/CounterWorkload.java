@@ -1,10 +1,5 @@
 package org.paxoscp.ycsb;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -340,22 +335,7 @@ public class CounterWorkload extends TxnWorkload {
     System.out.println("[VALIDATION], Increments unknown, " + all.unknownCount);
     System.out.println("[VALIDATION], Reads checked, " + readsChecked.get());
     System.out.println("[VALIDATION], Read anomalies, " + readAnomalies.get());
-    String result = problems.isEmpty() ? "OK" : "FAILED";
-    System.out.println("[VALIDATION], Result, " + result);
-    for (String p : problems) {
-      System.out.println("[VALIDATION], Violation, " + p);
-      System.err.println("counter workload violated: " + p);
-    }
-    String out = props.getProperty(ClosedEconomyWorkload.VALIDATION_FILE);
-    if (out != null) {
-      StringBuilder sb = new StringBuilder(result).append('\n');
-      problems.forEach(p -> sb.append(p).append('\n'));
-      try {
-        Files.writeString(Path.of(out), sb.toString(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot write " + out, e);
-      }
-    }
+    TxnWorkloads.reportValidation(props, "counter workload", problems, List.of());
   }
 
   /**

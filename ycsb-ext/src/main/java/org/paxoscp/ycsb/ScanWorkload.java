@@ -1,10 +1,5 @@
 package org.paxoscp.ycsb;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -395,22 +390,7 @@ public class ScanWorkload extends TxnWorkload {
     System.out.println("[VALIDATION], Scan anomalies, " + scanAnomalies.get());
     System.out.println("[VALIDATION], Inserts committed, " + committedInserts.size());
     System.out.println("[VALIDATION], Inserts aborted, " + abortedInserts.size());
-    String result = problems.isEmpty() ? "OK" : "FAILED";
-    System.out.println("[VALIDATION], Result, " + result);
-    for (String p : problems) {
-      System.out.println("[VALIDATION], Violation, " + p);
-      System.err.println("scan workload violated: " + p);
-    }
-    String out = props.getProperty(ClosedEconomyWorkload.VALIDATION_FILE);
-    if (out != null) {
-      StringBuilder sb = new StringBuilder(result).append('\n');
-      problems.forEach(p -> sb.append(p).append('\n'));
-      try {
-        Files.writeString(Path.of(out), sb.toString(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot write " + out, e);
-      }
-    }
+    TxnWorkloads.reportValidation(props, "scan workload", problems, List.of());
   }
 
   /**

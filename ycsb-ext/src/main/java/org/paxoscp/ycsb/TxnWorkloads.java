@@ -1,11 +1,44 @@
 package org.paxoscp.ycsb;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Properties;
 import site.ycsb.WorkloadException;
 
 /** Property parsing shared by this module's workloads: every bad value names its property. */
 final class TxnWorkloads {
   private TxnWorkloads() {}
+
+  /**
+   * Ends a workload's validation: prints {@code [VALIDATION], Result, OK} or {@code FAILED} and
+   * each violation (also on stderr, as "{@code workload} violated: ..."), and writes the result,
+   * {@code fileLines}, then the violations to the file {@link ClosedEconomyWorkload#VALIDATION_FILE}
+   * names, if set ({@code paxoscp ycsb} reads it for its exit code).
+   */
+  static void reportValidation(Properties props, String workload, List<String> problems,
+      List<String> fileLines) {
+    String result = problems.isEmpty() ? "OK" : "FAILED";
+    System.out.println("[VALIDATION], Result, " + result);
+    for (String p : problems) {
+      System.out.println("[VALIDATION], Violation, " + p);
+      System.err.println(workload + " violated: " + p);
+    }
+    String out = props.getProperty(ClosedEconomyWorkload.VALIDATION_FILE);
+    if (out != null) {
+      StringBuilder sb = new StringBuilder(result).append('\n');
+      fileLines.forEach(l -> sb.append(l).append('\n'));
+      problems.forEach(p -> sb.append(p).append('\n'));
+      try {
+        Files.writeString(Path.of(out), sb.toString(), StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot write " + out, e);
+      }
+    }
+  }
 
   /** The binding of the calling client thread. */
   static PaxosCpDB binding() throws WorkloadException {
