@@ -2,17 +2,17 @@ package org.paxoscp.client;
 
 import java.util.List;
 import java.util.OptionalInt;
-import java.util.Set;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.random.RandomGenerator;
 import org.paxoscp.paxos.Outcome;
 import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
+import org.paxoscp.paxos.ProposerFactory;
 import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.transport.LeaderSubmit;
@@ -22,8 +22,8 @@ import org.paxoscp.wal.LogEntry;
 /**
  * A client's commit: runs a {@link Proposer} for an entry through the {@link ProposerDriver}
  * (basic Paxos, Paxos-CP) or submits it to the leader DC's service ({@link LeaderSubmit}, leader
- * combination), blocks for its outcome and turns it into a {@link CommitResult} or the typed
- * exception. Commits still running when the client closes end as unknown outcomes.
+ * combination) and turns its outcome into a {@link CommitResult} or the typed exception, without
+ * blocking. Commits still running when the client closes end as unknown outcomes.
  */
 final class CommitDriver {
   private final String homeDc;
@@ -32,12 +32,16 @@ final class CommitDriver {
   private final ProposerDriver driver;
   private final LeaderSubmit leaderSubmit;
   private final RandomGenerator random;
-  private final Set<CompletableFuture<Outcome>> inFlight = ConcurrentHashMap.newKeySet();
+  /** The commits and settles running, by transaction id. */
+  private final Map<String, CompletableFuture<Outcome>> inFlight = new ConcurrentHashMap<>();
+  /** Makes each commit's proposer (a planted bug's proposer in tests). */
+  private final ProposerFactory proposers;
   private volatile boolean closed;
 
   /** {@code random} seeds each proposer's back-off; guarded by its own monitor. */
   CommitDriver(String homeDc, List<String> dcs, ProposerConfig config, ProposerDriver driver,
-      LeaderSubmit leaderSubmit, RandomGenerator random) {
+      LeaderSubmit leaderSubmit, RandomGenerator random, ProposerFactory proposers) {
+    this.proposers = proposers;
     this.homeDc = homeDc;
     this.dcs = List.copyOf(dcs);
     this.config = config;
@@ -47,22 +51,21 @@ final class CommitDriver {
   }
 
   /**
-   * Runs the commit protocol for {@code entry} at {@code entry.readPosition() + 1} and blocks
-   * for its outcome.
-   *
-   * @return the result of a committed entry
-   * @throws TransactionAbortedException certainly not in the log
-   * @throws UnavailableException no majority answered before the entry was sent for acceptance
-   * @throws OutcomeUnknownException it may or may not be in the log
+   * Runs the commit protocol for {@code entry} at {@code entry.readPosition() + 1}; the future
+   * completes with the result of a committed entry, or fails with {@link
+   * TransactionAbortedException} (certainly not in the log), {@link UnavailableException} (no
+   * majority answered before the entry was sent for acceptance) or {@link
+   * OutcomeUnknownException} (it may or may not be in the log).
    */
-  CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
+  CompletableFuture<CommitResult> commit(String group, LogEntry entry, ProposerId proposerId,
+      OptionalInt leader) {
     long position = entry.readPosition() + 1;
     int bound = LeaderSubmit.boundFor(config.maxPromotions());
-    Proposer proposer = null;
-    CompletableFuture<Outcome> f = null;
-    Outcome outcome;
+    Proposer proposer;
+    CompletableFuture<Outcome> f;
     try {
       if (config.protocol() == Protocol.LEADER) {
+        proposer = null;
         f = leaderSubmit.commit(group, entry,
             LeaderSubmit.submitTarget(dcs, leader, entry.readPosition(), homeDc), bound);
       } else {
@@ -70,61 +73,67 @@ final class CommitDriver {
         synchronized (random) {
           proposerRandom = new SplittableRandom(random.nextLong());
         }
-        proposer = new Proposer(config, group, proposerId, entry, position, leader,
+        proposer = proposers.create(config, group, proposerId, entry, position, leader,
             proposerRandom);
         f = driver.run(proposer);
       }
-      inFlight.add(f);
-      try {
-        if (closed) {
-          f.completeExceptionally(new CancellationException("client closed"));
-        }
-        outcome = f.get();
-      } finally {
-        inFlight.remove(f);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw unknown(group, entry, proposer, f, position, bound, "interrupted while committing",
-          e);
-    } catch (ExecutionException e) {
-      throw unknown(group, entry, proposer, f, position, bound,
-          "the commit protocol failed: " + e.getCause(), e);
-    } catch (CancellationException | RejectedExecutionException e) {
-      throw unknown(group, entry, proposer, f, position, bound,
-          "client closed while committing", e);
+    } catch (RejectedExecutionException e) {
+      return Futures.failed(unknown(group, entry, null, null, position, bound,
+          "client closed while committing", e));
     }
-    return toResult(group, entry, outcome);
+    follow(entry.txnId(), f);
+    Proposer p = proposer;
+    return f.handle((outcome, t) -> {
+      inFlight.remove(entry.txnId(), f);
+      if (t != null) {
+        Throwable c = Futures.unwrap(t);
+        String why = c instanceof CancellationException ? c.getMessage()
+            : "the commit protocol failed: " + c;
+        throw unknown(group, entry, p, f, position, bound, why, c);
+      }
+      return toResult(group, entry, outcome);
+    });
+  }
+
+  /** Keeps {@code f} among the commits {@link #close} and {@link #stop} end. */
+  private void follow(String txnId, CompletableFuture<Outcome> f) {
+    inFlight.put(txnId, f);
+    if (closed) {
+      f.completeExceptionally(new CancellationException("client closed while committing"));
+    }
   }
 
   /**
-   * Settles an unknown outcome of {@code entry} now: decides the positions where it can still be
-   * chosen, {@code from ... through}, in turn ({@link LeaderSubmit#settle(String, LogEntry, long,
-   * long)}), and blocks for the answer.
-   *
-   * @return the result of a committed entry
-   * @throws TransactionAbortedException certainly not in the log (safe to re-run)
-   * @throws OutcomeUnknownException a position could not be decided (no majority); the new
-   *     range is within the old one
+   * Stops following the commit or settle of {@code txnId} (its caller was interrupted): it
+   * ends as an unknown outcome at once. Nothing when none is running.
    */
-  CommitResult settle(String group, LogEntry entry, long from, long through) {
-    CompletableFuture<Outcome> f = leaderSubmit.settle(group, entry, from, through);
-    Outcome outcome;
-    inFlight.add(f);
-    try {
-      if (closed) {
-        f.completeExceptionally(new CancellationException("client closed"));
-      }
-      outcome = f.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw unknownAgain(group, entry, from, through, "interrupted while settling", e);
-    } catch (ExecutionException | CancellationException e) {
-      throw unknownAgain(group, entry, from, through, "settling failed: " + e, e);
-    } finally {
-      inFlight.remove(f);
+  void stop(String txnId, String why) {
+    CompletableFuture<Outcome> f = inFlight.get(txnId);
+    if (f != null) {
+      f.completeExceptionally(new CancellationException(why));
     }
-    return toResult(group, entry, outcome);
+  }
+
+  /**
+   * Settles an unknown outcome of {@code entry}: decides the positions where it can still be
+   * chosen, {@code from ... through}, in turn ({@link LeaderSubmit#settle(String, LogEntry, long,
+   * long)}). The future completes with the result of a committed entry, or fails with {@link
+   * TransactionAbortedException} (certainly not in the log: safe to re-run) or {@link
+   * OutcomeUnknownException} (a position could not be decided; the new range is within the old
+   * one).
+   */
+  CompletableFuture<CommitResult> settle(String group, LogEntry entry, long from, long through) {
+    CompletableFuture<Outcome> f = leaderSubmit.settle(group, entry, from, through);
+    follow(entry.txnId(), f);
+    return f.handle((outcome, t) -> {
+      inFlight.remove(entry.txnId(), f);
+      if (t != null) {
+        Throwable c = Futures.unwrap(t);
+        throw unknownAgain(group, entry, from, through, c instanceof CancellationException
+            ? c.getMessage() : "settling failed: " + c, c);
+      }
+      return toResult(group, entry, outcome);
+    });
   }
 
   private OutcomeUnknownException unknownAgain(String group, LogEntry entry, long from,
@@ -165,7 +174,7 @@ final class CommitDriver {
   /** Ends every running commit as an unknown outcome; later commits end so at once. */
   void close() {
     closed = true;
-    for (CompletableFuture<Outcome> f : inFlight) {
+    for (CompletableFuture<Outcome> f : inFlight.values()) {
       f.completeExceptionally(new CancellationException("client closed"));
     }
   }

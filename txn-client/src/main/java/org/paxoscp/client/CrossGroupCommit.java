@@ -11,11 +11,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -44,44 +41,17 @@ import org.slf4j.LoggerFactory;
  *       whichever the log holds first is the outcome, which the client then reads.
  * </ul>
  *
- * Thread-safe.
+ * <p>Asynchronous: every step returns a future and none blocks a thread; the steps in the
+ * background (releasing and resolving) are tracked per group. Thread-safe.
  */
 final class CrossGroupCommit {
   private static final Logger LOG = LoggerFactory.getLogger(CrossGroupCommit.class);
   /** Attempts at one step (DECIDE(ABORT), RESOLVE) before giving up on it for now. */
   private static final int STEP_ATTEMPTS = 3;
 
-  /**
-   * The client's safety-critical cross-group decisions. Production code uses {@link #SHIPPED};
-   * tests override one to plant a bug and prove the checker catches it.
-   */
-  static class Rules {
-    static final Rules SHIPPED = new Rules();
-
-    /** DECIDE(COMMIT) only once every PREPARE is chosen. */
-    boolean decideNeedsEveryPrepare() {
-      return true;
-    }
-
-    /** Reads and commits obey the lock table at their read position. */
-    boolean obeyLocks() {
-      return true;
-    }
-
-    /** A DECIDE reads the decision key, so that no second DECIDE can enter the log. */
-    boolean decideReadsDecisionKey() {
-      return true;
-    }
-
-    /** A read-only transaction over several groups validates its reads before committing. */
-    boolean validateReadOnly() {
-      return true;
-    }
-  }
-
   private final TxnClient client;
-  private final Rules rules;
-  private final ExecutorService executor;
+  private final ClientHooks hooks;
+  private final Scheduler scheduler;
   private final Duration lockTimeout;
   private final Duration waitForResolve;
   /**
@@ -92,43 +62,49 @@ final class CrossGroupCommit {
   /** Per group, this client's RESOLVEs in flight there: its next begin there waits for them. */
   private final Map<String, CompletableFuture<Void>> resolving = new ConcurrentHashMap<>();
 
-  CrossGroupCommit(TxnClient client, Rules rules, ExecutorService executor, Duration lockTimeout,
-      Duration waitForResolve, int lockTableBudget) {
+  CrossGroupCommit(TxnClient client, ClientHooks hooks, Scheduler scheduler,
+      Duration lockTimeout, Duration waitForResolve, int lockTableBudget) {
     this.client = client;
-    this.rules = rules;
+    this.hooks = hooks;
     this.lockTableBudget = lockTableBudget;
-    this.executor = executor;
+    this.scheduler = scheduler;
     this.lockTimeout = lockTimeout;
     this.waitForResolve = waitForResolve;
   }
 
-  Rules rules() {
-    return rules;
-  }
-
-  /** Waits (bounded) for this client's RESOLVE in flight in {@code group}, if any. */
-  void awaitResolve(String group) {
+  /**
+   * Completes when this client's RESOLVE in flight in {@code group}, if any, finished, or after
+   * a bounded wait (a read that meets the lock resolves it then); never fails.
+   */
+  CompletableFuture<Void> awaitResolve(String group) {
     CompletableFuture<Void> f = resolving.get(group);
     if (f == null) {
-      return;
+      return CompletableFuture.completedFuture(null);
     }
+    return scheduler.within(f, waitForResolve, () -> new IllegalStateException("timed out"))
+        .handle((v, t) -> null);
+  }
+
+  /** Waits (at most {@code bound}) for the steps in the background: a closing client's. */
+  void awaitBackground(Duration bound) {
     try {
-      f.get(waitForResolve.toMillis(), TimeUnit.MILLISECONDS);
+      CompletableFuture.allOf(resolving.values().toArray(CompletableFuture[]::new))
+          .get(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      // The begin goes on: a read that meets the lock resolves it then.
+    } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+      // Left to the readers that meet the locks.
     }
   }
 
   /** Commits a transaction that joined two groups or more. */
-  CommitResult commit(String txnId, SortedMap<String, Transaction> parts) {
+  CompletableFuture<CommitResult> commit(String txnId, SortedMap<String, Transaction> parts) {
     List<String> groups = List.copyOf(parts.keySet());
     String coordinator = groups.get(0);
     if (parts.values().stream().allMatch(t -> t.writes().isEmpty())) {
       return validateReadOnly(txnId, parts);
     }
-    long deadline = System.currentTimeMillis() + lockTimeout.toMillis();
+    long deadline = client.wallMillis() + lockTimeout.toMillis();
     Map<String, LogEntry> entries = new LinkedHashMap<>();
     for (var p : parts.entrySet()) {
       XgStep step = p.getKey().equals(coordinator) ? XgStep.decide(txnId, groups, true)
@@ -137,81 +113,110 @@ final class CrossGroupCommit {
       p.getValue().checkSize(e);
       entries.put(p.getKey(), e);
     }
-    // The lock rule before anything is sent: a blocked part finishes itself and throws.
-    try {
-      for (var p : parts.entrySet()) {
-        p.getValue().checkLocks(entries.get(p.getKey()));
-        if (!p.getKey().equals(coordinator)) {
-          checkBudget(txnId, coordinator, p.getKey(), p.getValue(), entries.get(p.getKey()));
-        }
+    // The lock rule before anything is sent: a blocked part finishes itself and fails.
+    CompletableFuture<Void> checked = CompletableFuture.completedFuture(null);
+    for (var p : parts.entrySet()) {
+      checked = checked.thenCompose(v -> p.getValue().checkLocks(entries.get(p.getKey())));
+      if (!p.getKey().equals(coordinator)) {
+        checked = checked.thenCompose(v -> checkBudget(txnId, coordinator, p.getKey(),
+            p.getValue(), entries.get(p.getKey())));
       }
-    } catch (TransactionAbortedException e) {
-      parts.values().forEach(Transaction::abort);
-      throw e;
     }
-    parts.values().forEach(Transaction::markFinished);
+    return checked.whenComplete((v, t) -> {
+      if (t != null) {
+        parts.values().forEach(Transaction::abort);
+      }
+    }).thenCompose(v -> {
+      parts.values().forEach(Transaction::markFinished);
+      return prepare(txnId, groups, parts, entries);
+    });
+  }
 
-    // Phase 1: PREPARE everywhere but the coordinator, in parallel.
-    Map<String, Future<CommitResult>> prepares = new LinkedHashMap<>();
+  /** Phase 1, PREPARE everywhere but the coordinator, in parallel; then phase 2. */
+  private CompletableFuture<CommitResult> prepare(String txnId, List<String> groups,
+      SortedMap<String, Transaction> parts, Map<String, LogEntry> entries) {
+    String coordinator = groups.get(0);
+    Map<String, CompletableFuture<CommitResult>> prepares = new LinkedHashMap<>();
     for (String g : groups.subList(1, groups.size())) {
-      prepares.put(g, executor.submit(() -> parts.get(g).commitUnrecorded(entries.get(g))));
+      prepares.put(g, parts.get(g).commitUnrecorded(entries.get(g)));
     }
-    List<String> prepared = new ArrayList<>();
-    List<String> maybe = new ArrayList<>();
-    String failure = null;
-    for (var f : prepares.entrySet()) {
-      try {
-        f.getValue().get();
-        prepared.add(f.getKey());
-      } catch (ExecutionException e) {
-        Throwable c = e.getCause();
-        if (!(c instanceof TransactionAbortedException || c instanceof UnavailableException)) {
-          maybe.add(f.getKey());
-        }
-        if (failure == null) {
-          failure = "PREPARE in " + f.getKey() + ": " + c.getMessage();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        maybe.add(f.getKey());
-        failure = "interrupted while preparing";
-      }
-    }
-    if (failure != null && rules.decideNeedsEveryPrepare()) {
-      // T can never commit: only this client proposes DECIDE(COMMIT), and it will not.
-      List<String> release = new ArrayList<>(prepared);
-      release.addAll(maybe);
-      releaseInBackground(txnId, groups, release);
-      throw aborted(coordinator, txnId, failure);
-    }
+    return CompletableFuture.allOf(prepares.values().stream().map(f -> f.handle((r, t) -> null))
+        .toArray(CompletableFuture[]::new)).thenCompose(v -> {
+          List<String> prepared = new ArrayList<>();
+          List<String> maybe = new ArrayList<>();
+          String failure = null;
+          for (var f : prepares.entrySet()) {
+            Throwable c = failureOf(f.getValue());
+            if (c == null) {
+              prepared.add(f.getKey());
+              continue;
+            }
+            if (!(c instanceof TransactionAbortedException
+                || c instanceof UnavailableException)) {
+              maybe.add(f.getKey());
+            }
+            if (failure == null) {
+              failure = "PREPARE in " + f.getKey() + ": " + c.getMessage();
+            }
+          }
+          if (failure != null && !hooks.has(ClientHooks.Plant.DECIDE_WITHOUT_EVERY_PREPARE)) {
+            // T can never commit: only this client proposes DECIDE(COMMIT), and it will not.
+            List<String> release = new ArrayList<>(prepared);
+            release.addAll(maybe);
+            releaseInBackground(txnId, groups, release);
+            return Futures.failed(aborted(coordinator, txnId, failure));
+          }
+          return decide(txnId, groups, parts, entries.get(coordinator), prepared);
+        });
+  }
 
-    // Phase 2: DECIDE(COMMIT) in the coordinator.
-    Transaction c = parts.get(coordinator);
-    CommitResult decided;
+  /** What {@code f}, complete, failed with; null if it succeeded. */
+  private static Throwable failureOf(CompletableFuture<?> f) {
     try {
-      decided = c.commitUnrecorded(entries.get(coordinator));
-    } catch (TransactionAbortedException | UnavailableException e) {
-      releaseInBackground(txnId, groups, prepared);
-      throw aborted(coordinator, txnId, "DECIDE in " + coordinator + ": " + e.getMessage());
-    } catch (OutcomeUnknownException e) {
-      Optional<Boolean> outcome = settle(txnId, groups, true);
-      if (outcome.isEmpty()) {
-        throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN,
-            coordinator, txnId, -1, 0, false, "the DECIDE's fate is unknown: "
-            + e.getMessage() + "; TxnClient.crossGroupOutcome(" + txnId + ", " + groups
-            + ") reads it later"), client.homeDc(), e);
-      }
-      if (!outcome.get()) {
-        releaseInBackground(txnId, groups, prepared);
-        throw aborted(coordinator, txnId, "decided ABORT while the DECIDE(COMMIT) was in doubt");
-      }
-      resolveInBackground(txnId, groups, parts, true);
-      return new CommitResult(CommitResult.Status.COMMITTED, coordinator, txnId, -1, 0, false,
-          "decision read after an unknown DECIDE");
+      f.join();
+      return null;
+    } catch (RuntimeException e) {
+      return Futures.unwrap(e);
     }
-    resolveInBackground(txnId, groups, parts, true);
-    return new CommitResult(CommitResult.Status.COMMITTED, coordinator, txnId,
-        decided.position(), decided.promotions(), decided.combined(), "");
+  }
+
+  /** Phase 2: DECIDE(COMMIT) in the coordinator; its fate is the transaction's. */
+  private CompletableFuture<CommitResult> decide(String txnId, List<String> groups,
+      SortedMap<String, Transaction> parts, LogEntry decideEntry, List<String> prepared) {
+    String coordinator = groups.get(0);
+    return parts.get(coordinator).commitUnrecorded(decideEntry).handle((decided, t) -> {
+      if (t == null) {
+        resolveInBackground(txnId, groups, parts, true);
+        return CompletableFuture.completedFuture(new CommitResult(
+            CommitResult.Status.COMMITTED, coordinator, txnId, decided.position(),
+            decided.promotions(), decided.combined(), ""));
+      }
+      Throwable c = Futures.unwrap(t);
+      if (c instanceof TransactionAbortedException || c instanceof UnavailableException) {
+        releaseInBackground(txnId, groups, prepared);
+        return Futures.<CommitResult>failed(aborted(coordinator, txnId, "DECIDE in "
+            + coordinator + ": " + c.getMessage()));
+      }
+      if (!(c instanceof OutcomeUnknownException e)) {
+        return Futures.<CommitResult>failed(c);
+      }
+      return settle(txnId, groups, true).thenApply(outcome -> {
+        if (outcome.isEmpty()) {
+          throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN,
+              coordinator, txnId, -1, 0, false, "the DECIDE's fate is unknown: "
+              + e.getMessage() + "; TxnClient.crossGroupOutcome(" + txnId + ", " + groups
+              + ") reads it later"), client.homeDc(), e);
+        }
+        if (!outcome.get()) {
+          releaseInBackground(txnId, groups, prepared);
+          throw aborted(coordinator, txnId,
+              "decided ABORT while the DECIDE(COMMIT) was in doubt");
+        }
+        resolveInBackground(txnId, groups, parts, true);
+        return new CommitResult(CommitResult.Status.COMMITTED, coordinator, txnId, -1, 0, false,
+            "decision read after an unknown DECIDE");
+      });
+    }).thenCompose(f -> f);
   }
 
   /**
@@ -219,21 +224,25 @@ final class CrossGroupCommit {
    * position; concurrent PREPAREs can add more, which the quarter-datagram margin absorbs), and
    * helps resolve the oldest lock there first.
    */
-  private void checkBudget(String txnId, String coordinator, String group, Transaction part,
-      LogEntry prepare) {
+  private CompletableFuture<Void> checkBudget(String txnId, String coordinator, String group,
+      Transaction part, LogEntry prepare) {
     XgLocks table = part.locks();
     int bytes = table.encode().length
         + XgLocks.EMPTY.apply(1, LogValue.of(prepare)).locks().withoutValues()
             .encode().length;
     if (bytes <= lockTableBudget) {
-      return;
+      return CompletableFuture.completedFuture(null);
     }
-    String met = table.locks().isEmpty() ? "" : "; " + meetLock(group,
-        table.locks().stream().min(java.util.Comparator.comparingLong(XgLocks.Lock::position))
-            .orElseThrow());
-    throw aborted(coordinator, txnId, "group " + group + " holds " + table.size()
-        + " unresolved cross-group transactions (" + bytes + " bytes of locked keys with this "
-        + "one, over " + lockTableBudget + ")" + met + "; retry when they are resolved");
+    CompletableFuture<String> met = table.locks().isEmpty()
+        ? CompletableFuture.completedFuture("")
+        : meetLock(group, table.locks().stream()
+            .min(java.util.Comparator.comparingLong(XgLocks.Lock::position)).orElseThrow())
+            .thenApply(m -> "; " + m);
+    return met.thenApply(m -> {
+      throw aborted(coordinator, txnId, "group " + group + " holds " + table.size()
+          + " unresolved cross-group transactions (" + bytes + " bytes of locked keys with this "
+          + "one, over " + lockTableBudget + ")" + m + "; retry when they are resolved");
+    });
   }
 
   private TransactionAbortedException aborted(String coordinator, String txnId, String why) {
@@ -247,92 +256,93 @@ final class CrossGroupCommit {
    * were all current at a moment after the last of them returned (docs/cross-group.md). Each
    * VALIDATE is proposed at the group's read position + 1, in parallel: one round.
    */
-  private CommitResult validateReadOnly(String txnId, SortedMap<String, Transaction> parts) {
-    if (!rules.validateReadOnly()) {
+  private CompletableFuture<CommitResult> validateReadOnly(String txnId,
+      SortedMap<String, Transaction> parts) {
+    if (hooks.has(ClientHooks.Plant.READ_ONLY_UNVALIDATED)) {
       parts.values().forEach(Transaction::markFinished);
-      return new CommitResult(CommitResult.Status.COMMITTED, parts.firstKey(), txnId, 0, 0,
-          false, "read-only, not validated");
+      return CompletableFuture.completedFuture(new CommitResult(CommitResult.Status.COMMITTED,
+          parts.firstKey(), txnId, 0, 0, false, "read-only, not validated"));
     }
     List<String> groups = List.copyOf(parts.keySet());
     Map<String, LogEntry> validations = new LinkedHashMap<>();
-    Map<String, Future<CommitResult>> checks = new LinkedHashMap<>();
     for (var p : parts.entrySet()) {
       Transaction t = p.getValue();
       if (t.readVersions().isEmpty() && t.scannedRanges().isEmpty()) {
         continue;
       }
       LogEntry v = new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
-          new TreeSet<>(t.readVersions().keySet()), t.scannedRanges(), new TreeMap<>(),
+          new TreeSet<>(t.readVersions().keySet()), t.entryRanges(), new TreeMap<>(),
           XgStep.validate(txnId, groups));
       t.checkSize(v);
       validations.put(p.getKey(), v);
     }
     parts.values().forEach(Transaction::markFinished); // Nothing was too large: send.
+    Map<String, CompletableFuture<CommitResult>> checks = new LinkedHashMap<>();
     for (var v : validations.entrySet()) {
-      Transaction t = parts.get(v.getKey());
-      checks.put(v.getKey(), executor.submit(() -> t.commitUnrecorded(v.getValue())));
+      checks.put(v.getKey(), parts.get(v.getKey()).commitUnrecorded(v.getValue()));
     }
-    String failure = null;
-    for (var f : checks.entrySet()) {
-      try {
-        f.getValue().get();
-      } catch (ExecutionException e) {
-        if (failure == null) {
-          failure = "VALIDATE in " + f.getKey() + ": " + e.getCause().getMessage();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        failure = "interrupted while validating";
-      }
-    }
-    if (failure != null) {
-      // Nothing of a read-only transaction is ever applied: not committed is aborted.
-      throw aborted(parts.firstKey(), txnId, "read-only validation: " + failure);
-    }
-    return new CommitResult(CommitResult.Status.COMMITTED, parts.firstKey(), txnId, 0, 0, false,
-        "read-only, validated in " + checks.keySet());
+    return CompletableFuture.allOf(checks.values().stream().map(f -> f.handle((r, t) -> null))
+        .toArray(CompletableFuture[]::new)).thenApply(v -> {
+          String failure = null;
+          for (var f : checks.entrySet()) {
+            Throwable c = failureOf(f.getValue());
+            if (c != null && failure == null) {
+              failure = "VALIDATE in " + f.getKey() + ": " + c.getMessage();
+            }
+          }
+          if (failure != null) {
+            // Nothing of a read-only transaction is ever applied: not committed is aborted.
+            throw aborted(parts.firstKey(), txnId, "read-only validation: " + failure);
+          }
+          return new CommitResult(CommitResult.Status.COMMITTED, parts.firstKey(), txnId, 0, 0,
+              false, "read-only, validated in " + checks.keySet());
+        });
   }
 
   /**
    * Helps resolve a PREPARE that {@code group}'s lock table holds: reads the decision; if there
-   * is none and the PREPARE's deadline passed, decides ABORT; then proposes the RESOLVE. Blocks
-   * for a few rounds at most.
+   * is none and the PREPARE's deadline passed, decides ABORT; then proposes the RESOLVE. Takes a
+   * few rounds at most; never fails.
    *
    * @return what happened, for the caller's error message
    */
-  String meetLock(String group, XgLocks.Lock lock) {
+  CompletableFuture<String> meetLock(String group, XgLocks.Lock lock) {
     XgStep s = lock.prepare().xg();
-    try {
-      Optional<Boolean> d = readDecision(s.coordinator(), s.txn());
-      if (d.isEmpty()) {
-        long left = s.deadlineMillis() - System.currentTimeMillis();
+    return Futures.guard(() -> readDecision(s.coordinator(), s.txn()).thenCompose(read -> {
+      CompletableFuture<Optional<Boolean>> decided;
+      if (read.isPresent()) {
+        decided = CompletableFuture.completedFuture(read);
+      } else {
+        long left = s.deadlineMillis() - client.wallMillis();
         if (left > 0) {
-          return "undecided; its client has " + left + " ms left before others may abort it";
+          return CompletableFuture.completedFuture("undecided; its client has " + left
+              + " ms left before others may abort it");
         }
-        d = settle(s.txn(), s.groups(), false);
-        if (d.isEmpty()) {
-          return "past its deadline, and deciding ABORT did not finish";
-        }
+        decided = settle(s.txn(), s.groups(), false);
       }
-      boolean done = resolve(group, s.txn(), s.groups(), d.get(),
-          d.get() ? lock.prepare().writes() : new TreeMap<>());
-      return "decided " + (d.get() ? "COMMIT" : "ABORT") + (done ? ", resolved here"
-          : ", resolving here did not finish");
-    } catch (TransactionException | IllegalStateException e) {
-      return "resolving it failed: " + e.getMessage();
-    }
+      return decided.thenCompose(d -> {
+        if (d.isEmpty()) {
+          return CompletableFuture.completedFuture(
+              "past its deadline, and deciding ABORT did not finish");
+        }
+        return resolve(group, s.txn(), s.groups(), d.get(),
+            d.get() ? lock.prepare().writes() : new TreeMap<>(), STEP_ATTEMPTS)
+            .thenApply(done -> "decided " + (d.get() ? "COMMIT" : "ABORT")
+                + (done ? ", resolved here" : ", resolving here did not finish"));
+      });
+    })).handle((m, t) -> t == null ? m : "resolving it failed: " + Futures.unwrap(t)
+        .getMessage());
   }
 
   /**
    * The outcome of cross-group transaction {@code txnId}: its decision in the coordinator group
    * (the first of {@code groups}), or empty while undecided.
    */
-  Optional<Boolean> readDecision(String coordinator, String txnId) {
-    Transaction t = client.begin(coordinator, false);
-    t.markFinished();
-    Optional<byte[]> v = client.read(coordinator, t.txnId(), t.readPosition(),
-        XgStep.decisionKey(txnId)).value();
-    return v.map(b -> b.length == 1 && b[0] == XgStep.COMMIT_VALUE[0]);
+  CompletableFuture<Optional<Boolean>> readDecision(String coordinator, String txnId) {
+    return client.begin(coordinator, false).thenCompose(t -> {
+      t.markFinished();
+      return client.read(coordinator, t.txnId(), t.readPosition(), XgStep.decisionKey(txnId));
+    }).thenApply(r -> r.value().map(b -> b.length == 1 && b[0] == XgStep.COMMIT_VALUE[0]));
   }
 
   /**
@@ -340,62 +350,84 @@ final class CrossGroupCommit {
    * DECIDE(ABORT) (a DECIDE(COMMIT) still in flight and this one cannot both enter the log).
    *
    * @param own whether this is T's own client settling its in-doubt DECIDE(COMMIT)
-   * @return the outcome (true: COMMIT), or empty if no attempt finished
+   * @return the outcome (true: COMMIT), or empty if no attempt finished; never fails
    */
-  Optional<Boolean> settle(String txnId, List<String> groups, boolean own) {
+  CompletableFuture<Optional<Boolean>> settle(String txnId, List<String> groups, boolean own) {
+    return settle(txnId, groups, own, STEP_ATTEMPTS);
+  }
+
+  private CompletableFuture<Optional<Boolean>> settle(String txnId, List<String> groups,
+      boolean own, int attempts) {
+    if (attempts == 0) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
     String coordinator = groups.get(0);
-    for (int i = 0; i < STEP_ATTEMPTS; i++) {
-      try {
-        Transaction t = client.begin(coordinator, false);
-        t.markFinished();
-        String dk = XgStep.decisionKey(txnId);
-        Optional<byte[]> v = client.read(coordinator, t.txnId(), t.readPosition(), dk).value();
+    String dk = XgStep.decisionKey(txnId);
+    return client.begin(coordinator, false).thenCompose(t -> {
+      t.markFinished();
+      return client.read(coordinator, t.txnId(), t.readPosition(), dk).thenCompose(r -> {
+        Optional<byte[]> v = r.value();
         if (v.isPresent()) {
-          return Optional.of(v.get()[0] == XgStep.COMMIT_VALUE[0]);
+          return CompletableFuture.completedFuture(
+              Optional.of(v.get()[0] == XgStep.COMMIT_VALUE[0]));
         }
         LogEntry abort = new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
-            rules.decideReadsDecisionKey() ? new TreeSet<>(List.of(dk)) : new TreeSet<>(),
+            hooks.has(ClientHooks.Plant.DECIDE_BLIND) ? new TreeSet<>()
+                : new TreeSet<>(List.of(dk)),
             new TreeMap<>(Map.of(dk, Mutation.put(XgStep.ABORT_VALUE))),
             XgStep.decide(txnId, groups, false));
-        t.commitUnrecorded(abort);
-        return Optional.of(false);
-      } catch (TransactionAbortedException e) {
-        // Someone's DECIDE came first, or the position was lost: read again.
-      } catch (TransactionException e) {
-        LOG.debug("deciding ABORT for {} ({}): {}", txnId, own ? "own" : "met", e.getMessage());
+        return t.commitUnrecorded(abort).thenApply(c -> Optional.of(false));
+      });
+    }).handle((d, t) -> {
+      if (t == null) {
+        return CompletableFuture.completedFuture(d);
       }
-    }
-    return Optional.empty();
+      Throwable c = Futures.unwrap(t);
+      if (!(c instanceof TransactionAbortedException)) {
+        // (An abort: someone's DECIDE came first, or the position was lost: read again.)
+        LOG.debug("deciding ABORT for {} ({}): {}", txnId, own ? "own" : "met", c.toString());
+      }
+      if (!(c instanceof TransactionException)) {
+        return CompletableFuture.completedFuture(Optional.<Boolean>empty());
+      }
+      return settle(txnId, groups, own, attempts - 1);
+    }).thenCompose(f -> f);
   }
 
   /** Proposes RESOLVE(T, outcome) in {@code group}; true once one is committed there. */
-  private boolean resolve(String group, String txnId, List<String> groups, boolean commit,
-      SortedMap<String, Mutation> writes) {
-    for (int i = 0; i < STEP_ATTEMPTS; i++) {
-      try {
-        Transaction t = client.begin(group, false);
-        t.markFinished();
-        if (!t.locksCut() && t.locks().lockOf(txnId).isEmpty()) {
-          // Resolved already (or its PREPARE never got in): nothing to release. (A cut table
-          // may just not list it; a RESOLVE of a transaction holding no lock is void.)
-          return true;
-        }
-        t.commitUnrecorded(new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
-            new TreeSet<>(), commit ? writes : new TreeMap<>(),
-            XgStep.resolve(txnId, groups, commit)));
-        return true;
-      } catch (TransactionException e) {
-        LOG.debug("RESOLVE of {} in {}: {}", txnId, group, e.getMessage());
-      }
+  private CompletableFuture<Boolean> resolve(String group, String txnId, List<String> groups,
+      boolean commit, SortedMap<String, Mutation> writes, int attempts) {
+    if (attempts == 0) {
+      return CompletableFuture.completedFuture(false);
     }
-    return false;
+    return client.begin(group, false).thenCompose(t -> {
+      t.markFinished();
+      if (!t.locksCut() && t.locks().lockOf(txnId).isEmpty()) {
+        // Resolved already (or its PREPARE never got in): nothing to release. (A cut table
+        // may just not list it; a RESOLVE of a transaction holding no lock is void.)
+        return CompletableFuture.completedFuture(true);
+      }
+      return t.commitUnrecorded(new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
+          new TreeSet<>(), commit ? writes : new TreeMap<>(),
+          XgStep.resolve(txnId, groups, commit))).thenApply(r -> true);
+    }).handle((done, t) -> {
+      if (t == null) {
+        return CompletableFuture.completedFuture(done);
+      }
+      Throwable c = Futures.unwrap(t);
+      LOG.debug("RESOLVE of {} in {}: {}", txnId, group, c.toString());
+      if (!(c instanceof TransactionException)) {
+        return CompletableFuture.completedFuture(false);
+      }
+      return resolve(group, txnId, groups, commit, writes, attempts - 1);
+    }).thenCompose(f -> f);
   }
 
   private void resolveInBackground(String txnId, List<String> groups,
       SortedMap<String, Transaction> parts, boolean commit) {
     for (String g : groups.subList(1, groups.size())) {
       SortedMap<String, Mutation> writes = parts.get(g).writes();
-      track(g, () -> resolve(g, txnId, groups, commit, writes));
+      track(g, () -> resolve(g, txnId, groups, commit, writes, STEP_ATTEMPTS));
     }
   }
 
@@ -404,40 +436,30 @@ final class CrossGroupCommit {
     if (held.isEmpty()) {
       return;
     }
-    CompletableFuture<Optional<Boolean>> decided;
-    try {
-      decided = CompletableFuture.supplyAsync(() -> settle(txnId, groups, true), executor);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      return; // The client is closing: readers that meet the locks abort T after the deadline.
-    }
+    CompletableFuture<Optional<Boolean>> decided = settle(txnId, groups, true);
     for (String g : held) {
-      track(g, () -> {
-        Optional<Boolean> d = decided.join();
+      track(g, () -> decided.thenCompose(d -> {
         if (d.isPresent() && !d.get()) {
-          resolve(g, txnId, groups, false, new TreeMap<>());
-        } else if (d.isPresent()) {
+          return resolve(g, txnId, groups, false, new TreeMap<>(), STEP_ATTEMPTS);
+        }
+        if (d.isPresent()) {
           LOG.error("cross-group transaction {} was decided COMMIT after its client gave it up",
               txnId);
         }
-        return true;
-      });
+        return CompletableFuture.completedFuture(true);
+      }));
     }
   }
 
-  private void track(String group, java.util.function.Supplier<Boolean> step) {
-    CompletableFuture<Void> f;
-    try {
-      f = CompletableFuture.runAsync(() -> {
-        try {
-          step.get();
-        } catch (RuntimeException e) {
-          LOG.debug("cross-group step in {} failed: {}", group, e.toString());
-        }
-      }, executor);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      // The client is closing: the first reader that meets the locks resolves them.
-      return;
-    }
+  /** Runs {@code step} in the background; this client's next begin in {@code group} waits. */
+  private void track(String group,
+      java.util.function.Supplier<CompletableFuture<Boolean>> step) {
+    CompletableFuture<Void> f = Futures.guard(step).handle((v, t) -> {
+      if (t != null) {
+        LOG.debug("cross-group step in {} failed: {}", group, t.toString());
+      }
+      return null;
+    });
     resolving.compute(group, (g, old) -> old == null ? f : CompletableFuture.allOf(old, f));
     f.whenComplete((v, t) -> resolving.computeIfPresent(group, (g, cur) -> cur.isDone() ? null
         : cur));

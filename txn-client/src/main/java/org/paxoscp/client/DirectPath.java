@@ -2,7 +2,6 @@ package org.paxoscp.client;
 
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ScheduledExecutorService;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.service.CatchUp;
@@ -31,14 +30,38 @@ final class DirectPath implements AutoCloseable {
 
   /**
    * @param network the client's transport to the DCs' services (peers for catch-up)
-   * @param timers the client's timer thread
+   * @param clientScheduler the client's clock and timers
    * @param storeExecutor runs the store work; owned by the caller
    */
   DirectPath(ClusterConfig cluster, String homeDc, KvStore store, Transport network,
-      ScheduledExecutorService timers, ExecutorService storeExecutor) {
+      Scheduler clientScheduler, ExecutorService storeExecutor) {
     this.homeDc = homeDc;
     this.applier = new LogApplier(store);
-    Scheduler scheduler = Scheduler.of(timers, storeExecutor);
+    Scheduler scheduler = new Scheduler() {
+      @Override
+      public long nowMicros() {
+        return clientScheduler.nowMicros();
+      }
+
+      @Override
+      public Cancellable schedule(long delayMicros, Runnable task) {
+        return clientScheduler.schedule(delayMicros, task);
+      }
+
+      @Override
+      public void execute(Runnable task) {
+        try {
+          storeExecutor.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          // Shutting down: dropped like every other pending task.
+        }
+      }
+
+      @Override
+      public java.util.random.RandomGenerator random() {
+        return clientScheduler.random();
+      }
+    };
     this.catchUp = new CatchUp(homeDc, cluster.dcNames(), store, network,
         CatchUp.Settings.defaults(cluster.phaseTimeout()), scheduler);
     TransactionService home = new TransactionService(homeDc, cluster.dcNames(), store, catchUp,

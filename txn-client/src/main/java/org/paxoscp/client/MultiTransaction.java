@@ -8,6 +8,7 @@ import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A transaction over several entity groups (ARCHITECTURE section 10, docs/cross-group.md), begun
@@ -32,13 +33,14 @@ public final class MultiTransaction {
   private final String txnId;
   private final int maxGroups;
   private final SortedMap<String, Transaction> parts = new TreeMap<>();
-  private final long startMs = System.currentTimeMillis();
+  private final long startMs;
   private boolean finished;
 
   MultiTransaction(TxnClient client, String txnId, int maxGroups) {
     this.client = client;
     this.txnId = txnId;
     this.maxGroups = maxGroups;
+    this.startMs = client.wallMillis();
   }
 
   /** The transaction's id; with more than one group, the id its log entries carry. */
@@ -70,13 +72,32 @@ public final class MultiTransaction {
    *     finished then
    */
   public Optional<byte[]> get(String group, String key) {
-    Transaction t = part(group);
-    try {
-      return t.get(key);
-    } catch (TransactionAbortedException e) {
-      abort();
-      throw e;
-    }
+    return Futures.join(getCore(group, key));
+  }
+
+  /**
+   * {@link #get} without blocking: the future completes with the value, or fails as {@link
+   * #get} throws; on one of the client's worker threads. One operation at a time.
+   */
+  public CompletableFuture<Optional<byte[]>> getAsync(String group, String key) {
+    return Futures.handOff(getCore(group, key), client.callbacks());
+  }
+
+  CompletableFuture<Optional<byte[]>> getCore(String group, String key) {
+    return inPart(group, t -> t.getCore(key));
+  }
+
+  /**
+   * Runs {@code op} in {@code group}'s part, joining the group first if needed; an abort (a
+   * read position collected, a lock met) finishes the whole transaction.
+   */
+  private <T> CompletableFuture<T> inPart(String group,
+      java.util.function.Function<Transaction, CompletableFuture<T>> op) {
+    return Futures.guard(() -> part(group).thenCompose(op).whenComplete((v, t) -> {
+      if (t != null && Futures.unwrap(t) instanceof TransactionAbortedException) {
+        abort();
+      }
+    }));
   }
 
   /** {@link #get} decoded as UTF-8. */
@@ -95,13 +116,14 @@ public final class MultiTransaction {
    */
   public ScanResult scan(String group, org.paxoscp.wal.KeyRange range, int limit,
       boolean reversed) {
-    Transaction t = part(group);
-    try {
-      return t.scan(range, limit, reversed);
-    } catch (TransactionAbortedException e) {
-      abort();
-      throw e;
-    }
+    return Futures.join(inPart(group, t -> t.scanCore(range, limit, reversed)));
+  }
+
+  /** {@link #scan(String, org.paxoscp.wal.KeyRange, int, boolean)} without blocking. */
+  public CompletableFuture<ScanResult> scanAsync(String group, org.paxoscp.wal.KeyRange range,
+      int limit, boolean reversed) {
+    return Futures.handOff(inPart(group, t -> t.scanCore(range, limit, reversed)),
+        client.callbacks());
   }
 
   /** {@link #scan(String, org.paxoscp.wal.KeyRange, int, boolean)} of {@code [from, to)}. */
@@ -116,7 +138,7 @@ public final class MultiTransaction {
 
   /** Buffers a write, as {@link Transaction#put(String, byte[])}, joining the group if needed. */
   public void put(String group, String key, byte[] value) {
-    part(group).put(key, value);
+    joined(group).put(key, value);
   }
 
   /** {@link #put(String, String, byte[])} of {@code value} encoded as UTF-8. */
@@ -127,7 +149,7 @@ public final class MultiTransaction {
 
   /** Buffers a delete, as {@link Transaction#delete}, joining the group if needed. */
   public void delete(String group, String key) {
-    part(group).delete(key);
+    joined(group).delete(key);
   }
 
   /**
@@ -137,39 +159,33 @@ public final class MultiTransaction {
    * sets"), so it conflicts as a read-modify-write would.
    */
   public void add(String group, String key, long delta) {
-    part(group).add(key, delta);
+    joined(group).add(key, delta);
   }
 
   /** Buffers one more count of a counting set's element: {@link #add}'s rules, per group. */
   public void setAdd(String group, String key, String element) {
-    part(group).setAdd(key, element);
+    joined(group).setAdd(key, element);
   }
 
   /** Buffers one count less of a counting set's element: {@link #add}'s rules, per group. */
   public void setRemove(String group, String key, String element) {
-    part(group).setRemove(key, element);
+    joined(group).setRemove(key, element);
   }
 
   /** The counter at {@code key} in {@code group}, as {@link Transaction#getCounter}. */
   public long getCounter(String group, String key) {
-    Transaction t = part(group);
-    try {
-      return t.getCounter(key);
-    } catch (TransactionAbortedException e) {
-      abort();
-      throw e;
-    }
+    Optional<byte[]> v = get(group, key);
+    return org.paxoscp.wal.Updates.decodeCounter(v).orElseThrow(() ->
+        new InvalidArgumentException("the value of key " + key + " in group " + group
+            + " is not a counter"));
   }
 
   /** The elements present in a counting set, as {@link Transaction#getSet}. */
   public java.util.SortedSet<String> getSet(String group, String key) {
-    Transaction t = part(group);
-    try {
-      return t.getSet(key);
-    } catch (TransactionAbortedException e) {
-      abort();
-      throw e;
-    }
+    Optional<byte[]> v = get(group, key);
+    return org.paxoscp.wal.Updates.present(org.paxoscp.wal.Updates.decodeSet(v).orElseThrow(
+        () -> new InvalidArgumentException("the value of key " + key + " in group " + group
+            + " is not a counting set")));
   }
 
   /**
@@ -189,45 +205,50 @@ public final class MultiTransaction {
    *     transaction stays active)
    */
   public CommitResult commit() {
-    checkActive();
-    if (parts.isEmpty()) {
-      finished = true;
-      return new CommitResult(CommitResult.Status.COMMITTED, "", txnId, 0, 0, false, "");
-    }
-    if (parts.size() == 1) {
-      Transaction only = parts.values().iterator().next();
-      try {
-        return only.commit();
-      } finally {
-        // (A TransactionTooLargeException leaves it active, and so this one too.)
-        finished = !only.isActive();
-      }
-    }
-    try {
-      for (Transaction t : parts.values()) {
-        t.materializeUpdates();
-      }
-    } catch (TransactionAbortedException | UpdateRefusedException e) {
-      abort();
-      throw e;
-    }
-    CommitResult.Status outcome = CommitResult.Status.UNKNOWN;
-    long decidePos = -1;
-    try {
-      CommitResult r = client.crossGroup().commit(txnId, parts);
-      outcome = r.status();
-      decidePos = r.position();
-      return r;
-    } catch (TransactionAbortedException e) {
-      outcome = CommitResult.Status.ABORTED;
-      throw e;
-    } finally {
-      if (parts.values().stream().noneMatch(Transaction::isActive)) {
+    return Futures.join(commitCore());
+  }
+
+  /**
+   * {@link #commit} without blocking: the future completes with the result, or fails as {@link
+   * #commit} throws; on one of the client's worker threads.
+   */
+  public CompletableFuture<CommitResult> commitAsync() {
+    return Futures.handOff(commitCore(), client.callbacks());
+  }
+
+  CompletableFuture<CommitResult> commitCore() {
+    return Futures.guard(() -> {
+      checkActive();
+      if (parts.isEmpty()) {
         finished = true;
-        // (A part too large leaves the transaction active and unrecorded, as in one group.)
-        client.recordCrossGroup(txnId, parts.values(), outcome, decidePos, startMs);
+        return CompletableFuture.completedFuture(new CommitResult(CommitResult.Status.COMMITTED,
+            "", txnId, 0, 0, false, ""));
       }
-    }
+      if (parts.size() == 1) {
+        Transaction only = parts.values().iterator().next();
+        // (A TransactionTooLargeException leaves it active, and so this one too.)
+        return only.commitCore().whenComplete((r, t) -> finished = !only.isActive());
+      }
+      CompletableFuture<Void> materialized = CompletableFuture.completedFuture(null);
+      for (Transaction t : parts.values()) {
+        materialized = materialized.thenCompose(v -> t.materializeUpdates());
+      }
+      return materialized.whenComplete((v, t) -> {
+        if (t != null) {
+          abort();
+        }
+      }).thenCompose(v -> client.crossGroup().commit(txnId, parts).whenComplete((r, t) -> {
+        if (parts.values().stream().noneMatch(Transaction::isActive)) {
+          finished = true;
+          // (A part too large leaves the transaction active and unrecorded, as in one group.)
+          CommitResult.Status outcome = t == null ? r.status()
+              : Futures.unwrap(t) instanceof TransactionAbortedException
+                  ? CommitResult.Status.ABORTED : CommitResult.Status.UNKNOWN;
+          client.recordCrossGroup(txnId, parts.values(), outcome, t == null ? r.position() : -1,
+              startMs);
+        }
+      }));
+    });
   }
 
   /** Discards every group's writes; nothing is sent. Idempotent. */
@@ -241,20 +262,31 @@ public final class MultiTransaction {
     return Collections.unmodifiableSortedMap(parts);
   }
 
-  private Transaction part(String group) {
+  /**
+   * {@code group}'s part, joined now if needed (one begin round trip); the transaction stays
+   * usable when the group is one too many.
+   */
+  private CompletableFuture<Transaction> part(String group) {
     checkActive();
     Transaction t = parts.get(group);
-    if (t == null) {
-      TxnClient.validateGroup(group);
-      if (parts.size() >= maxGroups) {
-        throw new InvalidArgumentException("transaction " + txnId + " touches groups "
-            + parts.keySet() + " and cannot join " + group + ": at most " + maxGroups
-            + " groups per transaction (paxoscp.client.xg.max.groups)");
-      }
-      t = client.begin(group);
-      parts.put(group, t);
+    if (t != null) {
+      return CompletableFuture.completedFuture(t);
     }
-    return t;
+    TxnClient.validateGroup(group);
+    if (parts.size() >= maxGroups) {
+      throw new InvalidArgumentException("transaction " + txnId + " touches groups "
+          + parts.keySet() + " and cannot join " + group + ": at most " + maxGroups
+          + " groups per transaction (paxoscp.client.xg.max.groups)");
+    }
+    return client.begin(group, true).thenApply(b -> {
+      parts.put(group, b);
+      return b;
+    });
+  }
+
+  /** {@code group}'s part for a buffered write, joining the group now (blocking) if needed. */
+  private Transaction joined(String group) {
+    return Futures.join(part(group));
   }
 
   private void checkActive() {

@@ -8,13 +8,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Message;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +48,7 @@ final class Sessions implements AutoCloseable {
 
   private final ClusterConfig cluster;
   private final Transport transport;
-  private final ScheduledExecutorService timers;
+  private final Scheduler scheduler;
   private final Cache<String, Long> recent;
   private final Map<String, Long> settling = new ConcurrentHashMap<>();
   private final AtomicBoolean settleScheduled = new AtomicBoolean();
@@ -59,11 +58,10 @@ final class Sessions implements AutoCloseable {
   private final AtomicLong floorQueries = new AtomicLong();
   private volatile boolean closed;
 
-  Sessions(ClusterConfig cluster, Transport transport, ScheduledExecutorService timers,
-      int maxGroups) {
+  Sessions(ClusterConfig cluster, Transport transport, Scheduler scheduler, int maxGroups) {
     this.cluster = cluster;
     this.transport = transport;
-    this.timers = timers;
+    this.scheduler = scheduler;
     // The eviction listener runs inside the atomic removal: a lookup that misses the cache
     // afterwards finds the entry settling.
     this.recent = Caffeine.newBuilder()
@@ -106,12 +104,10 @@ final class Sessions implements AutoCloseable {
 
   /**
    * The highest applied position of a majority of DCs in {@code group}: at least any session
-   * position this client dropped for it (see the class comment). Blocks for at most one request
-   * timeout.
-   *
-   * @throws UnavailableException when fewer than a majority answered
+   * position this client dropped for it (see the class comment). Completes within one request
+   * timeout; fails with {@link UnavailableException} when fewer than a majority answered.
    */
-  long majorityFloor(String group) {
+  CompletableFuture<Long> majorityFloor(String group) {
     floorQueries.incrementAndGet();
     List<String> dcs = cluster.dcNames();
     int majority = dcs.size() / 2 + 1;
@@ -144,11 +140,7 @@ final class Sessions implements AutoCloseable {
         }
       });
     }
-    try {
-      return floor.join();
-    } catch (java.util.concurrent.CompletionException e) {
-      throw e.getCause() instanceof UnavailableException u ? u : e;
-    }
+    return floor;
   }
 
   /** Groups whose session position is cached now (an estimate). */
@@ -178,11 +170,7 @@ final class Sessions implements AutoCloseable {
 
   private void scheduleSettle() {
     if (!closed && settleScheduled.compareAndSet(false, true)) {
-      try {
-        timers.schedule(this::settleBatch, SETTLE_PAUSE_MS, TimeUnit.MILLISECONDS);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        settleScheduled.set(false);
-      }
+      scheduler.schedule(SETTLE_PAUSE_MS * 1000, this::settleBatch);
     }
   }
 

@@ -12,6 +12,7 @@ import java.util.OptionalInt;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import org.paxoscp.paxos.LogApplier;
 import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.transport.Message;
@@ -62,14 +63,16 @@ public final class Transaction {
   private final List<Scan> scans = new ArrayList<>();
   /** The ranges of {@link #scans}, merged ({@link KeyRange#normalize}). */
   private List<KeyRange> scannedRanges = List.of();
-  private final long startMs = System.currentTimeMillis();
+  private final long startMs;
   private final SortedMap<String, Mutation> writes = new TreeMap<>();
   private final int fixedBytes;
   private int readKeyBytes;
   private int writeBytes;
   /** How many of {@link #writes} are commutative updates. */
   private int updates;
-  private State state = State.ACTIVE;
+  private volatile State state = State.ACTIVE;
+  /** An asynchronous operation (read, scan, commit) is in flight. */
+  private volatile boolean busy;
 
   Transaction(TxnClient client, String group, String txnId, ProposerId proposerId, long readPosition,
       OptionalInt leader, int maxEntryBytes, XgLocks locks, boolean locksCut) {
@@ -83,6 +86,7 @@ public final class Transaction {
     this.leader = leader;
     this.maxEntryBytes = maxEntryBytes;
     this.fixedBytes = EntrySize.string(txnId) + EntrySize.string(client.homeDc());
+    this.startMs = client.wallMillis();
   }
 
   /** The entity group. */
@@ -124,52 +128,100 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished
    */
   public Optional<byte[]> get(String key) {
-    checkActive();
-    TxnClient.validateKey(key);
-    Mutation own = writes.get(key);
-    if (own != null && !own.isUpdate()) {
-      return own.value();
+    return Futures.join(getCore(key));
+  }
+
+  /**
+   * {@link #get} without blocking: the future completes with the value, or fails with the
+   * exceptions {@link #get} throws; on one of the client's worker threads. One operation of a
+   * transaction at a time: start the next when this one's future completed.
+   */
+  public CompletableFuture<Optional<byte[]>> getAsync(String key) {
+    return Futures.handOff(getCore(key), client.callbacks());
+  }
+
+  /** The asynchronous core of {@link #get}. */
+  CompletableFuture<Optional<byte[]>> getCore(String key) {
+    return operation(() -> {
+      TxnClient.validateKey(key);
+      Mutation own = writes.get(key);
+      if (own != null && !own.isUpdate()) {
+        return CompletableFuture.completedFuture(own.value());
+      }
+      return readStored(key).thenApply(stored -> {
+        if (own == null) {
+          return stored.map(byte[]::clone);
+        }
+        Updates.Result r = Updates.apply(stored, own);
+        if (r.refused()) {
+          throw new InvalidArgumentException("key " + key + " of group " + group + ": "
+              + Updates.describe(r.refusal()) + " (this transaction's own update, applied to "
+              + "the value read)");
+        }
+        return r.value();
+      });
+    });
+  }
+
+  /**
+   * Runs one operation of the transaction ({@code step}, which may throw before returning its
+   * future): checks the transaction is active and no other operation is in flight, and marks it
+   * in flight until the returned future completes.
+   */
+  private <T> CompletableFuture<T> operation(
+      java.util.function.Supplier<CompletableFuture<T>> step) {
+    try {
+      checkActive();
+    } catch (IllegalStateException e) {
+      return Futures.failed(e);
     }
-    Optional<byte[]> stored = readStored(key);
-    if (own == null) {
-      return stored.map(byte[]::clone);
-    }
-    Updates.Result r = Updates.apply(stored, own);
-    if (r.refused()) {
-      throw new InvalidArgumentException("key " + key + " of group " + group + ": "
-          + Updates.describe(r.refusal()) + " (this transaction's own update, applied to the "
-          + "value read)");
-    }
-    return r.value();
+    busy = true;
+    CompletableFuture<T> f = Futures.guard(step);
+    return f.whenComplete((v, t) -> busy = false);
   }
 
   /** The value of {@code key} at the read position (a scan's, or the store's), remembered. */
-  private Optional<byte[]> readStored(String key) {
+  private CompletableFuture<Optional<byte[]>> readStored(String key) {
     Optional<byte[]> cached = reads.get(key);
     if (cached == null) {
       cached = fromScans(key);
     }
-    if (cached == null) {
-      Optional<XgLocks.Lock> lock = locksCut ? Optional.of(oldestLock())
-          : locks.blockingRead(key);
-      if (lock.isPresent() && client.crossGroup().rules().obeyLocks()) {
-        throw lockedOut(lock.get(), "a read of " + key);
+    if (cached != null) {
+      return CompletableFuture.completedFuture(cached);
+    }
+    Optional<XgLocks.Lock> lock = locksCut && !client.hooks().has(
+        ClientHooks.Plant.CUT_TABLE_READS_UNCHECKED) ? Optional.of(oldestLock())
+        : locks.blockingRead(key);
+    if (lock.isPresent() && obeyLocks()) {
+      return lockedOut(lock.get(), "a read of " + key);
+    }
+    return client.read(group, txnId, readPosition, key).handle((read, t) -> {
+      if (t != null) {
+        throw readFailed(t);
       }
-      LogApplier.VersionedRead read;
-      try {
-        read = client.read(group, txnId, readPosition, key);
-      } catch (TransactionAbortedException e) {
-        // Its read position was collected (TOO_OLD).
-        finish(CommitResult.Status.ABORTED, -1, 0);
-        client.abortedBeforeCommit(ClientMetrics.AbortReason.TOO_OLD);
-        throw e;
-      }
-      cached = read.value();
-      reads.put(key, cached);
+      Optional<byte[]> value = read.value();
+      reads.put(key, value);
       readVersions.put(key, read.version());
       readKeyBytes += EntrySize.string(key);
+      return value;
+    });
+  }
+
+  /**
+   * What a failed read throws: as it failed; a TOO_OLD answer (the read position was collected)
+   * finishes the transaction first.
+   */
+  private RuntimeException readFailed(Throwable t) {
+    Throwable c = Futures.unwrap(t);
+    if (c instanceof TransactionAbortedException) {
+      finish(CommitResult.Status.ABORTED, -1, 0);
+      client.abortedBeforeCommit(ClientMetrics.AbortReason.TOO_OLD);
     }
-    return cached;
+    return Futures.rethrow(c);
+  }
+
+  private boolean obeyLocks() {
+    return !client.hooks().has(ClientHooks.Plant.IGNORE_LOCKS);
   }
 
   /**
@@ -350,68 +402,113 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished
    */
   public ScanResult scan(KeyRange range, int limit, boolean reversed) {
-    checkActive();
-    Objects.requireNonNull(range, "range");
-    if (limit < 1 || limit > MAX_SCAN_LIMIT) {
-      throw new InvalidArgumentException("a scan's limit must be 1-" + MAX_SCAN_LIMIT + ", got "
-          + limit);
+    return Futures.join(scanCore(range, limit, reversed));
+  }
+
+  /**
+   * {@link #scan(KeyRange, int, boolean)} without blocking: the future completes with the
+   * result, or fails with the exceptions the blocking scan throws; on one of the client's worker
+   * threads. One operation of a transaction at a time.
+   */
+  public CompletableFuture<ScanResult> scanAsync(KeyRange range, int limit, boolean reversed) {
+    return Futures.handOff(scanCore(range, limit, reversed), client.callbacks());
+  }
+
+  /** The asynchronous core of {@link #scan(KeyRange, int, boolean)}. */
+  CompletableFuture<ScanResult> scanCore(KeyRange range, int limit, boolean reversed) {
+    return operation(() -> {
+      Objects.requireNonNull(range, "range");
+      if (limit < 1 || limit > MAX_SCAN_LIMIT) {
+        throw new InvalidArgumentException("a scan's limit must be 1-" + MAX_SCAN_LIMIT
+            + ", got " + limit);
+      }
+      client.requireClusterVersion(ClusterVersion.RANGE_READS, "a range read");
+      Optional<XgLocks.Lock> lock = locksCut ? Optional.of(oldestLock())
+          : locks.blockingScan(range);
+      if (lock.isPresent() && obeyLocks()) {
+        return lockedOut(lock.get(), "a scan of " + range);
+      }
+      CompletableFuture<ScanResult> done = new CompletableFuture<>();
+      page(new ScanState(range, limit, reversed), range, done);
+      return done;
+    });
+  }
+
+  /** A range read in progress: what was asked, and what the pages served so far. */
+  private record ScanState(KeyRange range, int limit, boolean reversed,
+      java.util.TreeMap<String, byte[]> served, Map<String, Long> versions) {
+    ScanState(KeyRange range, int limit, boolean reversed) {
+      this(range, limit, reversed, new java.util.TreeMap<>(KeyRange.ORDER),
+          new java.util.HashMap<>());
     }
-    client.requireClusterVersion(ClusterVersion.RANGE_READS, "a range read");
-    Optional<XgLocks.Lock> lock = locksCut ? Optional.of(oldestLock())
-        : locks.blockingScan(range);
-    if (lock.isPresent() && client.crossGroup().rules().obeyLocks()) {
-      throw lockedOut(lock.get(), "a scan of " + range);
+  }
+
+  /**
+   * Asks for the page of {@code unread}, the part of the range not read yet, and goes on with the
+   * next page until the range is read or the limit is reached; completes {@code done}.
+   */
+  private void page(ScanState st, KeyRange unread, CompletableFuture<ScanResult> done) {
+    client.scan(group, txnId, readPosition, unread, st.limit(), st.reversed())
+        .whenComplete((page, t) -> {
+          try {
+            if (t != null) {
+              throw readFailed(t);
+            }
+            PageStep step = served(st, unread, page);
+            if (step.result() == null) {
+              page(st, step.next(), done);
+            } else {
+              done.complete(step.result());
+            }
+          } catch (RuntimeException e) {
+            done.completeExceptionally(e);
+          }
+        });
+  }
+
+  /** After a page: the range still to read, or (when the scan is done) its result. */
+  private record PageStep(KeyRange next, ScanResult result) {}
+
+  /**
+   * Takes in one page of a scan: the range still to read when another page is needed, or the
+   * result when the scan is done (the part read then joined the read set).
+   */
+  private PageStep served(ScanState st, KeyRange unread, Message.ScanReply page) {
+    KeyRange range = st.range();
+    boolean reversed = st.reversed();
+    int limit = st.limit();
+    for (Message.ScanItem i : page.items()) {
+      if (unread.contains(i.key())) {
+        st.served().put(i.key(), i.value());
+        st.versions().put(i.key(), i.version());
+      }
     }
-    java.util.TreeMap<String, byte[]> served = new java.util.TreeMap<>(KeyRange.ORDER);
-    Map<String, Long> versions = new java.util.HashMap<>();
-    KeyRange unread = range;
+    Optional<KeyRange> next = Optional.empty();
     KeyRange readPart;
-    List<ScanResult.Entry> merged;
-    Optional<KeyRange> rest = Optional.empty();
-    while (true) {
-      Message.ScanReply page;
-      try {
-        page = client.scan(group, txnId, readPosition, unread, limit, reversed);
-      } catch (TransactionAbortedException e) {
-        // Its read position was collected (TOO_OLD).
-        finish(CommitResult.Status.ABORTED, -1, 0);
-        client.abortedBeforeCommit(ClientMetrics.AbortReason.TOO_OLD);
-        throw e;
-      }
-      for (Message.ScanItem i : page.items()) {
-        if (unread.contains(i.key())) {
-          served.put(i.key(), i.value());
-          versions.put(i.key(), i.version());
-        }
-      }
-      Optional<KeyRange> next = Optional.empty();
-      if (page.complete()) {
-        readPart = range;
-      } else {
-        readPart = reversed ? range.startingAt(page.lastKey()) : range.through(page.lastKey());
-        next = reversed ? unread.before(page.lastKey()) : unread.after(page.lastKey());
-        if (next.isEmpty()) {
-          readPart = range;
-        }
-      }
-      merged = merge(served, readPart, reversed);
-      if (merged.size() > limit || (merged.size() == limit && next.isPresent())) {
-        String last = merged.get(limit - 1).key();
-        readPart = reversed ? range.startingAt(last) : range.through(last);
-        merged = merged.subList(0, limit);
-        rest = reversed ? range.before(last) : range.after(last);
-        break;
-      }
+    if (page.complete()) {
+      readPart = range;
+    } else {
+      readPart = reversed ? range.startingAt(page.lastKey()) : range.through(page.lastKey());
+      next = reversed ? unread.before(page.lastKey()) : unread.after(page.lastKey());
       if (next.isEmpty()) {
-        break;
+        readPart = range;
       }
-      unread = next.get();
+    }
+    List<ScanResult.Entry> merged = merge(st.served(), readPart, reversed);
+    Optional<KeyRange> rest = Optional.empty();
+    if (merged.size() > limit || (merged.size() == limit && next.isPresent())) {
+      String last = merged.get(limit - 1).key();
+      readPart = reversed ? range.startingAt(last) : range.through(last);
+      merged = merged.subList(0, limit);
+      rest = reversed ? range.before(last) : range.after(last);
+    } else if (next.isPresent()) {
+      return new PageStep(next.get(), null);
     }
     KeyRange part = readPart;
-    served.keySet().removeIf(k -> !part.contains(k));
-    versions.keySet().removeIf(k -> !part.contains(k));
-    recordScan(new Scan(part, served, versions));
-    return new ScanResult(merged, rest);
+    st.served().keySet().removeIf(k -> !part.contains(k));
+    st.versions().keySet().removeIf(k -> !part.contains(k));
+    recordScan(new Scan(part, st.served(), st.versions()));
+    return new PageStep(null, new ScanResult(merged, rest));
   }
 
   /** The store's entries in {@code part} with this transaction's writes over them, in order. */
@@ -485,6 +582,7 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished
    */
   public void put(String key, byte[] value) {
+    checkActive();
     if (value == null) {
       throw new InvalidArgumentException("value must not be null; use delete(key)");
     }
@@ -505,11 +603,11 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished
    */
   public void delete(String key) {
+    checkActive();
     buffer(key, Mutation.delete(), EntrySize.write(key, (byte[]) null));
   }
 
   private void buffer(String key, Mutation m, int itemBytes) {
-    checkActive();
     TxnClient.validateKey(key);
     Mutation old = writes.get(key);
     int oldBytes = old == null ? 0 : EntrySize.write(key, old);
@@ -544,43 +642,70 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished or the client closed
    */
   public CommitResult commit() {
-    checkActive();
-    if (writes.isEmpty()) {
-      finish(CommitResult.Status.COMMITTED, -1, 0);
-      return new CommitResult(CommitResult.Status.COMMITTED, group, txnId, readPosition, 0, false,
-          "");
+    CompletableFuture<CommitResult> f = commitCore();
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      // Stop following the commit: it ends as an unknown outcome at the position reached.
+      Thread.currentThread().interrupt();
+      client.stopCommit(txnId);
+      return Futures.join(f);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw Futures.rethrow(e);
     }
-    LogEntry entry = toEntry();
-    checkSize(entry);
-    checkLocks(entry);
-    state = State.FINISHED;
-    return commitEntry(entry);
+  }
+
+  /**
+   * {@link #commit} without blocking: the future completes with the result, or fails with the
+   * exceptions {@link #commit} throws; on one of the client's worker threads.
+   */
+  public CompletableFuture<CommitResult> commitAsync() {
+    return Futures.handOff(commitCore(), client.callbacks());
+  }
+
+  /** The asynchronous core of {@link #commit}. */
+  CompletableFuture<CommitResult> commitCore() {
+    return operation(() -> {
+      if (writes.isEmpty()) {
+        finish(CommitResult.Status.COMMITTED, -1, 0);
+        return CompletableFuture.completedFuture(new CommitResult(
+            CommitResult.Status.COMMITTED, group, txnId, readPosition, 0, false, ""));
+      }
+      LogEntry entry = toEntry();
+      checkSize(entry);
+      return checkLocks(entry).thenCompose(v -> {
+        state = State.FINISHED;
+        return commitEntry(entry);
+      });
+    });
   }
 
   /**
    * Turns each buffered commutative update into a read of its key and a put of the value it
    * makes: what a transaction across groups does before its steps (a refusal where a step applies
-   * could not be atomic across groups; docs/client.md "Counters and counting sets").
-   *
-   * @throws UpdateRefusedException an update cannot apply to the value read; the transaction is
-   *     finished, nothing was sent
-   * @throws TransactionAbortedException as {@link #get}
+   * could not be atomic across groups; docs/client.md "Counters and counting sets"). Fails with
+   * {@link UpdateRefusedException} when an update cannot apply to the value read (the
+   * transaction is finished, nothing was sent), or as {@link #get}.
    */
-  void materializeUpdates() {
+  CompletableFuture<Void> materializeUpdates() {
+    CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
     for (var w : new ArrayList<>(writes.entrySet())) {
       if (!w.getValue().isUpdate()) {
         continue;
       }
       String key = w.getKey();
-      Updates.Result r = Updates.apply(readStored(key), w.getValue());
-      if (r.refused()) {
-        finish(CommitResult.Status.ABORTED, -1, 0);
-        throw new UpdateRefusedException(group, -1, txnId, key + ": "
-            + Updates.describe(r.refusal()), client.homeDc());
-      }
-      Mutation m = r.value().map(Mutation::put).orElse(Mutation.delete());
-      buffer(key, m, EntrySize.write(key, m));
+      done = done.thenCompose(v -> readStored(key)).thenAccept(stored -> {
+        Updates.Result r = Updates.apply(stored, w.getValue());
+        if (r.refused()) {
+          finish(CommitResult.Status.ABORTED, -1, 0);
+          throw new UpdateRefusedException(group, -1, txnId, key + ": "
+              + Updates.describe(r.refusal()), client.homeDc());
+        }
+        Mutation m = r.value().map(Mutation::put).orElse(Mutation.delete());
+        buffer(key, m, EntrySize.write(key, m));
+      });
     }
+    return done;
   }
 
   /** Throws if {@code entry} is too large for a datagram (the transaction stays active). */
@@ -593,15 +718,16 @@ public final class Transaction {
 
   /**
    * The lock rule against the locks at the read position: if one blocks {@code entry}, helps
-   * resolve it and throws (retryable abort; the transaction is finished). Nothing is sent for
+   * resolve it and fails (retryable abort; the transaction is finished). Nothing is sent for
    * {@code entry} then.
    */
-  void checkLocks(LogEntry entry) {
+  CompletableFuture<Void> checkLocks(LogEntry entry) {
     Optional<XgLocks.Lock> lock = locksCut && !neverBlocked(entry) ? Optional.of(oldestLock())
         : locks.blocking(entry);
-    if (lock.isPresent() && client.crossGroup().rules().obeyLocks()) {
-      throw lockedOut(lock.get(), "its commit");
+    if (lock.isPresent() && obeyLocks()) {
+      return lockedOut(lock.get(), "its commit");
     }
+    return CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -626,8 +752,18 @@ public final class Transaction {
         .min(java.util.Comparator.comparingLong(XgLocks.Lock::position)).orElseThrow();
   }
 
-  private TransactionAbortedException lockedOut(XgLocks.Lock lock, String what) {
-    String resolution = client.meetLock(group, lock);
+  /**
+   * Helps resolve {@code lock}, then fails with the retryable abort of this transaction (which
+   * is finished then), saying what met the lock and what became of it.
+   */
+  private <T> CompletableFuture<T> lockedOut(XgLocks.Lock lock, String what) {
+    return client.meetLock(group, lock).thenApply(resolution -> {
+      throw lockedOut(lock, what, resolution);
+    });
+  }
+
+  private TransactionAbortedException lockedOut(XgLocks.Lock lock, String what,
+      String resolution) {
     finish(CommitResult.Status.ABORTED, -1, 0);
     client.abortedBeforeCommit(ClientMetrics.AbortReason.LOCK);
     String why = locksCut
@@ -645,28 +781,28 @@ public final class Transaction {
    * Commits {@code entry} (this transaction's, perhaps as a cross-group step) and records the
    * attempt; the transaction must already be marked finished.
    */
-  CommitResult commitEntry(LogEntry entry) {
-    try {
-      CommitResult r = client.commit(group, entry, proposerId, leader);
-      client.recordAttempt(this, r.status(), r.position(), r.promotions(), startMs);
-      return r;
-    } catch (TransactionAbortedException e) {
-      client.recordAttempt(this, CommitResult.Status.ABORTED, -1, e.result().promotions(),
-          startMs);
-      throw e;
-    } catch (UnavailableException e) {
-      // No majority before the entry was ever sent: certainly not in the log.
-      client.recordAttempt(this, CommitResult.Status.ABORTED, -1, 0, startMs);
-      throw e;
-    } catch (UpdateRefusedException e) {
-      // In the log at its position, with no effect: ABORTED at that position.
-      client.recordAttempt(this, CommitResult.Status.ABORTED, e.position().orElse(-1), 0,
-          startMs);
-      throw e;
-    } catch (OutcomeUnknownException e) {
-      client.recordUnknown(this, e.result(), startMs);
-      throw e;
-    }
+  CompletableFuture<CommitResult> commitEntry(LogEntry entry) {
+    return client.commit(group, entry, proposerId, leader).handle((r, t) -> {
+      if (t == null) {
+        client.recordAttempt(this, r.status(), r.position(), r.promotions(), startMs);
+        return r;
+      }
+      Throwable c = Futures.unwrap(t);
+      if (c instanceof TransactionAbortedException e) {
+        client.recordAttempt(this, CommitResult.Status.ABORTED, -1, e.result().promotions(),
+            startMs);
+      } else if (c instanceof UnavailableException) {
+        // No majority before the entry was ever sent: certainly not in the log.
+        client.recordAttempt(this, CommitResult.Status.ABORTED, -1, 0, startMs);
+      } else if (c instanceof UpdateRefusedException e) {
+        // In the log at its position, with no effect: ABORTED at that position.
+        client.recordAttempt(this, CommitResult.Status.ABORTED, e.position().orElse(-1), 0,
+            startMs);
+      } else if (c instanceof OutcomeUnknownException e) {
+        client.recordUnknown(this, e.result(), startMs);
+      }
+      throw Futures.rethrow(c);
+    });
   }
 
   /** Discards the transaction's writes; nothing is sent. Idempotent; a no-op once finished. */
@@ -684,7 +820,7 @@ public final class Transaction {
   /** The log entry a commit would propose now. */
   LogEntry toEntry() {
     return new LogEntry(txnId, client.homeDc(), readPosition, new TreeSet<>(reads.keySet()),
-        scannedRanges, writes);
+        entryRanges(), writes);
   }
 
   /**
@@ -697,12 +833,12 @@ public final class Transaction {
     TreeMap<String, Mutation> w = new TreeMap<>(writes);
     if (step.kind() == XgStep.Kind.DECIDE) {
       String dk = XgStep.decisionKey(step.txn());
-      if (client.crossGroup().rules().decideReadsDecisionKey()) {
+      if (!client.hooks().has(ClientHooks.Plant.DECIDE_BLIND)) {
         readKeys.add(dk);
       }
       w.put(dk, Mutation.put(step.commit() ? XgStep.COMMIT_VALUE : XgStep.ABORT_VALUE));
     }
-    return new LogEntry(txnId, client.homeDc(), readPosition, readKeys, scannedRanges, w, step);
+    return new LogEntry(txnId, client.homeDc(), readPosition, readKeys, entryRanges(), w, step);
   }
 
   /**
@@ -710,7 +846,7 @@ public final class Transaction {
    * marks the transaction finished; records nothing in the history (the entry is not this
    * transaction's own reads and writes at its position).
    */
-  CommitResult commitUnrecorded(LogEntry entry) {
+  CompletableFuture<CommitResult> commitUnrecorded(LogEntry entry) {
     state = State.FINISHED;
     return client.commit(group, entry, proposerId, leader);
   }
@@ -745,6 +881,11 @@ public final class Transaction {
     return scannedRanges;
   }
 
+  /** The ranges the entry carries: those read (none with a planted bug). */
+  List<KeyRange> entryRanges() {
+    return client.hooks().has(ClientHooks.Plant.DROP_SCANNED_RANGES) ? List.of() : scannedRanges;
+  }
+
   /** The buffered writes; for tests. */
   SortedMap<String, Mutation> writes() {
     return Collections.unmodifiableSortedMap(writes);
@@ -759,6 +900,10 @@ public final class Transaction {
   private void checkActive() {
     if (state != State.ACTIVE) {
       throw new IllegalStateException("transaction " + txnId + " is finished");
+    }
+    if (busy) {
+      throw new IllegalStateException("an operation of transaction " + txnId + " is in "
+          + "flight; start the next when its future completed");
     }
   }
 

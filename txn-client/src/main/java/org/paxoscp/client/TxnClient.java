@@ -11,6 +11,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -83,7 +85,17 @@ public final class TxnClient implements AutoCloseable {
   private final HistoryRecorder history;
   /** This client's name in recorded histories. */
   private final String clientId;
+  /** The client's own timer thread, or null when it runs on a scheduler it was given. */
   private final ScheduledExecutorService timers;
+  /**
+   * The client's own worker threads (the public futures complete on them), or null when it runs
+   * on a scheduler it was given.
+   */
+  private final ExecutorService workers;
+  /** The clock, timers and deferred work of the asynchronous core. */
+  private final Scheduler scheduler;
+  /** Where the public asynchronous methods' futures complete. */
+  private final java.util.concurrent.Executor callbacks;
   private final ExecutorService storeExecutor;
   /** The direct home-DC store path, or null. */
   private final DirectPath direct;
@@ -94,10 +106,11 @@ public final class TxnClient implements AutoCloseable {
   private final Duration backoffBase;
   private final Duration backoffMax;
   private final RandomGenerator random;
-  private final IdSource ids = new IdSource();
+  private final IdSource ids;
   private final Sessions sessions;
-  private final ExecutorService xgExecutor;
   private final CrossGroupCommit crossGroup;
+  /** The planted bugs of the simulator and tests; {@link ClientHooks#SHIPPED} otherwise. */
+  private final ClientHooks hooks;
   private final AtomicBoolean closed = new AtomicBoolean();
   /** What the client opened itself (transport, discovery) and closes with it; may be empty. */
   private final List<AutoCloseable> owned;
@@ -116,7 +129,21 @@ public final class TxnClient implements AutoCloseable {
     this.random = b.random;
     this.owned = b.owned;
     this.versions = b.versions;
-    this.timers = new ScheduledThreadPoolExecutor(1, named("paxoscp-client-timers-" + homeDc));
+    this.hooks = b.hooks;
+    if (b.scheduler != null) {
+      this.timers = null;
+      this.workers = null;
+      this.scheduler = b.scheduler;
+      this.callbacks = scheduler.executor();
+    } else {
+      this.timers = new ScheduledThreadPoolExecutor(1, named("paxoscp-client-timers-" + homeDc));
+      // The applications' continuations of the public futures run here, never on a transport
+      // thread: they may block.
+      this.workers = Executors.newCachedThreadPool(named("paxoscp-client-callbacks-" + homeDc));
+      this.scheduler = Scheduler.of(timers);
+      this.callbacks = workers;
+    }
+    this.ids = new IdSource(scheduler.random());
     if (b.versions != null) {
       long poll = cluster.versionPoll().toMillis();
       timers.scheduleWithFixedDelay(b.versions::refresh, poll, poll, TimeUnit.MILLISECONDS);
@@ -124,7 +151,7 @@ public final class TxnClient implements AutoCloseable {
     Transport transport = b.transport;
     if (b.directStore != null) {
       this.storeExecutor = Executors.newCachedThreadPool(named("paxoscp-client-store-" + homeDc));
-      this.direct = new DirectPath(cluster, homeDc, b.directStore, b.transport, timers,
+      this.direct = new DirectPath(cluster, homeDc, b.directStore, b.transport, scheduler,
           storeExecutor);
       transport = direct.transport();
     } else {
@@ -133,23 +160,21 @@ public final class TxnClient implements AutoCloseable {
     }
     this.metrics = new ClientMetrics(b.registry, homeDc, protocol);
     this.failover = new Failover(cluster, homeDc, transport, metrics.failovers());
-    this.sessions = new Sessions(cluster, transport, timers, cluster.clientSessionGroups());
+    this.sessions = new Sessions(cluster, transport, scheduler, cluster.clientSessionGroups());
     ProposerConfig pc = cluster.proposer(switch (protocol) {
       case BASIC -> Protocol.BASIC;
       case CP -> Protocol.CP;
       case LEADER -> Protocol.LEADER;
     }).withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
     ProposerConfig proposer = b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc;
-    Scheduler scheduler = Scheduler.of(timers);
     ProposerDriver proposerDriver = new ProposerDriver(transport, cluster.dcNames(), scheduler,
         cluster.phaseTimeout());
     LeaderSubmit leaderSubmit = new LeaderSubmit(transport, cluster.dcNames(), proposerDriver,
         proposer, scheduler, cluster.phaseTimeout().multipliedBy(SUBMIT_TIMEOUT_PHASES),
         cluster.leaderCosts());
     this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
-        leaderSubmit, random);
-    this.xgExecutor = Executors.newCachedThreadPool(named("paxoscp-client-xg-" + homeDc));
-    this.crossGroup = new CrossGroupCommit(this, b.crossGroupRules, xgExecutor,
+        leaderSubmit, random, hooks.proposers());
+    this.crossGroup = new CrossGroupCommit(this, hooks, scheduler,
         cluster.crossGroup().lockTimeout(), cluster.requestTimeout().multipliedBy(2),
         cluster.maxDatagramBytes() / 4);
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
@@ -185,33 +210,62 @@ public final class TxnClient implements AutoCloseable {
    * @throws IllegalStateException if the client is closed
    */
   public Transaction begin(String group) {
-    return begin(group, true);
+    return Futures.join(begin(group, true));
   }
 
   /**
-   * {@link #begin(String)}; {@code awaitResolve} false for the client's own cross-group steps,
-   * which must not wait for the RESOLVEs they are themselves proposing.
+   * {@link #begin(String)} without blocking: the future completes with the transaction, or fails
+   * with the exceptions {@link #begin(String)} throws. It completes on one of the client's
+   * worker threads, never on a transport thread, so its continuations may block.
    */
-  Transaction begin(String group, boolean awaitResolve) {
-    ensureOpen();
-    validateGroup(group);
-    if (awaitResolve) {
-      crossGroup.awaitResolve(group);
-    }
+  public CompletableFuture<Transaction> beginAsync(String group) {
+    return Futures.handOff(begin(group, true), callbacks);
+  }
+
+  /**
+   * The asynchronous core of {@link #begin(String)}; {@code awaitResolve} false for the client's
+   * own cross-group steps, which must not wait for the RESOLVEs they are themselves proposing.
+   * Completes on whatever thread delivered the deciding reply.
+   */
+  CompletableFuture<Transaction> begin(String group, boolean awaitResolve) {
+    return Futures.guard(() -> {
+      ensureOpen();
+      validateGroup(group);
+      CompletableFuture<Void> resolved = awaitResolve ? crossGroup.awaitResolve(group)
+          : CompletableFuture.completedFuture(null);
+      long started = System.nanoTime();
+      return resolved.thenCompose(v -> sessionFloor(group))
+          .thenCompose(min -> failover.request(group, "", min,
+              new Message.BeginRequest(group, min),
+              m -> m instanceof Message.BeginReply r && r.group().equals(group)
+                  && r.position() >= min ? r : null))
+          .handle((reply, t) -> {
+            metrics.begun(started, t == null);
+            if (t != null) {
+              throw Futures.rethrow(t);
+            }
+            return begun(group, reply);
+          });
+    });
+  }
+
+  /**
+   * The least read position a begin in {@code group} may take: the session position when the
+   * client knows it; when it may have dropped it, the highest applied position of a majority
+   * (one round to the DCs); 0 otherwise.
+   */
+  private CompletableFuture<Long> sessionFloor(String group) {
     java.util.OptionalLong known = sessions.known(group);
-    long min = known.isPresent() ? known.getAsLong()
-        : sessions.mayHaveDropped() ? sessions.majorityFloor(group) : 0;
-    long started = System.nanoTime();
-    Message.BeginReply reply;
-    try {
-      reply = failover.request(group, "", min, new Message.BeginRequest(group, min),
-          m -> m instanceof Message.BeginReply r && r.group().equals(group)
-              && r.position() >= min ? r : null);
-    } catch (UnavailableException e) {
-      metrics.begun(started, false);
-      throw e;
+    if (known.isPresent()) {
+      return CompletableFuture.completedFuture(known.getAsLong());
     }
-    metrics.begun(started, true);
+    if (sessions.mayHaveDropped() && !hooks.skipFloorQuery()) {
+      return sessions.majorityFloor(group);
+    }
+    return CompletableFuture.completedFuture(0L);
+  }
+
+  private Transaction begun(String group, Message.BeginReply reply) {
     noteSession(group, reply.position());
     OptionalInt leader = OptionalInt.empty();
     int idx = cluster.dcNames().indexOf(reply.leaderDc());
@@ -288,22 +342,50 @@ public final class TxnClient implements AutoCloseable {
    *     across groups: use {@link #crossGroupOutcome})
    */
   public CommitResult settle(OutcomeUnknownException unknown) {
-    LogEntry entry = unknown.entry().orElseThrow(() -> new InvalidArgumentException(
-        "outcome of " + unknown.result().txnId() + " cannot be settled by this client; for a "
-            + "transaction across groups use crossGroupOutcome"));
-    ensureOpen();
-    String group = unknown.result().group();
-    CommitResult r;
+    LogEntry entry = unknown.entry().orElse(null);
+    CompletableFuture<CommitResult> f = settleAsyncCore(unknown);
     try {
-      r = commits.settle(group, entry, unknown.firstPosition(), unknown.lastPosition());
-    } catch (TransactionAbortedException e) {
-      // The settle decided up to here: a later begin reads at least there (its session).
-      noteSession(group, e.decidedPosition());
-      throw e;
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      if (entry != null) {
+        commits.stop(entry.txnId(), "interrupted while settling");
+      }
+      return Futures.join(f);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw Futures.rethrow(e);
     }
-    noteSession(group, r.position());
-    checkUpdatesApplied(group, entry, r);
-    return r;
+  }
+
+  /**
+   * {@link #settle} without blocking: the future completes with the result, or fails with the
+   * exceptions {@link #settle} throws; on one of the client's worker threads.
+   */
+  public CompletableFuture<CommitResult> settleAsync(OutcomeUnknownException unknown) {
+    return Futures.handOff(settleAsyncCore(unknown), callbacks);
+  }
+
+  private CompletableFuture<CommitResult> settleAsyncCore(OutcomeUnknownException unknown) {
+    return Futures.guard(() -> {
+      LogEntry entry = unknown.entry().orElseThrow(() -> new InvalidArgumentException(
+          "outcome of " + unknown.result().txnId() + " cannot be settled by this client; for a "
+              + "transaction across groups use crossGroupOutcome"));
+      ensureOpen();
+      String group = unknown.result().group();
+      return commits.settle(group, entry, unknown.firstPosition(), unknown.lastPosition())
+          .handle((r, t) -> {
+            if (t != null) {
+              if (Futures.unwrap(t) instanceof TransactionAbortedException e) {
+                // The settle decided up to here: a later begin reads at least there.
+                noteSession(group, e.decidedPosition());
+              }
+              throw Futures.rethrow(t);
+            }
+            noteSession(group, r.position());
+            return r;
+          })
+          .thenCompose(r -> checkUpdatesApplied(group, entry, r).thenApply(v -> r));
+    });
   }
 
   /**
@@ -317,7 +399,7 @@ public final class TxnClient implements AutoCloseable {
   public CommitResult.Status crossGroupOutcome(String txnId, java.util.Collection<String> groups) {
     ensureOpen();
     String coordinator = new java.util.TreeSet<>(groups).first();
-    return crossGroup.readDecision(coordinator, txnId)
+    return Futures.join(crossGroup.readDecision(coordinator, txnId))
         .map(c -> c ? CommitResult.Status.COMMITTED : CommitResult.Status.ABORTED)
         .orElse(CommitResult.Status.UNKNOWN);
   }
@@ -371,16 +453,76 @@ public final class TxnClient implements AutoCloseable {
     }
   }
 
-  /** Sleeps before attempt {@code attempt + 1}; false if interrupted (the flag is restored). */
-  private boolean backOff(int attempt) {
+  /**
+   * {@link #runInTransaction} without blocking a thread: runs {@code fn} in a new transaction
+   * on {@code group} and, when the future it returns completes and the transaction is still
+   * active, commits it; re-runs both on {@link TransactionAbortedException} (from a read, from
+   * {@code fn}'s future or from the commit) with the same attempts and back-off, the back-off
+   * waited on the client's timer. The future completes with what {@code fn}'s future gave in
+   * the attempt that committed, or fails as {@link #runInTransaction} throws; on one of the
+   * client's worker threads. {@code fn} itself is called on such a thread too, and must not
+   * block if the client runs many transactions this way (that is what the futures are for).
+   */
+  public <T> CompletableFuture<T> runInTransactionAsync(String group, AsyncTxnFunction<T> fn) {
+    Objects.requireNonNull(fn);
+    CompletableFuture<T> out = new CompletableFuture<>();
+    attempt(group, fn, 1, new ArrayList<>(), out);
+    return Futures.handOff(out, callbacks);
+  }
+
+  /** Attempt {@code attempt} of {@link #runInTransactionAsync}; completes {@code out} at the end. */
+  private <T> void attempt(String group, AsyncTxnFunction<T> fn, int attempt,
+      List<TransactionAbortedException> aborts, CompletableFuture<T> out) {
+    Transaction[] txn = new Transaction[1];
+    begin(group, true)
+        .thenComposeAsync(t -> {
+          txn[0] = t;
+          CompletionStage<T> body = fn.apply(t);
+          if (body == null) {
+            throw new NullPointerException("the transaction function returned no future");
+          }
+          return body;
+        }, callbacks)
+        .thenCompose(value -> txn[0].isActive()
+            ? txn[0].commitCore().thenApply(r -> value)
+            : CompletableFuture.completedFuture(value))
+        .whenComplete((value, t) -> {
+          if (t == null) {
+            out.complete(value);
+            return;
+          }
+          Throwable c = Futures.unwrap(t);
+          if (txn[0] != null && txn[0].isActive()) {
+            txn[0].abort();
+          }
+          if (!(c instanceof TransactionAbortedException e)) {
+            out.completeExceptionally(c);
+            return;
+          }
+          if (attempt >= maxAttempts || closed.get()) {
+            aborts.forEach(e::addSuppressed);
+            out.completeExceptionally(e);
+            return;
+          }
+          aborts.add(e);
+          scheduler.schedule(backOffMicros(attempt),
+              () -> attempt(group, fn, attempt + 1, aborts, out));
+        });
+  }
+
+  /** A uniform random delay, in microseconds, before attempt {@code attempt + 1}. */
+  private long backOffMicros(int attempt) {
     long bound = Math.min(backoffMax.toNanos(),
         backoffBase.toNanos() << Math.min(30, attempt - 1));
-    long delay;
     synchronized (random) {
-      delay = random.nextLong(bound + 1);
+      return random.nextLong(bound + 1) / 1000;
     }
+  }
+
+  /** Sleeps before attempt {@code attempt + 1}; false if interrupted (the flag is restored). */
+  private boolean backOff(int attempt) {
     try {
-      TimeUnit.NANOSECONDS.sleep(delay);
+      TimeUnit.MICROSECONDS.sleep(backOffMicros(attempt));
       return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -400,17 +542,13 @@ public final class TxnClient implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    // Let the RESOLVEs in the background finish (bounded) before their commits are cut short.
-    xgExecutor.shutdown();
-    try {
-      xgExecutor.awaitTermination(cluster.requestTimeout().multipliedBy(4).toMillis(),
-          TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    // Let the RESOLVEs in the background finish (bounded) before their commits are cut short;
+    // on a scheduler the client was given (the simulator's) nothing may wait.
+    if (timers != null) {
+      crossGroup.awaitBackground(cluster.requestTimeout().multipliedBy(4));
     }
     commits.close();
     sessions.close();
-    shutdown(xgExecutor);
     if (storeExecutor != null) {
       // Let store work already handed over (the last commit's APPLY at the home DC) finish.
       storeExecutor.shutdown();
@@ -426,7 +564,10 @@ public final class TxnClient implements AutoCloseable {
     if (storeExecutor != null) {
       shutdown(storeExecutor);
     }
-    shutdown(timers);
+    if (timers != null) {
+      shutdown(timers);
+      shutdown(workers);
+    }
     for (AutoCloseable c : owned) {
       try {
         c.close();
@@ -487,8 +628,28 @@ public final class TxnClient implements AutoCloseable {
   }
 
   /** A read or commit met a cross-group lock: helps resolve it; says what happened. */
-  String meetLock(String group, org.paxoscp.wal.XgLocks.Lock lock) {
+  CompletableFuture<String> meetLock(String group, org.paxoscp.wal.XgLocks.Lock lock) {
     return crossGroup.meetLock(group, lock);
+  }
+
+  /** The clock of PREPARE deadlines and recorded histories: the scheduler's wall clock. */
+  long wallMillis() {
+    return scheduler.wallMillis();
+  }
+
+  /** The planted bugs of the simulator and tests ({@link ClientHooks#SHIPPED} otherwise). */
+  ClientHooks hooks() {
+    return hooks;
+  }
+
+  /** Where the public asynchronous methods' futures complete. */
+  java.util.concurrent.Executor callbacks() {
+    return callbacks;
+  }
+
+  /** Stops following the commit of {@code txnId}: its caller was interrupted. */
+  void stopCommit(String txnId) {
+    commits.stop(txnId, "interrupted while committing");
   }
 
   /** Records a finished attempt when the client records its history. */
@@ -510,7 +671,7 @@ public final class TxnClient implements AutoCloseable {
           t.readPosition(), t.reads(), t.readVersions(), t.scans(), t.writes(), outcome,
           commitPos,
           promotions, protocol.name().toLowerCase(java.util.Locale.ROOT), startMs,
-          System.currentTimeMillis(), unknownFrom, unknownThrough));
+          wallMillis(), unknownFrom, unknownThrough));
     }
   }
 
@@ -521,7 +682,7 @@ public final class TxnClient implements AutoCloseable {
       history.record(new HistoryRecorder.CrossGroupAttempt(xg, clientId, homeDc,
           List.copyOf(parts), outcome, decidePos,
           protocol.name().toLowerCase(java.util.Locale.ROOT),
-          startMs, System.currentTimeMillis()));
+          startMs, wallMillis()));
     }
   }
 
@@ -529,14 +690,23 @@ public final class TxnClient implements AutoCloseable {
    * Reads {@code key} at {@code position}, with the position that wrote the version read: from
    * the direct store when it is caught up.
    */
-  LogApplier.VersionedRead read(String group, String txnId, long position, String key) {
-    ensureOpen();
-    if (direct != null) {
-      Optional<LogApplier.VersionedRead> v = direct.read(group, txnId, position, key);
-      if (v.isPresent()) {
-        return v.get();
+  CompletableFuture<LogApplier.VersionedRead> read(String group, String txnId, long position,
+      String key) {
+    return Futures.guard(() -> {
+      ensureOpen();
+      if (direct == null) {
+        return readThroughService(group, txnId, position, key);
       }
-    }
+      // The store may block: its work runs on the client's store threads.
+      return CompletableFuture.supplyAsync(() -> direct.read(group, txnId, position, key),
+              storeExecutor)
+          .thenCompose(v -> v.isPresent() ? CompletableFuture.completedFuture(v.get())
+              : readThroughService(group, txnId, position, key));
+    });
+  }
+
+  private CompletableFuture<LogApplier.VersionedRead> readThroughService(String group,
+      String txnId, long position, String key) {
     return failover.request(group, txnId, position,
         new Message.ReadRequest(group, position, List.of(key)),
         m -> m instanceof Message.ReadReply r && r.group().equals(group)
@@ -550,9 +720,11 @@ public final class TxnClient implements AutoCloseable {
    * One page of a range read at {@code position} (docs/client.md, "Range reads"), from the home
    * DC's service or, failing that, another DC's; never from the direct store.
    */
-  Message.ScanReply scan(String group, String txnId, long position, KeyRange range, int limit,
-      boolean reversed) {
-    ensureOpen();
+  CompletableFuture<Message.ScanReply> scan(String group, String txnId, long position,
+      KeyRange range, int limit, boolean reversed) {
+    if (closed.get()) {
+      return Futures.failed(new IllegalStateException("TxnClient of " + homeDc + " is closed"));
+    }
     return failover.request(group, txnId, position,
         new Message.ScanRequest(group, position, range, limit, reversed),
         m -> m instanceof Message.ScanReply r && r.group().equals(group)
@@ -594,85 +766,103 @@ public final class TxnClient implements AutoCloseable {
     }
   }
 
-  /** Runs the commit protocol for {@code entry} and blocks for its outcome. */
-  CommitResult commit(String group, LogEntry entry, ProposerId proposerId, OptionalInt leader) {
-    ensureOpen();
-    long started = System.nanoTime();
-    String kind = ClientMetrics.kind(entry);
-    CommitResult r;
-    try {
-      r = commits.commit(group, entry, proposerId, leader);
-    } catch (TransactionAbortedException e) {
-      metrics.aborted(kind, ClientMetrics.AbortReason.CONFLICT, started);
-      LOG.debug("txn {} group {}: ABORTED at position {}: {}", entry.txnId(), group,
-          e.result().position(), e.result().reason());
-      // A position learned taken: beginning below it would only lose it again.
-      noteSession(group, e.decidedPosition());
-      throw e;
-    } catch (OutcomeUnknownException e) {
-      metrics.unknown(kind, started);
-      LOG.info("txn {} group {}: outcome UNKNOWN, in the log at one of positions {}..{} or "
-          + "nowhere: {}", entry.txnId(), group, e.result().firstPosition(),
-          e.result().position(), e.result().reason());
-      throw e;
-    } catch (UnavailableException e) {
-      metrics.unavailable(kind, started);
-      LOG.debug("txn {} group {}: UNAVAILABLE, not in the log: {}", entry.txnId(), group,
-          e.getMessage());
-      throw e;
-    }
-    noteSession(group, r.position());
-    try {
-      checkUpdatesApplied(group, entry, r);
-    } catch (UpdateRefusedException e) {
-      metrics.aborted(kind, ClientMetrics.AbortReason.REFUSED, started);
-      LOG.debug("txn {} group {}: in the log at position {} but refused: {}", entry.txnId(),
-          group, r.position(), e.detail());
-      throw e;
-    } catch (OutcomeUnknownException e) {
-      metrics.unknown(kind, started);
-      throw e;
-    }
-    metrics.committed(kind, started);
-    LOG.debug("txn {} group {}: COMMITTED at position {} ({} promotions{})", entry.txnId(),
-        group, r.position(), r.promotions(), r.combined() ? ", combined" : "");
-    return r;
+  /**
+   * Runs the commit protocol for {@code entry}; for an entry with a commutative update, asks
+   * whether its updates applied where it landed. Fails with the commit's typed exceptions.
+   */
+  CompletableFuture<CommitResult> commit(String group, LogEntry entry, ProposerId proposerId,
+      OptionalInt leader) {
+    return Futures.guard(() -> {
+      ensureOpen();
+      long started = System.nanoTime();
+      String kind = ClientMetrics.kind(entry);
+      return commits.commit(group, entry, proposerId, leader)
+          .handle((r, t) -> {
+            if (t != null) {
+              Throwable c = Futures.unwrap(t);
+              if (c instanceof TransactionAbortedException e) {
+                metrics.aborted(kind, ClientMetrics.AbortReason.CONFLICT, started);
+                LOG.debug("txn {} group {}: ABORTED at position {}: {}", entry.txnId(), group,
+                    e.result().position(), e.result().reason());
+                // A position learned taken: beginning below it would only lose it again.
+                noteSession(group, e.decidedPosition());
+              } else if (c instanceof OutcomeUnknownException e) {
+                metrics.unknown(kind, started);
+                LOG.info("txn {} group {}: outcome UNKNOWN, in the log at one of positions "
+                    + "{}..{} or nowhere: {}", entry.txnId(), group, e.result().firstPosition(),
+                    e.result().position(), e.result().reason());
+              } else if (c instanceof UnavailableException e) {
+                metrics.unavailable(kind, started);
+                LOG.debug("txn {} group {}: UNAVAILABLE, not in the log: {}", entry.txnId(),
+                    group, e.getMessage());
+              }
+              throw Futures.rethrow(c);
+            }
+            noteSession(group, r.position());
+            return r;
+          })
+          .thenCompose(r -> checkUpdatesApplied(group, entry, r).handle((v, t) -> {
+            if (t != null) {
+              Throwable c = Futures.unwrap(t);
+              if (c instanceof UpdateRefusedException e) {
+                metrics.aborted(kind, ClientMetrics.AbortReason.REFUSED, started);
+                LOG.debug("txn {} group {}: in the log at position {} but refused: {}",
+                    entry.txnId(), group, r.position(), e.detail());
+              } else if (c instanceof OutcomeUnknownException) {
+                metrics.unknown(kind, started);
+              }
+              throw Futures.rethrow(c);
+            }
+            metrics.committed(kind, started);
+            LOG.debug("txn {} group {}: COMMITTED at position {} ({} promotions{})",
+                entry.txnId(), group, r.position(), r.promotions(),
+                r.combined() ? ", combined" : "");
+            return r;
+          }));
+    });
   }
 
   /**
    * For an entry with a commutative update, committed at {@code r.position()}: asks a DC whether
-   * its updates applied there ({@link Message.UpdatesRequest}) and throws if they were refused.
-   *
-   * @throws UpdateRefusedException the entry was refused: the transaction has no effect
-   * @throws OutcomeUnknownException no DC answered: the entry is in the log, whether it took
-   *     effect is unknown ({@link #settle} asks again)
+   * its updates applied there ({@link Message.UpdatesRequest}). Fails with {@link
+   * UpdateRefusedException} when the entry was refused (the transaction has no effect), with
+   * {@link OutcomeUnknownException} when no DC answered (the entry is in the log; whether it took
+   * effect is unknown, and {@link #settle} asks again).
    */
-  private void checkUpdatesApplied(String group, LogEntry entry, CommitResult r) {
+  private CompletableFuture<Void> checkUpdatesApplied(String group, LogEntry entry,
+      CommitResult r) {
     if (!entry.hasUpdates()) {
-      return;
+      return CompletableFuture.completedFuture(null);
     }
     long position = r.position();
-    Message.UpdatesReply reply;
-    try {
-      reply = failover.request(group, entry.txnId(), position,
-          new Message.UpdatesRequest(group, position, entry.txnId()),
-          m -> m instanceof Message.UpdatesReply u && u.group().equals(group)
-              && u.position() == position && u.txnId().equals(entry.txnId()) ? u : null, true);
-    } catch (TransactionException | InvalidArgumentException e) {
-      throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN, group,
-          entry.txnId(), position, r.promotions(), r.combined(), "committed at position "
-              + position + ", but no DC said whether its updates applied: " + e.getMessage()),
-          homeDc, e, entry);
-    }
-    if (!reply.found()) {
-      // The commit learned the entry chosen there; a DC that says otherwise is faulty.
-      throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN, group,
-          entry.txnId(), position, r.promotions(), r.combined(), "committed at position "
-              + position + ", but a DC finds no entry of it there"), homeDc, null, entry);
-    }
-    if (!reply.refused().isEmpty()) {
-      throw new UpdateRefusedException(group, position, entry.txnId(), reply.refused(), homeDc);
-    }
+    return failover.request(group, entry.txnId(), position,
+        new Message.UpdatesRequest(group, position, entry.txnId()),
+        m -> m instanceof Message.UpdatesReply u && u.group().equals(group)
+            && u.position() == position && u.txnId().equals(entry.txnId()) ? u : null, true)
+        .handle((reply, t) -> {
+          if (t != null) {
+            Throwable c = Futures.unwrap(t);
+            if (!(c instanceof TransactionException || c instanceof InvalidArgumentException)) {
+              throw Futures.rethrow(c);
+            }
+            throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN,
+                group, entry.txnId(), position, r.promotions(), r.combined(), "committed at "
+                    + "position " + position + ", but no DC said whether its updates applied: "
+                    + c.getMessage()), homeDc, c, entry);
+          }
+          if (!reply.found()) {
+            // The commit learned the entry chosen there; a DC that says otherwise is faulty.
+            throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN,
+                group, entry.txnId(), position, r.promotions(), r.combined(), "committed at "
+                    + "position " + position + ", but a DC finds no entry of it there"), homeDc,
+                null, entry);
+          }
+          if (!reply.refused().isEmpty()) {
+            throw new UpdateRefusedException(group, position, entry.txnId(), reply.refused(),
+                homeDc);
+          }
+          return null;
+        });
   }
 
   /** A transaction of this client aborted before its entry was sent (a lock, TOO_OLD). */
@@ -736,7 +926,8 @@ public final class TxnClient implements AutoCloseable {
     /** Set when the client opened its own transport: it follows the cluster's version. */
     private VersionProbe.Follower versions;
     private HistoryRecorder history;
-    private CrossGroupCommit.Rules crossGroupRules = CrossGroupCommit.Rules.SHIPPED;
+    private ClientHooks hooks = ClientHooks.SHIPPED;
+    private Scheduler scheduler;
     private MeterRegistry registry = Metrics.globalRegistry;
 
     private Builder(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
@@ -796,9 +987,23 @@ public final class TxnClient implements AutoCloseable {
       return this;
     }
 
-    /** Cross-group rules other than the shipped ones: for tests that plant a bug. */
-    Builder crossGroupRules(CrossGroupCommit.Rules rules) {
-      this.crossGroupRules = Objects.requireNonNull(rules);
+    /**
+     * Planted bugs, for the simulator and tests that show the checker catches them; never for
+     * applications (the default is the client as released).
+     */
+    public Builder hooks(ClientHooks hooks) {
+      this.hooks = Objects.requireNonNull(hooks);
+      return this;
+    }
+
+    /**
+     * The clock, timers and deferred work the client runs on, instead of its own threads: the
+     * simulator's virtual time. The client then starts no thread, its public futures complete
+     * through {@link Scheduler#execute}, and {@link TxnClient#close} waits for nothing. Needs a
+     * {@link #transport} and no {@link #directStore}.
+     */
+    public Builder scheduler(Scheduler scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler);
       return this;
     }
 
@@ -847,6 +1052,10 @@ public final class TxnClient implements AutoCloseable {
       if (!cluster.dcNames().contains(homeDc)) {
         throw new IllegalArgumentException("home DC " + homeDc + " is not in the cluster "
             + cluster.dcNames());
+      }
+      if (scheduler != null && (transport == null || directStore != null)) {
+        throw new IllegalArgumentException("a client on a given scheduler needs a given "
+            + "transport and no direct store");
       }
       if (transport == null) {
         openOwnTransport();

@@ -45,12 +45,12 @@ class CrossGroupPlantedBugTest {
     cluster.close();
   }
 
-  private TxnClient client(String home, CommitProtocol protocol, CrossGroupCommit.Rules rules) {
+  private TxnClient client(String home, CommitProtocol protocol, ClientHooks rules) {
     ClusterConfig config = cluster.config.withCrossGroup(new ClusterConfig.CrossGroup(25,
         Duration.ofSeconds(30)));
     return cluster.closeLater(TxnClient.builder(config, home, protocol)
         .transport(cluster.network.transport(home)).random(new SplittableRandom(7))
-        .crossGroupRules(rules).build());
+        .hooks(rules).build());
   }
 
   private CrossGroupChecker.Result check(List<CrossGroupChecker.Observation> obs) {
@@ -84,15 +84,10 @@ class CrossGroupPlantedBugTest {
   @EnumSource(CommitProtocol.class)
   void decideBeforeEveryPrepareIsChosen(CommitProtocol protocol) {
     for (boolean planted : List.of(false, true)) {
-      CrossGroupCommit.Rules rules = !planted ? CrossGroupCommit.Rules.SHIPPED
-          : new CrossGroupCommit.Rules() {
-            @Override
-            boolean decideNeedsEveryPrepare() {
-              return false;
-            }
-          };
+      ClientHooks rules = !planted ? ClientHooks.SHIPPED
+          : ClientHooks.planting(ClientHooks.Plant.DECIDE_WITHOUT_EVERY_PREPARE);
       TxnClient c = client("A", protocol, rules);
-      TxnClient other = client("B", protocol, CrossGroupCommit.Rules.SHIPPED);
+      TxnClient other = client("B", protocol, ClientHooks.SHIPPED);
       seed(c);
       MultiTransaction t = c.beginMulti();
       t.get("gb", "k");
@@ -121,20 +116,15 @@ class CrossGroupPlantedBugTest {
   @EnumSource(CommitProtocol.class)
   void oneGroupEntryOverAnUnresolvedPrepare(CommitProtocol protocol) {
     for (boolean planted : List.of(false, true)) {
-      CrossGroupCommit.Rules rules = !planted ? CrossGroupCommit.Rules.SHIPPED
-          : new CrossGroupCommit.Rules() {
-            @Override
-            boolean obeyLocks() {
-              return false;
-            }
-          };
-      TxnClient crashed = client("A", protocol, CrossGroupCommit.Rules.SHIPPED);
+      ClientHooks rules = !planted ? ClientHooks.SHIPPED
+          : ClientHooks.planting(ClientHooks.Plant.IGNORE_LOCKS);
+      TxnClient crashed = client("A", protocol, ClientHooks.SHIPPED);
       seed(crashed);
       Transaction p = crashed.begin("gb");
       p.get("k");
       p.put("k", "prepared");
-      long prepared = p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-crashed", GROUPS,
-          System.currentTimeMillis() + 60_000))).position();
+      long prepared = Futures.join(p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-crashed", GROUPS,
+          System.currentTimeMillis() + 60_000)))).position();
       TxnClient c = client("B", protocol, rules);
       Transaction t = TestCluster.beginAtLeast(c, "gb", prepared);
       if (!planted) {
@@ -160,32 +150,27 @@ class CrossGroupPlantedBugTest {
   @EnumSource(value = CommitProtocol.class, names = {"CP", "LEADER"})
   void secondDecideTakenAsFinal(CommitProtocol protocol) {
     for (boolean planted : List.of(false, true)) {
-      CrossGroupCommit.Rules rules = !planted ? CrossGroupCommit.Rules.SHIPPED
-          : new CrossGroupCommit.Rules() {
-            @Override
-            boolean decideReadsDecisionKey() {
-              return false;
-            }
-          };
+      ClientHooks rules = !planted ? ClientHooks.SHIPPED
+          : ClientHooks.planting(ClientHooks.Plant.DECIDE_BLIND);
       TxnClient slow = client("A", protocol, rules);
       Transaction pa = slow.begin("ga");
       pa.put("x", "from-T0");
       Transaction pb = slow.begin("gb");
       pb.put("k", "from-T0");
-      long prepared = pb.commitUnrecorded(pb.stepEntry(XgStep.prepare("A-slow", GROUPS,
-          System.currentTimeMillis() - 1))).position();
+      long prepared = Futures.join(pb.commitUnrecorded(pb.stepEntry(XgStep.prepare("A-slow", GROUPS,
+          System.currentTimeMillis() - 1)))).position();
       // A reader meets the expired lock and decides ABORT in ga, then resolves gb.
-      TxnClient reader = client("B", protocol, CrossGroupCommit.Rules.SHIPPED);
+      TxnClient reader = client("B", protocol, ClientHooks.SHIPPED);
       Transaction met = TestCluster.beginAtLeast(reader, "gb", prepared);
       assertThrows(TransactionAbortedException.class, () -> met.get("k"));
       assertEquals(CommitResult.Status.ABORTED, reader.crossGroupOutcome("A-slow", GROUPS));
       // The slow client's DECIDE(COMMIT), read position from before the ABORT.
       if (!planted) {
         assertThrows(TransactionAbortedException.class,
-            () -> pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true))));
+            () -> Futures.join(pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true)))));
         assertOk(check(List.of()));
       } else {
-        long second = pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true)))
+        long second = Futures.join(pa.commitUnrecorded(pa.stepEntry(XgStep.decide("A-slow", GROUPS, true))))
             .position();
         CrossGroupChecker.Result r = check(List.of(), Map.of("ga", second));
         assertTrue(r.count(Kind.XG_OUTCOME) > 0, r.summary());
@@ -199,19 +184,14 @@ class CrossGroupPlantedBugTest {
   @EnumSource(CommitProtocol.class)
   void readOnlyAcrossGroupsWithoutValidation(CommitProtocol protocol) {
     for (boolean planted : List.of(false, true)) {
-      CrossGroupCommit.Rules rules = !planted ? CrossGroupCommit.Rules.SHIPPED
-          : new CrossGroupCommit.Rules() {
-            @Override
-            boolean validateReadOnly() {
-              return false;
-            }
-          };
+      ClientHooks rules = !planted ? ClientHooks.SHIPPED
+          : ClientHooks.planting(ClientHooks.Plant.READ_ONLY_UNVALIDATED);
       TxnClient c = client("A", protocol, rules);
       seed(c);
       MultiTransaction reader = c.beginMulti();
       String x = reader.getString("ga", "x").orElseThrow();
       assertEquals("x0", x);
-      TxnClient writer = client("B", protocol, CrossGroupCommit.Rules.SHIPPED);
+      TxnClient writer = client("B", protocol, ClientHooks.SHIPPED);
       writer.runInMultiTransaction(w -> {
         w.put("ga", "x", "x1");
         w.put("gb", "k", "k1");

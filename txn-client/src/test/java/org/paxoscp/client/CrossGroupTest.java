@@ -156,8 +156,8 @@ class CrossGroupTest {
     for (int i = 0; i < 5; i++) {
       Transaction p = crashed.begin("gb");
       p.put(longKey + i, "v");
-      last = p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-stuck-" + i,
-          List.of("ga", "gb"), System.currentTimeMillis() + 60_000))).position();
+      last = Futures.join(p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-stuck-" + i,
+          List.of("ga", "gb"), System.currentTimeMillis() + 60_000)))).position();
     }
     TxnClient c = client("B", CommitProtocol.CP, Duration.ofSeconds(60), 9);
     TestCluster.beginAtLeast(c, "gb", last).abort();
@@ -187,8 +187,8 @@ class CrossGroupTest {
     for (int i = 0; i < 25; i++) {
       Transaction p = crashed.begin("gb");
       p.put(longKey + i, "v");
-      last = p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-stuck-" + (char) ('a' + i),
-          List.of("ga", "gb"), System.currentTimeMillis() + 200))).position();
+      last = Futures.join(p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-stuck-" + (char) ('a' + i),
+          List.of("ga", "gb"), System.currentTimeMillis() + 200)))).position();
     }
     TxnClient reader = client("B", CommitProtocol.CP, Duration.ofSeconds(60), 12);
     Transaction first = TestCluster.beginAtLeast(reader, "gb", last);
@@ -247,8 +247,8 @@ class CrossGroupTest {
     Transaction part = crashed.begin("gb");
     part.put("k", "b");
     List<String> groups = List.of("ga", "gb");
-    long prepared = part.commitUnrecorded(part.stepEntry(XgStep.prepare(t.txnId(), groups,
-        System.currentTimeMillis() + 800))).position();
+    long prepared = Futures.join(part.commitUnrecorded(part.stepEntry(XgStep.prepare(t.txnId(), groups,
+        System.currentTimeMillis() + 800)))).position();
     t.abort();
 
     TxnClient other = client("B", protocol, Duration.ofSeconds(5), 4);
@@ -279,11 +279,11 @@ class CrossGroupTest {
     String xg = "A-crashed-after-decide";
     Transaction pb = crashed.begin("gb");
     pb.put("k", "b");
-    long prepared = pb.commitUnrecorded(pb.stepEntry(XgStep.prepare(xg, groups,
-        System.currentTimeMillis() + 30_000))).position();
+    long prepared = Futures.join(pb.commitUnrecorded(pb.stepEntry(XgStep.prepare(xg, groups,
+        System.currentTimeMillis() + 30_000)))).position();
     Transaction pa = crashed.begin("ga");
     pa.put("k", "a");
-    pa.commitUnrecorded(pa.stepEntry(XgStep.decide(xg, groups, true)));
+    Futures.join(pa.commitUnrecorded(pa.stepEntry(XgStep.decide(xg, groups, true))));
 
     // A reader at or above the PREPARE's position (below it, "none" is a correct answer too):
     // it meets the lock, finishes the RESOLVE, and reads past it on a retry.

@@ -25,6 +25,14 @@ public interface Scheduler {
   /** Monotonic time in microseconds (the clock proposers and deadlines use). */
   long nowMicros();
 
+  /**
+   * Wall-clock time in milliseconds: the clock of deadlines that other processes read (a
+   * cross-group PREPARE's), and of recorded histories. Virtual time in the simulator.
+   */
+  default long wallMillis() {
+    return System.currentTimeMillis();
+  }
+
   /** Runs {@code task} once, {@code delayMicros} from now. */
   Cancellable schedule(long delayMicros, Runnable task);
 

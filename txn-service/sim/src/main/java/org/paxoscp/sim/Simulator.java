@@ -18,6 +18,7 @@ import org.paxoscp.check.SerializabilityChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.paxos.Placement;
+import org.paxoscp.paxos.ProposerFactory;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.service.LeaderCombiner;
 import org.paxoscp.wal.LogValue;

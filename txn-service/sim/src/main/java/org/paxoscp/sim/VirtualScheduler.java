@@ -23,6 +23,12 @@ final class VirtualScheduler implements Scheduler {
     return events.now();
   }
 
+  /** Virtual time, as the simulated clients' PREPARE deadlines read it. */
+  @Override
+  public long wallMillis() {
+    return events.now() / 1000;
+  }
+
   @Override
   public Cancellable schedule(long delayMicros, Runnable task) {
     boolean[] cancelled = {false};

@@ -1,13 +1,13 @@
-package org.paxoscp.sim;
+package org.paxoscp.paxos;
 
 import java.util.OptionalInt;
 import java.util.random.RandomGenerator;
-import org.paxoscp.paxos.Proposer;
-import org.paxoscp.paxos.ProposerConfig;
-import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.wal.LogEntry;
 
-/** Builds the proposers of simulated clients; tests substitute proposers with planted bugs. */
+/**
+ * Builds the proposer of a client's commit: {@link #STANDARD} in production; the simulator and
+ * tests substitute proposers with planted bugs.
+ */
 @FunctionalInterface
 public interface ProposerFactory {
   ProposerFactory STANDARD = Proposer::new;

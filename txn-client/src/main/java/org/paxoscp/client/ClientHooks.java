@@ -1,0 +1,85 @@
+package org.paxoscp.client;
+
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Set;
+import org.paxoscp.paxos.ProposerFactory;
+
+/**
+ * Where the simulator and the tests change the client's safety-critical decisions, to plant a
+ * bug and show that the serializability checker catches it ({@link TxnClient.Builder#hooks}).
+ * Applications never set one: {@link #SHIPPED} is the client as released. Immutable.
+ */
+public final class ClientHooks {
+  /** A bug the client can be made to have. */
+  public enum Plant {
+    /** Reads and commits ignore the cross-group lock table at their read position. */
+    IGNORE_LOCKS,
+    /** A cross-group commit proposes DECIDE(COMMIT) even when a PREPARE failed. */
+    DECIDE_WITHOUT_EVERY_PREPARE,
+    /** A DECIDE does not read the decision key, so a second DECIDE can enter the log. */
+    DECIDE_BLIND,
+    /** A read-only transaction over several groups commits without validating its reads. */
+    READ_ONLY_UNVALIDATED,
+    /**
+     * A begin in a group whose session entry was dropped from the client's cache skips the
+     * majority floor query and reads from position 0 up (losing read-your-writes).
+     */
+    SKIP_FLOOR_QUERY,
+    /**
+     * An unknown commit outcome is not settled: {@link TxnClient#runInTransactionAsync} sends
+     * the same entry again to the next DC, where it may be chosen a second time.
+     */
+    RETRY_UNKNOWN_ELSEWHERE,
+    /**
+     * A read in a group whose begin listed only the oldest cross-group locks (the table was cut)
+     * is checked against the locks listed only, instead of refused.
+     */
+    CUT_TABLE_READS_UNCHECKED,
+    /** A commit's entry leaves out the ranges its scans read. */
+    DROP_SCANNED_RANGES,
+  }
+
+  /** The client as released. */
+  public static final ClientHooks SHIPPED = new ClientHooks(ProposerFactory.STANDARD,
+      EnumSet.noneOf(Plant.class));
+
+  private final ProposerFactory proposers;
+  private final Set<Plant> plants;
+
+  private ClientHooks(ProposerFactory proposers, Set<Plant> plants) {
+    this.proposers = proposers;
+    this.plants = plants;
+  }
+
+  /** The released client with {@code plants} planted. */
+  public static ClientHooks planting(Plant... plants) {
+    EnumSet<Plant> set = EnumSet.noneOf(Plant.class);
+    set.addAll(java.util.List.of(plants));
+    return new ClientHooks(ProposerFactory.STANDARD, set);
+  }
+
+  /** These hooks with commits' proposers made by {@code factory} (a planted proposer bug). */
+  public ClientHooks withProposers(ProposerFactory factory) {
+    return new ClientHooks(Objects.requireNonNull(factory), plants);
+  }
+
+  /** Whether {@code plant} is planted. */
+  public boolean has(Plant plant) {
+    return plants.contains(plant);
+  }
+
+  ProposerFactory proposers() {
+    return proposers;
+  }
+
+  boolean skipFloorQuery() {
+    return has(Plant.SKIP_FLOOR_QUERY);
+  }
+
+  @Override
+  public String toString() {
+    return plants.isEmpty() && proposers == ProposerFactory.STANDARD ? "shipped"
+        : "planted " + plants + (proposers == ProposerFactory.STANDARD ? "" : " + proposers");
+  }
+}
