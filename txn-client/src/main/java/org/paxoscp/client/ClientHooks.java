@@ -38,30 +38,55 @@ public final class ClientHooks {
     CUT_TABLE_READS_UNCHECKED,
     /** A commit's entry leaves out the ranges its scans read. */
     DROP_SCANNED_RANGES,
+    /** A commit's entry leaves out the keys read that the transaction also updated. */
+    UPDATED_READ_LEFT_OUT,
+    /**
+     * An unknown outcome names only the first position its entry was sent for, not every
+     * position where it can still be chosen.
+     */
+    UNKNOWN_RANGE_FIRST_ONLY,
   }
 
   /** The client as released. */
   public static final ClientHooks SHIPPED = new ClientHooks(ProposerFactory.STANDARD,
-      EnumSet.noneOf(Plant.class));
+      EnumSet.noneOf(Plant.class), Integer.MAX_VALUE);
 
   private final ProposerFactory proposers;
   private final Set<Plant> plants;
+  private final int scanPageLimit;
 
-  private ClientHooks(ProposerFactory proposers, Set<Plant> plants) {
+  private ClientHooks(ProposerFactory proposers, Set<Plant> plants, int scanPageLimit) {
     this.proposers = proposers;
     this.plants = plants;
+    this.scanPageLimit = scanPageLimit;
   }
 
   /** The released client with {@code plants} planted. */
   public static ClientHooks planting(Plant... plants) {
     EnumSet<Plant> set = EnumSet.noneOf(Plant.class);
     set.addAll(java.util.List.of(plants));
-    return new ClientHooks(ProposerFactory.STANDARD, set);
+    return new ClientHooks(ProposerFactory.STANDARD, set, Integer.MAX_VALUE);
   }
 
   /** These hooks with commits' proposers made by {@code factory} (a planted proposer bug). */
   public ClientHooks withProposers(ProposerFactory factory) {
-    return new ClientHooks(Objects.requireNonNull(factory), plants);
+    return new ClientHooks(Objects.requireNonNull(factory), plants, scanPageLimit);
+  }
+
+  /**
+   * These hooks with every scan page asking at most {@code entries} entries (not a bug: the
+   * simulator's small data then still takes several pages, as a large range does in a
+   * datagram).
+   */
+  public ClientHooks withScanPageLimit(int entries) {
+    if (entries < 1) {
+      throw new IllegalArgumentException("a page holds at least one entry, was " + entries);
+    }
+    return new ClientHooks(proposers, plants, entries);
+  }
+
+  int scanPageLimit() {
+    return scanPageLimit;
   }
 
   /** Whether {@code plant} is planted. */

@@ -36,12 +36,15 @@ final class CommitDriver {
   private final Map<String, CompletableFuture<Outcome>> inFlight = new ConcurrentHashMap<>();
   /** Makes each commit's proposer (a planted bug's proposer in tests). */
   private final ProposerFactory proposers;
+  /** A planted bug: an unknown outcome names only the first position its entry was sent for. */
+  private final boolean firstPositionOnly;
   private volatile boolean closed;
 
   /** {@code random} seeds each proposer's back-off; guarded by its own monitor. */
   CommitDriver(String homeDc, List<String> dcs, ProposerConfig config, ProposerDriver driver,
-      LeaderSubmit leaderSubmit, RandomGenerator random, ProposerFactory proposers) {
-    this.proposers = proposers;
+      LeaderSubmit leaderSubmit, RandomGenerator random, ClientHooks hooks) {
+    this.proposers = hooks.proposers();
+    this.firstPositionOnly = hooks.has(ClientHooks.Plant.UNKNOWN_RANGE_FIRST_ONLY);
     this.homeDc = homeDc;
     this.dcs = List.copyOf(dcs);
     this.config = config;
@@ -167,8 +170,22 @@ final class CommitDriver {
         throw new TransactionAbortedException(result, homeDc,
             outcome.chosen() != null ? result.position() : 0);
       }
-      default -> throw new OutcomeUnknownException(result, homeDc, null, entry);
+      default -> throw new OutcomeUnknownException(reported(result, entry), homeDc, null,
+          entry);
     }
+  }
+
+  /**
+   * The unknown result as the application is told it: as it is, or, with the planted bug, as
+   * if the entry could be chosen only where it was first sent.
+   */
+  private CommitResult reported(CommitResult r, LogEntry entry) {
+    if (!firstPositionOnly) {
+      return r;
+    }
+    long first = entry.readPosition() + 1;
+    return new CommitResult(r.status(), r.group(), r.txnId(), first, r.promotions(),
+        r.combined(), r.reason(), first);
   }
 
   /** Ends every running commit as an unknown outcome; later commits end so at once. */
@@ -204,6 +221,6 @@ final class CommitDriver {
     }
     CommitResult r = new CommitResult(CommitResult.Status.UNKNOWN, group, entry.txnId(), last,
         promotions, false, why, first);
-    return new OutcomeUnknownException(r, homeDc, cause, entry);
+    return new OutcomeUnknownException(reported(r, entry), homeDc, cause, entry);
   }
 }

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
+import org.paxoscp.check.CrossGroupChecker;
+import org.paxoscp.check.TxnRecord;
 import org.paxoscp.wal.Mutation;
 
 /**
@@ -57,14 +59,50 @@ import org.paxoscp.wal.Mutation;
  * first group (the coordinator) when the client learned it. Its steps are in the groups' logs
  * under the id {@code xg}.
  *
+ * <p>{@link #to} hands the same history to a {@link Listener} in memory instead, as the
+ * checker reads it ({@link TxnRecord}, {@link CrossGroupChecker.Observation}): what the simulator
+ * judges its runs by.
+ *
  * <p>Thread-safe; lines are written whole and flushed as they are recorded.
  */
 public final class HistoryRecorder implements AutoCloseable {
   private static final JsonFactory JSON = new JsonFactory();
+  /** Where lines go, or null when a listener takes the records. */
   private final OutputStream out;
+  private final Listener listener;
 
-  private HistoryRecorder(OutputStream out) {
+  private HistoryRecorder(OutputStream out, Listener listener) {
     this.out = out;
+    this.listener = listener;
+  }
+
+  /**
+   * Takes a client's history in memory, as the checkers read it: one record per attempt as it
+   * ends, and, as a commit's messages are about to go out, the record its transaction has if
+   * the process dies before the outcome (status CRASHED). Called on the client's threads.
+   */
+  public interface Listener {
+    /** A one-group transaction attempt ended. */
+    void attempt(String group, TxnRecord record);
+
+    /** A transaction across groups that reached its commit ended. */
+    void crossGroup(CrossGroupChecker.Observation observation);
+
+    /**
+     * A one-group transaction's entry is about to be sent: {@code crashed} is its record should
+     * the client die before {@link #attempt} tells the outcome.
+     */
+    default void committing(String group, TxnRecord crashed) {
+    }
+
+    /** A transaction across groups is about to send its steps; as {@link #committing}. */
+    default void committingAcrossGroups(CrossGroupChecker.Observation crashed) {
+    }
+  }
+
+  /** A recorder that hands every record to {@code listener} instead of writing lines. */
+  public static HistoryRecorder to(Listener listener) {
+    return new HistoryRecorder(null, java.util.Objects.requireNonNull(listener));
   }
 
   /**
@@ -78,7 +116,7 @@ public final class HistoryRecorder implements AutoCloseable {
         Files.createDirectories(file.toAbsolutePath().getParent());
       }
       return new HistoryRecorder(Files.newOutputStream(file, StandardOpenOption.CREATE,
-          StandardOpenOption.APPEND));
+          StandardOpenOption.APPEND), null);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open history file " + file, e);
     }
@@ -97,6 +135,10 @@ public final class HistoryRecorder implements AutoCloseable {
       CommitResult.Status outcome, long decidePos, String protocol, long startMs, long endMs) {}
 
   synchronized void record(CrossGroupAttempt a) {
+    if (listener != null) {
+      listener.crossGroup(observation(a, status(a.outcome())));
+      return;
+    }
     writeLine(g -> {
       g.writeStringField("xg", a.xg());
       g.writeStringField("client", a.client());
@@ -193,7 +235,78 @@ public final class HistoryRecorder implements AutoCloseable {
     g.writeEndArray();
   }
 
+  /** A one-group commit is about to send its entry (see {@link Listener#committing}). */
+  void committing(Attempt a) {
+    if (listener != null) {
+      listener.committing(a.group(), record(a, TxnRecord.Status.CRASHED, -1, -1, -1));
+    }
+  }
+
+  /** A cross-group commit is about to send its steps. */
+  void committing(CrossGroupAttempt a) {
+    if (listener != null) {
+      listener.committingAcrossGroups(observation(a, TxnRecord.Status.CRASHED));
+    }
+  }
+
+  /** {@code a} as the checker's record, with {@code status} and where it is in the log. */
+  private static TxnRecord record(Attempt a, TxnRecord.Status status, long commitPos,
+      long unknownFrom, long unknownThrough) {
+    List<TxnRecord.ScanRead> scans = new java.util.ArrayList<>();
+    for (Transaction.Scan s : a.scans()) {
+      scans.add(new TxnRecord.ScanRead(s.range(), new java.util.TreeMap<>(s.entries())));
+    }
+    return new TxnRecord(a.txn(), a.client(), status, a.readPos(),
+        new java.util.LinkedHashMap<>(a.reads()), new java.util.TreeMap<>(a.writes()), commitPos,
+        unknownFrom, unknownThrough, scans);
+  }
+
+  /** {@code a} as the checker's record (as {@code HistoryFiles} reads its line). */
+  private static TxnRecord checkerRecord(Attempt a) {
+    TxnRecord.Status status = status(a.outcome());
+    // A read-only transaction commits at its read position, outside the log.
+    long commitPos = a.commitPos() > 0 ? a.commitPos()
+        : status == TxnRecord.Status.COMMITTED && a.writes().isEmpty() ? a.readPos() : -1;
+    boolean range = status == TxnRecord.Status.UNKNOWN && a.unknownFrom() > 0;
+    return record(a, status, commitPos, range ? a.unknownFrom() : -1,
+        range ? a.unknownThrough() : -1);
+  }
+
+  private static TxnRecord.Status status(CommitResult.Status outcome) {
+    return switch (outcome) {
+      case COMMITTED -> TxnRecord.Status.COMMITTED;
+      case ABORTED -> TxnRecord.Status.ABORTED;
+      case UNKNOWN -> TxnRecord.Status.UNKNOWN;
+    };
+  }
+
+  /** A cross-group attempt as the checker's observation, with {@code status}. */
+  private static CrossGroupChecker.Observation observation(CrossGroupAttempt a,
+      TxnRecord.Status status) {
+    java.util.TreeSet<String> groups = new java.util.TreeSet<>();
+    Map<String, Map<String, Long>> versions = new java.util.TreeMap<>();
+    Map<String, List<CrossGroupChecker.RangeRead>> rangeReads = new java.util.TreeMap<>();
+    boolean readOnly = true;
+    for (Transaction t : a.parts()) {
+      groups.add(t.group());
+      Map<String, Long> v = versions.computeIfAbsent(t.group(), g -> new java.util.TreeMap<>());
+      for (Transaction.Scan s : t.scans()) {
+        v.putAll(s.versions());
+        rangeReads.computeIfAbsent(t.group(), g -> new java.util.ArrayList<>())
+            .add(new CrossGroupChecker.RangeRead(s.range(), t.readPosition()));
+      }
+      v.putAll(t.readVersions());
+      readOnly &= t.writes().isEmpty();
+    }
+    return new CrossGroupChecker.Observation(a.xg(), status, groups, versions, readOnly,
+        rangeReads);
+  }
+
   synchronized void record(Attempt a) {
+    if (listener != null) {
+      listener.attempt(a.group(), checkerRecord(a));
+      return;
+    }
     writeLine(g -> {
       g.writeStringField("txn", a.txn());
       g.writeStringField("client", a.client());
@@ -262,6 +375,9 @@ public final class HistoryRecorder implements AutoCloseable {
   /** Idempotent. */
   @Override
   public synchronized void close() {
+    if (out == null) {
+      return;
+    }
     try {
       out.close();
     } catch (IOException e) {

@@ -237,7 +237,10 @@ public final class MultiTransaction {
         if (t != null) {
           abort();
         }
-      }).thenCompose(v -> client.crossGroup().commit(txnId, parts).whenComplete((r, t) -> {
+      }).thenCompose(v -> {
+        client.recordCommittingAcrossGroups(txnId, parts.values(), startMs);
+        return client.crossGroup().commit(txnId, parts);
+      }).whenComplete((r, t) -> {
         if (parts.values().stream().noneMatch(Transaction::isActive)) {
           finished = true;
           // (A part too large leaves the transaction active and unrecorded, as in one group.)
@@ -247,7 +250,7 @@ public final class MultiTransaction {
           client.recordCrossGroup(txnId, parts.values(), outcome, t == null ? r.position() : -1,
               startMs);
         }
-      }));
+      });
     });
   }
 
@@ -284,7 +287,21 @@ public final class MultiTransaction {
     });
   }
 
-  /** {@code group}'s part for a buffered write, joining the group now (blocking) if needed. */
+  /**
+   * Joins {@code group} now if the transaction has not yet (one begin round trip there), so
+   * that writes there never wait: what an application that does not block calls before it
+   * writes in a group it has not read. The future fails as a begin does ({@link
+   * TxnClient#begin}); on one of the client's worker threads.
+   */
+  public CompletableFuture<Void> joinAsync(String group) {
+    return Futures.handOff(Futures.guard(() -> part(group).thenApply(t -> (Void) null)),
+        client.callbacks());
+  }
+
+  /**
+   * {@code group}'s part for a buffered write, joining the group now if needed: this blocks for
+   * one begin when the transaction has not touched the group ({@link #joinAsync} first to not).
+   */
   private Transaction joined(String group) {
     return Futures.join(part(group));
   }

@@ -20,12 +20,23 @@ public final class OutcomeUnknownException extends TransactionException {
   private final transient CommitResult result;
   /** The entry whose outcome is unknown, for {@link TxnClient#settle}; null across groups. */
   private final transient LogEntry entry;
+  /** The entry is known to be in the log at the position; only its updates' effect is not. */
+  private final boolean chosen;
 
   OutcomeUnknownException(CommitResult result, String dc, Throwable cause) {
     this(result, dc, cause, null);
   }
 
   OutcomeUnknownException(CommitResult result, String dc, Throwable cause, LogEntry entry) {
+    this(result, dc, cause, entry, false);
+  }
+
+  /**
+   * With {@code chosen}: the entry is in the log at {@code result.position()}, and what is
+   * unknown is whether its commutative updates applied there.
+   */
+  OutcomeUnknownException(CommitResult result, String dc, Throwable cause, LogEntry entry,
+      boolean chosen) {
     super("outcome of transaction " + result.txnId() + " unknown"
         + (result.position() < 1 ? ""
             : result.firstPosition() == result.position()
@@ -36,6 +47,17 @@ public final class OutcomeUnknownException extends TransactionException {
         result.group(), result.position(), dc, cause);
     this.result = Objects.requireNonNull(result);
     this.entry = entry;
+    this.chosen = chosen;
+  }
+
+  /**
+   * Whether the transaction's entry is known to be in the log at {@link #lastPosition()}, and
+   * what is unknown is only whether its counter and set updates applied there (no DC answered
+   * the question; {@link TxnClient#settle} asks again). False when the entry may not be in the
+   * log at all.
+   */
+  public boolean entryChosen() {
+    return chosen;
   }
 
   /** The entry whose outcome is unknown, when this client can settle it. */

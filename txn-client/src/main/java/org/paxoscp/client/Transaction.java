@@ -89,6 +89,11 @@ public final class Transaction {
     this.startMs = client.wallMillis();
   }
 
+  /** When the transaction began, by the client's wall clock (for its history). */
+  long startMs() {
+    return startMs;
+  }
+
   /** The entity group. */
   public String group() {
     return group;
@@ -448,7 +453,8 @@ public final class Transaction {
    * next page until the range is read or the limit is reached; completes {@code done}.
    */
   private void page(ScanState st, KeyRange unread, CompletableFuture<ScanResult> done) {
-    client.scan(group, txnId, readPosition, unread, st.limit(), st.reversed())
+    client.scan(group, txnId, readPosition, unread,
+            Math.min(st.limit(), client.hooks().scanPageLimit()), st.reversed())
         .whenComplete((page, t) -> {
           try {
             if (t != null) {
@@ -782,6 +788,7 @@ public final class Transaction {
    * attempt; the transaction must already be marked finished.
    */
   CompletableFuture<CommitResult> commitEntry(LogEntry entry) {
+    client.recordCommitting(this);
     return client.commit(group, entry, proposerId, leader).handle((r, t) -> {
       if (t == null) {
         client.recordAttempt(this, r.status(), r.position(), r.promotions(), startMs);
@@ -819,8 +826,15 @@ public final class Transaction {
 
   /** The log entry a commit would propose now. */
   LogEntry toEntry() {
-    return new LogEntry(txnId, client.homeDc(), readPosition, new TreeSet<>(reads.keySet()),
-        entryRanges(), writes);
+    TreeSet<String> readKeys = new TreeSet<>(reads.keySet());
+    if (client.hooks().has(ClientHooks.Plant.UPDATED_READ_LEFT_OUT)) {
+      writes.forEach((k, m) -> {
+        if (m.isUpdate()) {
+          readKeys.remove(k);
+        }
+      });
+    }
+    return new LogEntry(txnId, client.homeDc(), readPosition, readKeys, entryRanges(), writes);
   }
 
   /**

@@ -122,7 +122,6 @@ public final class TxnClient implements AutoCloseable {
     this.homeDc = b.homeDc;
     this.protocol = b.protocol;
     this.history = b.history;
-    this.clientId = homeDc + "-" + ProposerId.random();
     this.maxAttempts = b.maxAttempts;
     this.backoffBase = b.backoffBase;
     this.backoffMax = b.backoffMax;
@@ -144,6 +143,7 @@ public final class TxnClient implements AutoCloseable {
       this.callbacks = workers;
     }
     this.ids = new IdSource(scheduler.random());
+    this.clientId = homeDc + "-" + ids.next();
     if (b.versions != null) {
       long poll = cluster.versionPoll().toMillis();
       timers.scheduleWithFixedDelay(b.versions::refresh, poll, poll, TimeUnit.MILLISECONDS);
@@ -161,19 +161,21 @@ public final class TxnClient implements AutoCloseable {
     this.metrics = new ClientMetrics(b.registry, homeDc, protocol);
     this.failover = new Failover(cluster, homeDc, transport, metrics.failovers());
     this.sessions = new Sessions(cluster, transport, scheduler, cluster.clientSessionGroups());
-    ProposerConfig pc = cluster.proposer(switch (protocol) {
+    ProposerConfig pc = b.proposer != null ? b.proposer : cluster.proposer(switch (protocol) {
       case BASIC -> Protocol.BASIC;
       case CP -> Protocol.CP;
       case LEADER -> Protocol.LEADER;
     }).withMaxValueBytes(cluster.maxDatagramBytes() - ENVELOPE_MARGIN_BYTES);
     ProposerConfig proposer = b.maxPromotions >= 0 ? pc.withMaxPromotions(b.maxPromotions) : pc;
+    Duration phase = b.proposer != null ? Duration.ofNanos(b.proposer.phaseTimeoutMicros() * 1000)
+        : cluster.phaseTimeout();
     ProposerDriver proposerDriver = new ProposerDriver(transport, cluster.dcNames(), scheduler,
-        cluster.phaseTimeout());
+        phase);
     LeaderSubmit leaderSubmit = new LeaderSubmit(transport, cluster.dcNames(), proposerDriver,
-        proposer, scheduler, cluster.phaseTimeout().multipliedBy(SUBMIT_TIMEOUT_PHASES),
-        cluster.leaderCosts());
+        proposer, scheduler, phase.multipliedBy(SUBMIT_TIMEOUT_PHASES),
+        b.leaderCosts != null ? b.leaderCosts : cluster.leaderCosts());
     this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
-        leaderSubmit, random, hooks.proposers());
+        leaderSubmit, random, hooks);
     this.crossGroup = new CrossGroupCommit(this, hooks, scheduler,
         cluster.crossGroup().lockTimeout(), cluster.requestTimeout().multipliedBy(2),
         cluster.maxDatagramBytes() / 4);
@@ -652,6 +654,23 @@ public final class TxnClient implements AutoCloseable {
     commits.stop(txnId, "interrupted while committing");
   }
 
+  /** A commit of {@code t} is about to send its entry: the history learns what is at stake. */
+  void recordCommitting(Transaction t) {
+    if (history != null) {
+      history.committing(attempt(t, CommitResult.Status.UNKNOWN, -1, 0, t.startMs(), -1, -1));
+    }
+  }
+
+  /** A cross-group commit of {@code parts} is about to send its steps. */
+  void recordCommittingAcrossGroups(String xg, java.util.Collection<Transaction> parts,
+      long startMs) {
+    if (history != null) {
+      history.committing(new HistoryRecorder.CrossGroupAttempt(xg, clientId, homeDc,
+          List.copyOf(parts), CommitResult.Status.UNKNOWN, -1,
+          protocol.name().toLowerCase(java.util.Locale.ROOT), startMs, wallMillis()));
+    }
+  }
+
   /** Records a finished attempt when the client records its history. */
   void recordAttempt(Transaction t, CommitResult.Status outcome, long commitPos, int promotions,
       long startMs) {
@@ -667,12 +686,17 @@ public final class TxnClient implements AutoCloseable {
   private void recordAttempt(Transaction t, CommitResult.Status outcome, long commitPos,
       int promotions, long startMs, long unknownFrom, long unknownThrough) {
     if (history != null) {
-      history.record(new HistoryRecorder.Attempt(t.txnId(), clientId, homeDc, t.group(),
-          t.readPosition(), t.reads(), t.readVersions(), t.scans(), t.writes(), outcome,
-          commitPos,
-          promotions, protocol.name().toLowerCase(java.util.Locale.ROOT), startMs,
-          wallMillis(), unknownFrom, unknownThrough));
+      history.record(attempt(t, outcome, commitPos, promotions, startMs, unknownFrom,
+          unknownThrough));
     }
+  }
+
+  private HistoryRecorder.Attempt attempt(Transaction t, CommitResult.Status outcome,
+      long commitPos, int promotions, long startMs, long unknownFrom, long unknownThrough) {
+    return new HistoryRecorder.Attempt(t.txnId(), clientId, homeDc, t.group(),
+        t.readPosition(), t.reads(), t.readVersions(), t.scans(), t.writes(), outcome,
+        commitPos, promotions, protocol.name().toLowerCase(java.util.Locale.ROOT), startMs,
+        wallMillis(), unknownFrom, unknownThrough);
   }
 
   /** Records a transaction across groups that reached its commit, if history is recorded. */
@@ -848,14 +872,14 @@ public final class TxnClient implements AutoCloseable {
             throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN,
                 group, entry.txnId(), position, r.promotions(), r.combined(), "committed at "
                     + "position " + position + ", but no DC said whether its updates applied: "
-                    + c.getMessage()), homeDc, c, entry);
+                    + c.getMessage()), homeDc, c, entry, true);
           }
           if (!reply.found()) {
             // The commit learned the entry chosen there; a DC that says otherwise is faulty.
             throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN,
                 group, entry.txnId(), position, r.promotions(), r.combined(), "committed at "
                     + "position " + position + ", but a DC finds no entry of it there"), homeDc,
-                null, entry);
+                null, entry, true);
           }
           if (!reply.refused().isEmpty()) {
             throw new UpdateRefusedException(group, position, entry.txnId(), reply.refused(),
@@ -928,6 +952,8 @@ public final class TxnClient implements AutoCloseable {
     private HistoryRecorder history;
     private ClientHooks hooks = ClientHooks.SHIPPED;
     private Scheduler scheduler;
+    private ProposerConfig proposer;
+    private java.util.Map<String, Long> leaderCosts;
     private MeterRegistry registry = Metrics.globalRegistry;
 
     private Builder(ClusterConfig cluster, String homeDc, CommitProtocol protocol) {
@@ -993,6 +1019,25 @@ public final class TxnClient implements AutoCloseable {
      */
     public Builder hooks(ClientHooks hooks) {
       this.hooks = Objects.requireNonNull(hooks);
+      return this;
+    }
+
+    /**
+     * The commit protocol's settings (phase timeout, attempts, promotions, value size) instead of
+     * those the cluster's configuration gives: the simulator's. Its protocol must be the
+     * client's.
+     */
+    public Builder proposer(ProposerConfig config) {
+      this.proposer = Objects.requireNonNull(config);
+      return this;
+    }
+
+    /**
+     * What leading costs each DC in round-trip microseconds (leader combination's placement),
+     * instead of what the cluster's WAN settings give: the simulator's.
+     */
+    public Builder leaderCosts(java.util.Map<String, Long> costs) {
+      this.leaderCosts = java.util.Map.copyOf(costs);
       return this;
     }
 

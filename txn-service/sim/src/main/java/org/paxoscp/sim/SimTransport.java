@@ -24,11 +24,18 @@ final class SimTransport implements Transport {
   /** True for a service instance (its inbound replies are lost while its DC is down). */
   private final boolean service;
   private boolean closed;
+  /** A simulated client process's: once closed (the process died), no request times out. */
+  private final boolean process;
 
   SimTransport(SimCluster cluster, int location, boolean service) {
+    this(cluster, location, service, false);
+  }
+
+  SimTransport(SimCluster cluster, int location, boolean service, boolean process) {
     this.cluster = cluster;
     this.location = location;
     this.service = service;
+    this.process = process;
   }
 
   @Override
@@ -66,9 +73,13 @@ final class SimTransport implements Transport {
                 network::matchedNothing, null);
           }
         }));
-    cluster.scheduler().schedule(Math.max(1, timeout.toNanos() / 1000), () ->
+    cluster.scheduler().schedule(Math.max(1, timeout.toNanos() / 1000), () -> {
+      if (!(closed && process)) {
+        // (A closed client process is dead: nothing of it runs, its timers neither.)
         reply.completeExceptionally(new TransportTimeoutException("no reply from DC " + dc
-            + " in " + timeout)));
+            + " in " + timeout));
+      }
+    });
     return reply;
   }
 

@@ -4,18 +4,15 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-import org.paxoscp.transport.Message;
 import org.paxoscp.wal.Mutation;
 import org.paxoscp.wal.Updates;
 
 /**
  * The counters and counting sets of the simulated workload ({@link SimConfig#updateShare};
  * docs/simulator.md, "Counters and counting sets in the simulated workload"): which keys they
- * are, how an operation on them is drawn, how a transaction buffers it (as the client library's
- * {@code Transaction} does), and how a client asks whether a committed entry's updates applied.
+ * are and how an operation on them is drawn; the client library buffers, commits and asks
+ * whether they applied.
  *
  * <p>The keys are few ({@link #COUNTERS} counters, {@link #SETS} counting sets, beside the
  * attribute keys and named apart from them), so that updates of one key meet in one position
@@ -114,68 +111,5 @@ final class SimUpdates {
       return updated.get(rng.nextInt(updated.size()));
     }
     return rng.nextInt(COUNTERS + SETS) < COUNTERS ? counter(rng) : setKey(rng.nextInt(SETS));
-  }
-
-  /**
-   * Buffers {@code op} as the client library's {@code Transaction} does: combined with what the
-   * transaction buffered for the key before ({@link Updates#combine}). An operation that cannot
-   * combine (its deltas would sum past the 64-bit range, or it cannot apply to the transaction's
-   * own put) is refused at once by the library ({@code InvalidArgumentException}) and leaves the
-   * buffer as it was; so here.
-   *
-   * @return whether it was buffered
-   */
-  static boolean buffer(Map<String, Mutation> writes, Op op) {
-    Mutation old = writes.get(op.key());
-    try {
-      writes.put(op.key(), old == null ? op.mutation() : Updates.combine(old, op.mutation()));
-      return true;
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-  }
-
-  /** How many of {@code writes} are commutative updates. */
-  static int count(Map<String, Mutation> writes) {
-    int n = 0;
-    for (Mutation m : writes.values()) {
-      n += m.isUpdate() ? 1 : 0;
-    }
-    return n;
-  }
-
-  /**
-   * Asks whether the updates of {@code txnId}, committed at {@code position} of {@code group},
-   * applied, as the client library's {@code TxnClient.checkUpdatesApplied} does: the DC
-   * {@code first}, then every other DC in turn, each within the client's request timeout; a DC
-   * that does not answer, or answers with any error (TOO_OLD too: it may have collected the
-   * versions below the position, which another DC still holds), passes the question on.
-   *
-   * @return the answer, or empty when no DC gave one: the entry is in the log, whether it took
-   *     effect unknown
-   */
-  static CompletableFuture<Optional<Message.UpdatesReply>> ask(SimClient client, int first,
-      String group, long position, String txnId) {
-    List<String> dcs = client.sim.cfg.dcs();
-    List<String> order = new ArrayList<>();
-    for (int i = 0; i < dcs.size(); i++) {
-      order.add(dcs.get((first + i) % dcs.size()));
-    }
-    return ask(client, order, 0, new Message.UpdatesRequest(group, position, txnId));
-  }
-
-  private static CompletableFuture<Optional<Message.UpdatesReply>> ask(SimClient client,
-      List<String> order, int next, Message.UpdatesRequest request) {
-    if (next == order.size()) {
-      return CompletableFuture.completedFuture(Optional.empty());
-    }
-    return client.transport.request(order.get(next), request, client.requestTimeout())
-        .handle((reply, failure) -> reply).thenCompose(reply -> {
-          if (reply instanceof Message.UpdatesReply u && u.group().equals(request.group())
-              && u.position() == request.position() && u.txnId().equals(request.txnId())) {
-            return CompletableFuture.completedFuture(Optional.of(u));
-          }
-          return ask(client, order, next + 1, request);
-        });
   }
 }

@@ -19,6 +19,10 @@ import org.paxoscp.check.TxnRecord;
 import org.paxoscp.paxos.LogCollector;
 import org.paxoscp.paxos.Placement;
 import org.paxoscp.paxos.ProposerFactory;
+import org.paxoscp.client.ClientHooks;
+import org.paxoscp.transport.ClusterConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.paxoscp.paxos.TooOldException;
 import org.paxoscp.service.LeaderCombiner;
 import org.paxoscp.wal.LogValue;
@@ -29,7 +33,8 @@ import org.paxoscp.wal.LogValue;
  * APPLY, catch-up from peers and learner instances) over its own in-memory store; C clients
  * ({@link SimClient}) running transactions of the paper's shape against one entity group through
  * the shipped {@code ProposerDriver} — or, with {@link #withCrossGroup}, against several groups,
- * some transactions spanning them ({@link SimCrossGroupTxn}); a faulty WAN; all driven by one
+ * some transactions spanning them (on the client library's {@code MultiTransaction}); a faulty
+ * WAN; all driven by one
  * seeded RNG in virtual time on the calling thread. The same {@link SimConfig} (including its
  * seed) and settings replay the same run exactly.
  *
@@ -161,8 +166,10 @@ public final class Simulator {
   }
 
   /**
-   * Every service instance empties its per-group caches after each request it handles
-   * (ARCHITECTURE section 9: a service must stay correct whenever its caches are evicted).
+   * Every service instance empties its per-group caches after each request it handles, and
+   * every client keeps the session position of one group only (ARCHITECTURE section 9: a
+   * service must stay correct whenever its caches are evicted; a client that dropped a group's
+   * session position asks a majority of DCs for a floor before it begins there).
    */
   public Simulator withForcedEviction() {
     this.forceEviction = true;
@@ -273,6 +280,58 @@ public final class Simulator {
     this.plant = bug;
     return this;
   }
+
+  /** Bugs planted in the client library the simulated clients run, beside the others. */
+  private final java.util.EnumSet<ClientHooks.Plant> clientPlants =
+      java.util.EnumSet.noneOf(ClientHooks.Plant.class);
+
+  /** Plants {@code bug} in the client library (never outside the checker's tests). */
+  public Simulator withClientPlant(ClientHooks.Plant bug) {
+    clientPlants.add(bug);
+    return this;
+  }
+
+  /** Where the simulated clients' library records its meters (aborts by reason, ...). */
+  final MeterRegistry meters = new SimpleMeterRegistry();
+
+  /** The hooks of the simulated clients' library: the planted bugs of this run. */
+  ClientHooks clientHooks() {
+    java.util.EnumSet<ClientHooks.Plant> p = java.util.EnumSet.copyOf(clientPlants);
+    switch (plant) {
+      case IGNORE_LOCKS -> p.add(ClientHooks.Plant.IGNORE_LOCKS);
+      case DECIDE_WITHOUT_EVERY_PREPARE -> p.add(ClientHooks.Plant.DECIDE_WITHOUT_EVERY_PREPARE);
+      case SKIP_READ_ONLY_VALIDATION -> p.add(ClientHooks.Plant.READ_ONLY_UNVALIDATED);
+      case NONE -> { }
+    }
+    if (rangePlant == RangePlant.DROP_RANGES_FROM_ENTRIES) {
+      p.add(ClientHooks.Plant.DROP_SCANNED_RANGES);
+    }
+    if (updatedReadPlant) {
+      p.add(ClientHooks.Plant.UPDATED_READ_LEFT_OUT);
+    }
+    if (unknownPlant) {
+      p.add(ClientHooks.Plant.UNKNOWN_RANGE_FIRST_ONLY);
+    }
+    return ClientHooks.planting(p.toArray(ClientHooks.Plant[]::new)).withProposers(proposers);
+  }
+
+  /**
+   * The cluster as the simulated clients' library sees it: the DCs, a request timeout of six
+   * phase timeouts (begins and reads wait for a catch-up), the run's lock timeout, and a session
+   * cache of one group with forced eviction (every other begin then asks a majority for its
+   * floor), else the default.
+   */
+  ClusterConfig clientCluster() {
+    if (clientCluster == null) {
+      clientCluster = SimClient.clusterConfig(cfg.dcs(), phaseTimeout.multipliedBy(6),
+          Duration.ofNanos(lockTimeoutMicros * 1000),
+          forceEviction ? 1 : ClusterConfig.CLIENT_SESSION_GROUPS.defaultValue(),
+          ClusterConfig.MAX_UDP_PAYLOAD);
+    }
+    return clientCluster;
+  }
+
+  private ClusterConfig clientCluster;
 
   /** Unknown outcomes settled later by their clients, by what the settle answered. */
   public static final class SettledCounts {
@@ -593,6 +652,7 @@ public final class Simulator {
       logsByGroup.put(group, logs);
     }
     this.logs = logsByGroup;
+    countClientSteps(logsByGroup);
     CheckResult check = groupCount == 1
         ? SerializabilityChecker.check(logsByGroup.get(GROUP), historyOf(GROUP))
         : CrossGroupChecker.check(logsByGroup, history, observations).combined();
@@ -614,6 +674,38 @@ public final class Simulator {
         cluster.conflicts(), finished, events.now(), network.sent(), cluster.exercised(),
         unknownFates(logsByGroup), cluster.oracle.violations(), network.replays(),
         updates.result());
+  }
+
+  /**
+   * What the clients' library did that the counts read: reads and commits that met a
+   * cross-group lock and reads refused TOO_OLD (from its meters); RESOLVEs and DECIDE(ABORT)s
+   * chosen (from the first DC's logs).
+   */
+  private void countClientSteps(Map<String, Map<String, SortedMap<Long, LogValue>>> logs) {
+    xg.locksMet = (int) aborts("lock");
+    tooOldReads = (int) aborts("too_old");
+    xg.resolves = 0;
+    xg.abortDecides = 0;
+    for (var byDc : logs.values()) {
+      for (LogValue v : byDc.get(cfg.dcs().get(0)).values()) {
+        for (var e : v.entries()) {
+          if (e.xg() == null) {
+            continue;
+          }
+          switch (e.xg().kind()) {
+            case RESOLVE -> xg.resolves++;
+            case DECIDE -> xg.abortDecides += e.xg().commit() ? 0 : 1;
+            default -> { }
+          }
+        }
+      }
+    }
+  }
+
+  /** Transactions the clients' library counted aborted for {@code reason}. */
+  private long aborts(String reason) {
+    return meters.find("paxoscp.client.commit").tag("reason", reason).timers().stream()
+        .mapToLong(io.micrometer.core.instrument.Timer::count).sum();
   }
 
   /** Where the entries of UNKNOWN outcomes told a range ended up, by the first DC's log. */
