@@ -27,8 +27,9 @@ public final class ClientHooks {
      */
     SKIP_FLOOR_QUERY,
     /**
-     * An unknown commit outcome is not settled: {@link TxnClient#runInTransactionAsync} sends
-     * the same entry again to the next DC, where it may be chosen a second time.
+     * {@link TxnClient#settle} does not settle an unknown outcome: it fails over, sending the
+     * same entry again through the next DC, while the first try may still be chosen where it was
+     * (a second copy, or an outcome reported that the log contradicts).
      */
     RETRY_UNKNOWN_ELSEWHERE,
     /**

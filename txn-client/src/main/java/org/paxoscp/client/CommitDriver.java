@@ -3,6 +3,7 @@ package org.paxoscp.client;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -32,8 +33,10 @@ final class CommitDriver {
   private final ProposerDriver driver;
   private final LeaderSubmit leaderSubmit;
   private final RandomGenerator random;
-  /** The commits and settles running, by transaction id. */
-  private final Map<String, CompletableFuture<Outcome>> inFlight = new ConcurrentHashMap<>();
+  /** The commits and settles running (close ends them). */
+  private final Set<CompletableFuture<Outcome>> inFlight = ConcurrentHashMap.newKeySet();
+  /** The same, by transaction id (an interrupted caller stops its own). */
+  private final Map<String, Set<CompletableFuture<Outcome>>> byTxn = new ConcurrentHashMap<>();
   /** Makes each commit's proposer (a planted bug's proposer in tests). */
   private final ProposerFactory proposers;
   /** A planted bug: an unknown outcome names only the first position its entry was sent for. */
@@ -87,7 +90,7 @@ final class CommitDriver {
     follow(entry.txnId(), f);
     Proposer p = proposer;
     return f.handle((outcome, t) -> {
-      inFlight.remove(entry.txnId(), f);
+      unfollow(entry.txnId(), f);
       if (t != null) {
         Throwable c = Futures.unwrap(t);
         String why = c instanceof CancellationException ? c.getMessage()
@@ -100,7 +103,8 @@ final class CommitDriver {
 
   /** Keeps {@code f} among the commits {@link #close} and {@link #stop} end. */
   private void follow(String txnId, CompletableFuture<Outcome> f) {
-    inFlight.put(txnId, f);
+    inFlight.add(f);
+    byTxn.computeIfAbsent(txnId, k -> ConcurrentHashMap.newKeySet()).add(f);
     if (closed) {
       f.completeExceptionally(new CancellationException("client closed while committing"));
     }
@@ -111,10 +115,17 @@ final class CommitDriver {
    * ends as an unknown outcome at once. Nothing when none is running.
    */
   void stop(String txnId, String why) {
-    CompletableFuture<Outcome> f = inFlight.get(txnId);
-    if (f != null) {
+    for (CompletableFuture<Outcome> f : byTxn.getOrDefault(txnId, Set.of())) {
       f.completeExceptionally(new CancellationException(why));
     }
+  }
+
+  private void unfollow(String txnId, CompletableFuture<Outcome> f) {
+    inFlight.remove(f);
+    byTxn.computeIfPresent(txnId, (k, fs) -> {
+      fs.remove(f);
+      return fs.isEmpty() ? null : fs;
+    });
   }
 
   /**
@@ -129,7 +140,7 @@ final class CommitDriver {
     CompletableFuture<Outcome> f = leaderSubmit.settle(group, entry, from, through);
     follow(entry.txnId(), f);
     return f.handle((outcome, t) -> {
-      inFlight.remove(entry.txnId(), f);
+      unfollow(entry.txnId(), f);
       if (t != null) {
         Throwable c = Futures.unwrap(t);
         throw unknownAgain(group, entry, from, through, c instanceof CancellationException
@@ -191,7 +202,7 @@ final class CommitDriver {
   /** Ends every running commit as an unknown outcome; later commits end so at once. */
   void close() {
     closed = true;
-    for (CompletableFuture<Outcome> f : inFlight.values()) {
+    for (CompletableFuture<Outcome> f : inFlight) {
       f.completeExceptionally(new CancellationException("client closed"));
     }
   }

@@ -97,12 +97,16 @@ final class CrossGroupCommit {
     }
   }
 
-  /** Commits a transaction that joined two groups or more. */
-  CompletableFuture<CommitResult> commit(String txnId, SortedMap<String, Transaction> parts) {
+  /**
+   * Commits a transaction that joined two groups or more ({@code startMs}: when it began, for
+   * its history).
+   */
+  CompletableFuture<CommitResult> commit(String txnId, SortedMap<String, Transaction> parts,
+      long startMs) {
     List<String> groups = List.copyOf(parts.keySet());
     String coordinator = groups.get(0);
     if (parts.values().stream().allMatch(t -> t.writes().isEmpty())) {
-      return validateReadOnly(txnId, parts);
+      return validateReadOnly(txnId, parts, startMs);
     }
     long deadline = client.wallMillis() + lockTimeout.toMillis();
     Map<String, LogEntry> entries = new LinkedHashMap<>();
@@ -128,6 +132,7 @@ final class CrossGroupCommit {
       }
     }).thenCompose(v -> {
       parts.values().forEach(Transaction::markFinished);
+      client.recordCommittingAcrossGroups(txnId, parts.values(), startMs);
       return prepare(txnId, groups, parts, entries);
     });
   }
@@ -166,7 +171,7 @@ final class CrossGroupCommit {
             releaseInBackground(txnId, groups, release);
             return Futures.failed(aborted(coordinator, txnId, failure));
           }
-          return decide(txnId, groups, parts, entries.get(coordinator), prepared);
+          return decide(txnId, groups, parts, entries, prepared);
         });
   }
 
@@ -182,11 +187,13 @@ final class CrossGroupCommit {
 
   /** Phase 2: DECIDE(COMMIT) in the coordinator; its fate is the transaction's. */
   private CompletableFuture<CommitResult> decide(String txnId, List<String> groups,
-      SortedMap<String, Transaction> parts, LogEntry decideEntry, List<String> prepared) {
+      SortedMap<String, Transaction> parts, Map<String, LogEntry> entries,
+      List<String> prepared) {
     String coordinator = groups.get(0);
-    return parts.get(coordinator).commitUnrecorded(decideEntry).handle((decided, t) -> {
+    return parts.get(coordinator).commitUnrecorded(entries.get(coordinator))
+        .handle((decided, t) -> {
       if (t == null) {
-        resolveInBackground(txnId, groups, parts, true);
+        resolveInBackground(txnId, groups, entries, true);
         return CompletableFuture.completedFuture(new CommitResult(
             CommitResult.Status.COMMITTED, coordinator, txnId, decided.position(),
             decided.promotions(), decided.combined(), ""));
@@ -212,7 +219,7 @@ final class CrossGroupCommit {
           throw aborted(coordinator, txnId,
               "decided ABORT while the DECIDE(COMMIT) was in doubt");
         }
-        resolveInBackground(txnId, groups, parts, true);
+        resolveInBackground(txnId, groups, entries, true);
         return new CommitResult(CommitResult.Status.COMMITTED, coordinator, txnId, -1, 0, false,
             "decision read after an unknown DECIDE");
       });
@@ -257,7 +264,7 @@ final class CrossGroupCommit {
    * VALIDATE is proposed at the group's read position + 1, in parallel: one round.
    */
   private CompletableFuture<CommitResult> validateReadOnly(String txnId,
-      SortedMap<String, Transaction> parts) {
+      SortedMap<String, Transaction> parts, long startMs) {
     if (hooks.has(ClientHooks.Plant.READ_ONLY_UNVALIDATED)) {
       parts.values().forEach(Transaction::markFinished);
       return CompletableFuture.completedFuture(new CommitResult(CommitResult.Status.COMMITTED,
@@ -277,6 +284,7 @@ final class CrossGroupCommit {
       validations.put(p.getKey(), v);
     }
     parts.values().forEach(Transaction::markFinished); // Nothing was too large: send.
+    client.recordCommittingAcrossGroups(txnId, parts.values(), startMs);
     Map<String, CompletableFuture<CommitResult>> checks = new LinkedHashMap<>();
     for (var v : validations.entrySet()) {
       checks.put(v.getKey(), parts.get(v.getKey()).commitUnrecorded(v.getValue()));
@@ -423,10 +431,11 @@ final class CrossGroupCommit {
     }).thenCompose(f -> f);
   }
 
+  /** RESOLVEs in every group but the coordinator, of the writes their PREPAREs carry. */
   private void resolveInBackground(String txnId, List<String> groups,
-      SortedMap<String, Transaction> parts, boolean commit) {
+      Map<String, LogEntry> prepares, boolean commit) {
     for (String g : groups.subList(1, groups.size())) {
-      SortedMap<String, Mutation> writes = parts.get(g).writes();
+      SortedMap<String, Mutation> writes = prepares.get(g).writes();
       track(g, () -> resolve(g, txnId, groups, commit, writes, STEP_ATTEMPTS));
     }
   }

@@ -11,6 +11,7 @@ import org.paxoscp.transport.MessageTooLargeException;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportClosedException;
 import org.paxoscp.transport.TransportTimeoutException;
+import org.paxoscp.transport.UnknownDcException;
 
 /**
  * A client's begin and read requests with fail-over: the home DC first, then the others in the
@@ -83,8 +84,11 @@ final class Failover {
     CompletableFuture<Message> reply;
     try {
       reply = transport.request(dc, a.request(), cluster.requestTimeout());
-    } catch (RuntimeException e) {
+    } catch (UnknownDcException | TransportClosedException | MessageTooLargeException e) {
       reply = CompletableFuture.failedFuture(e);
+    } catch (RuntimeException e) {
+      a.out().completeExceptionally(e); // A broken transport: no DC would do better.
+      return;
     }
     reply.whenComplete((m, t) -> {
       try {

@@ -25,7 +25,8 @@ final class Futures {
 
   /**
    * Waits for {@code f} (not interruptibly: the core's steps are each bounded by the cluster's
-   * timeouts) and returns its value, or throws the exception it failed with.
+   * timeouts; the commits, which stop on an interrupt, wait their own way) and returns its
+   * value, or throws the exception it failed with.
    */
   static <T> T join(CompletableFuture<T> f) {
     try {

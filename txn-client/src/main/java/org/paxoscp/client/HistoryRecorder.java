@@ -236,14 +236,14 @@ public final class HistoryRecorder implements AutoCloseable {
   }
 
   /** A one-group commit is about to send its entry (see {@link Listener#committing}). */
-  void committing(Attempt a) {
+  synchronized void committing(Attempt a) {
     if (listener != null) {
       listener.committing(a.group(), record(a, TxnRecord.Status.CRASHED, -1, -1, -1));
     }
   }
 
   /** A cross-group commit is about to send its steps. */
-  void committing(CrossGroupAttempt a) {
+  synchronized void committing(CrossGroupAttempt a) {
     if (listener != null) {
       listener.committingAcrossGroups(observation(a, TxnRecord.Status.CRASHED));
     }

@@ -26,7 +26,9 @@ import java.util.concurrent.CompletableFuture;
  * groups (default 25): touching one more fails with {@link InvalidArgumentException} before
  * anything is sent, and the transaction stays usable.
  *
- * <p><b>Not thread-safe</b>: one thread uses it at a time.
+ * <p><b>Not thread-safe</b>: one operation at a time. The blocking methods block the calling
+ * thread; each {@code ...Async} method returns a future, and the next operation starts when it
+ * completed (a write while an operation is in flight throws {@link IllegalStateException}).
  */
 public final class MultiTransaction {
   private final TxnClient client;
@@ -34,7 +36,9 @@ public final class MultiTransaction {
   private final int maxGroups;
   private final SortedMap<String, Transaction> parts = new TreeMap<>();
   private final long startMs;
-  private boolean finished;
+  private volatile boolean finished;
+  /** An asynchronous operation (a join, read, scan or the commit) is in flight. */
+  private volatile boolean busy;
 
   MultiTransaction(TxnClient client, String txnId, int maxGroups) {
     this.client = client;
@@ -93,7 +97,7 @@ public final class MultiTransaction {
    */
   private <T> CompletableFuture<T> inPart(String group,
       java.util.function.Function<Transaction, CompletableFuture<T>> op) {
-    return Futures.guard(() -> part(group).thenCompose(op).whenComplete((v, t) -> {
+    return operation(() -> part(group).thenCompose(op).whenComplete((v, t) -> {
       if (t != null && Futures.unwrap(t) instanceof TransactionAbortedException) {
         abort();
       }
@@ -205,7 +209,17 @@ public final class MultiTransaction {
    *     transaction stays active)
    */
   public CommitResult commit() {
-    return Futures.join(commitCore());
+    CompletableFuture<CommitResult> f = commitCore();
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      // Stop following the steps: each ends as an unknown outcome at the position reached.
+      Thread.currentThread().interrupt();
+      parts.values().forEach(t -> client.stopCommit(t.txnId()));
+      return Futures.join(f);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw Futures.rethrow(e);
+    }
   }
 
   /**
@@ -217,8 +231,7 @@ public final class MultiTransaction {
   }
 
   CompletableFuture<CommitResult> commitCore() {
-    return Futures.guard(() -> {
-      checkActive();
+    return operation(() -> {
       if (parts.isEmpty()) {
         finished = true;
         return CompletableFuture.completedFuture(new CommitResult(CommitResult.Status.COMMITTED,
@@ -234,24 +247,41 @@ public final class MultiTransaction {
         materialized = materialized.thenCompose(v -> t.materializeUpdates());
       }
       return materialized.whenComplete((v, t) -> {
-        if (t != null) {
+        Throwable c = t == null ? null : Futures.unwrap(t);
+        if (c instanceof TransactionAbortedException || c instanceof UpdateRefusedException) {
           abort();
         }
-      }).thenCompose(v -> {
-        client.recordCommittingAcrossGroups(txnId, parts.values(), startMs);
-        return client.crossGroup().commit(txnId, parts);
-      }).whenComplete((r, t) -> {
-        if (parts.values().stream().noneMatch(Transaction::isActive)) {
-          finished = true;
-          // (A part too large leaves the transaction active and unrecorded, as in one group.)
-          CommitResult.Status outcome = t == null ? r.status()
-              : Futures.unwrap(t) instanceof TransactionAbortedException
-                  ? CommitResult.Status.ABORTED : CommitResult.Status.UNKNOWN;
-          client.recordCrossGroup(txnId, parts.values(), outcome, t == null ? r.position() : -1,
-              startMs);
-        }
-      });
+      }).thenCompose(v -> client.crossGroup().commit(txnId, parts, startMs)
+          .whenComplete((r, t) -> {
+            if (parts.values().stream().noneMatch(Transaction::isActive)) {
+              finished = true;
+              // (A part too large leaves the transaction active and unrecorded, as in one
+              // group.)
+              CommitResult.Status outcome = t == null ? r.status()
+                  : Futures.unwrap(t) instanceof TransactionAbortedException
+                      ? CommitResult.Status.ABORTED : CommitResult.Status.UNKNOWN;
+              client.recordCrossGroup(txnId, parts.values(), outcome,
+                  t == null ? r.position() : -1, startMs);
+            }
+          }));
     });
+  }
+
+  /**
+   * Runs one operation of the transaction ({@code step}, which may throw before returning its
+   * future): checks the transaction is active and no other operation is in flight, and marks it
+   * in flight until the returned future completes. A commit stays in flight to its end, so
+   * nothing joins, reads or writes while its steps are built and sent.
+   */
+  private <T> CompletableFuture<T> operation(
+      java.util.function.Supplier<CompletableFuture<T>> step) {
+    try {
+      checkActive();
+    } catch (IllegalStateException e) {
+      return Futures.failed(e);
+    }
+    busy = true;
+    return Futures.guard(step).whenComplete((v, t) -> busy = false);
   }
 
   /** Discards every group's writes; nothing is sent. Idempotent. */
@@ -270,7 +300,6 @@ public final class MultiTransaction {
    * usable when the group is one too many.
    */
   private CompletableFuture<Transaction> part(String group) {
-    checkActive();
     Transaction t = parts.get(group);
     if (t != null) {
       return CompletableFuture.completedFuture(t);
@@ -294,7 +323,7 @@ public final class MultiTransaction {
    * TxnClient#begin}); on one of the client's worker threads.
    */
   public CompletableFuture<Void> joinAsync(String group) {
-    return Futures.handOff(Futures.guard(() -> part(group).thenApply(t -> (Void) null)),
+    return Futures.handOff(operation(() -> part(group).thenApply(t -> (Void) null)),
         client.callbacks());
   }
 
@@ -303,12 +332,17 @@ public final class MultiTransaction {
    * one begin when the transaction has not touched the group ({@link #joinAsync} first to not).
    */
   private Transaction joined(String group) {
+    checkActive();
     return Futures.join(part(group));
   }
 
   private void checkActive() {
     if (finished) {
       throw new IllegalStateException("transaction " + txnId + " is finished");
+    }
+    if (busy) {
+      throw new IllegalStateException("an operation of transaction " + txnId + " is in "
+          + "flight; start the next when its future completed");
     }
   }
 

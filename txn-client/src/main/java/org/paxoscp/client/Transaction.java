@@ -36,9 +36,11 @@ import org.paxoscp.wal.XgStep;
  * and may be empty (an empty value is a value, distinct from an absent key). Arrays passed in are
  * copied and arrays returned are fresh copies.
  *
- * <p><b>Not thread-safe</b>: one thread uses a transaction at a time. Reads and {@link #commit}
- * block (see {@link TxnClient}). Once committed (or its commit failed) or aborted, every method
- * except {@link #abort}, {@link #isActive} and the accessors throws
+ * <p><b>Not thread-safe</b>: one operation at a time. The blocking reads and {@link #commit}
+ * block the calling thread (see {@link TxnClient}); each {@code ...Async} method returns a future
+ * instead, and the next operation starts when it completed (one started while another is in
+ * flight throws {@link IllegalStateException}). Once committed (or its commit failed) or
+ * aborted, every method except {@link #abort}, {@link #isActive} and the accessors throws
  * {@link IllegalStateException}.
  */
 public final class Transaction {
@@ -588,10 +590,10 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished
    */
   public void put(String key, byte[] value) {
-    checkActive();
     if (value == null) {
       throw new InvalidArgumentException("value must not be null; use delete(key)");
     }
+    checkActive();
     buffer(key, Mutation.put(value), EntrySize.write(key, value));
   }
 
@@ -819,8 +821,14 @@ public final class Transaction {
     }
   }
 
+  /** Finishes the transaction and records the attempt, once (a second finish does nothing). */
   private void finish(CommitResult.Status outcome, long commitPos, int promotions) {
-    state = State.FINISHED;
+    synchronized (this) {
+      if (state != State.ACTIVE) {
+        return;
+      }
+      state = State.FINISHED;
+    }
     client.recordAttempt(this, outcome, commitPos, promotions, startMs);
   }
 

@@ -60,9 +60,18 @@ import org.slf4j.LoggerFactory;
  * majority of DCs first, one extra round).
  *
  * <p>Thread-safe: any number of threads may begin and run transactions at once (each
- * {@link Transaction} itself is used by one thread). {@link #begin}, reads and commits block the
+ * {@link Transaction} runs one operation at a time). {@link #begin}, reads and commits block the
  * calling thread; each request to a DC waits at most the cluster's request timeout, and a commit
  * waits for the commit protocol to finish (bounded by its own phase timeouts and attempts).
+ *
+ * <p><b>Asynchronous API.</b> Underneath, every step is asynchronous: {@link #beginAsync},
+ * {@link Transaction#getAsync}, {@link Transaction#scanAsync}, {@link Transaction#commitAsync},
+ * {@link #settleAsync}, {@link #runInTransactionAsync} and their {@link MultiTransaction}
+ * counterparts return futures and block no thread, so one application thread can keep thousands
+ * of transactions in flight; the blocking methods wait for the same futures and throw what they
+ * fail with. The futures complete on the client's worker threads (a cached pool, never a
+ * transport or timer thread), where continuations may block, though they then hold a thread
+ * each.
  */
 public final class TxnClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TxnClient.class);
@@ -112,6 +121,9 @@ public final class TxnClient implements AutoCloseable {
   /** The planted bugs of the simulator and tests; {@link ClientHooks#SHIPPED} otherwise. */
   private final ClientHooks hooks;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Transactions of {@link #runInTransactionAsync} waiting out a back-off before a re-run. */
+  private final java.util.Set<CompletableFuture<?>> backingOff =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
   /** What the client opened itself (transport, discovery) and closes with it; may be empty. */
   private final List<AutoCloseable> owned;
   /** The cluster's version as this client follows it; null on a transport it was given. */
@@ -235,19 +247,21 @@ public final class TxnClient implements AutoCloseable {
       validateGroup(group);
       CompletableFuture<Void> resolved = awaitResolve ? crossGroup.awaitResolve(group)
           : CompletableFuture.completedFuture(null);
-      long started = System.nanoTime();
-      return resolved.thenCompose(v -> sessionFloor(group))
-          .thenCompose(min -> failover.request(group, "", min,
-              new Message.BeginRequest(group, min),
-              m -> m instanceof Message.BeginReply r && r.group().equals(group)
-                  && r.position() >= min ? r : null))
-          .handle((reply, t) -> {
-            metrics.begun(started, t == null);
-            if (t != null) {
-              throw Futures.rethrow(t);
-            }
-            return begun(group, reply);
-          });
+      return resolved.thenCompose(v -> sessionFloor(group)).thenCompose(min -> {
+        long started = System.nanoTime();
+        return failover.request(group, "", min, new Message.BeginRequest(group, min),
+            m -> m instanceof Message.BeginReply r && r.group().equals(group)
+                && r.position() >= min ? r : null).handle((reply, t) -> {
+                  if (t != null) {
+                    if (Futures.unwrap(t) instanceof UnavailableException) {
+                      metrics.begun(started, false);
+                    }
+                    throw Futures.rethrow(t);
+                  }
+                  metrics.begun(started, true);
+                  return begun(group, reply);
+                });
+      });
     });
   }
 
@@ -374,7 +388,16 @@ public final class TxnClient implements AutoCloseable {
               + "transaction across groups use crossGroupOutcome"));
       ensureOpen();
       String group = unknown.result().group();
-      return commits.settle(group, entry, unknown.firstPosition(), unknown.lastPosition())
+      CompletableFuture<CommitResult> settled;
+      if (hooks.has(ClientHooks.Plant.RETRY_UNKNOWN_ELSEWHERE)) {
+        // The planted bug: the entry is sent again, through the next DC, while the first try
+        // may still be chosen where it was.
+        int next = (cluster.dcNames().indexOf(homeDc) + 1) % cluster.dcNames().size();
+        settled = commits.commit(group, entry, ids.next(), OptionalInt.of(next));
+      } else {
+        settled = commits.settle(group, entry, unknown.firstPosition(), unknown.lastPosition());
+      }
+      return settled
           .handle((r, t) -> {
             if (t != null) {
               if (Futures.unwrap(t) instanceof TransactionAbortedException e) {
@@ -501,14 +524,23 @@ public final class TxnClient implements AutoCloseable {
             out.completeExceptionally(c);
             return;
           }
-          if (attempt >= maxAttempts || closed.get()) {
+          if (attempt >= maxAttempts) {
             aborts.forEach(e::addSuppressed);
             out.completeExceptionally(e);
             return;
           }
           aborts.add(e);
-          scheduler.schedule(backOffMicros(attempt),
-              () -> attempt(group, fn, attempt + 1, aborts, out));
+          // A retry waiting when the client closes fails then (close() fails what waits).
+          backingOff.add(out);
+          scheduler.schedule(backOffMicros(attempt), () -> {
+            if (backingOff.remove(out)) {
+              attempt(group, fn, attempt + 1, aborts, out);
+            }
+          });
+          if (closed.get() && backingOff.remove(out)) {
+            out.completeExceptionally(new IllegalStateException("TxnClient of " + homeDc
+                + " closed while a transaction waited to be re-run"));
+          }
         });
   }
 
@@ -551,6 +583,12 @@ public final class TxnClient implements AutoCloseable {
     }
     commits.close();
     sessions.close();
+    for (CompletableFuture<?> f : backingOff) {
+      if (backingOff.remove(f)) {
+        f.completeExceptionally(new IllegalStateException("TxnClient of " + homeDc
+            + " closed while a transaction waited to be re-run"));
+      }
+    }
     if (storeExecutor != null) {
       // Let store work already handed over (the last commit's APPLY at the home DC) finish.
       storeExecutor.shutdown();
@@ -568,7 +606,9 @@ public final class TxnClient implements AutoCloseable {
     }
     if (timers != null) {
       shutdown(timers);
-      shutdown(workers);
+      // Continuations of the public futures still running finish undisturbed (close() may be
+      // called from one of them).
+      workers.shutdown();
     }
     for (AutoCloseable c : owned) {
       try {
@@ -1044,8 +1084,12 @@ public final class TxnClient implements AutoCloseable {
     /**
      * The clock, timers and deferred work the client runs on, instead of its own threads: the
      * simulator's virtual time. The client then starts no thread, its public futures complete
-     * through {@link Scheduler#execute}, and {@link TxnClient#close} waits for nothing. Needs a
-     * {@link #transport} and no {@link #directStore}.
+     * through {@link Scheduler#execute} (a task the scheduler drops leaves its future
+     * incomplete), and {@link TxnClient#close} waits for nothing. Transaction and proposer ids
+     * are drawn from {@link Scheduler#random}, which must then give ids unique across every
+     * client of the cluster: a {@link java.security.SecureRandom}, or the simulator's one seeded
+     * generator shared by all its clients. Needs a {@link #transport} and no {@link
+     * #directStore}.
      */
     public Builder scheduler(Scheduler scheduler) {
       this.scheduler = Objects.requireNonNull(scheduler);

@@ -253,6 +253,7 @@ final class SimClient {
           return;
         }
         txn = t;
+        p.began(group, t.txnId(), t.readPosition());
         sim.events.after(sim.cfg.opsPerTxn() * sim.cfg.opMicros(), () -> {
           if (p.alive()) {
             operation(0);
@@ -340,6 +341,7 @@ final class SimClient {
           if (!wrote) {
             sim.readOnly++;
           } else {
+            p.committed(group, r.position());
             sim.commitsByRound.merge(r.promotions(), 1, Integer::sum);
             sim.latency.recordValue(Math.max(0, sim.events.now() - started));
             if (updateOps > 0) {
@@ -504,6 +506,7 @@ final class SimClient {
           abandoned(p);
           return;
         }
+        p.began(g, txn.txnId(), txn.readPosition(g).orElseThrow());
         List<Runnable> steps = plan.get(g);
         sim.events.after((1 + steps.size()) * sim.cfg.opMicros(), () -> {
           if (p.alive()) {
@@ -637,10 +640,34 @@ final class SimClient {
           .meterRegistry(sim.meters)
           .recordHistory(HistoryRecorder.to(this))
           .build();
+      sim.libraryClients.add(client);
     }
 
     boolean alive() {
       return !dead;
+    }
+
+    /**
+     * Per group, the highest position this process committed at or began a transaction at:
+     * every later transaction of it there must read at that position or above (its session:
+     * read-your-writes and monotonic reads, docs/guarantees.md), which the library keeps even
+     * when it evicted the group's session position from its cache.
+     */
+    private final Map<String, Long> session = new HashMap<>();
+
+    /** A transaction began in {@code group} at {@code position}: checks the session. */
+    void began(String group, String txnId, long position) {
+      long floor = session.getOrDefault(group, 0L);
+      if (position < floor) {
+        sim.sessionViolations.add("client " + id + " began " + txnId + " in " + group
+            + " at position " + position + ", below its session position " + floor);
+      }
+      session.merge(group, position, Math::max);
+    }
+
+    /** A transaction of this process committed in {@code group} at {@code position}. */
+    void committed(String group, long position) {
+      session.merge(group, position, Math::max);
     }
 
     /**
@@ -662,6 +689,7 @@ final class SimClient {
           TxnRecord settled;
           if (failure == null) {
             sim.settled.committed++;
+            committed(h.getKey(), r.position());
             settled = as(u, TxnRecord.Status.COMMITTED, r.position(), -1, -1);
           } else if (failure instanceof UpdateRefusedException e) {
             // In the log at its position, refused there: no effect.

@@ -139,7 +139,7 @@ final class SimCluster {
 
   SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
       SimGc gc, LeaderCombiner.Rules leaderRules, Simulator.Rtts rtts, Duration rttProbe,
-      boolean scanAtLatest, LogApplier.Rules applierRules) {
+      boolean scanAtLatest, LogApplier.Rules applierRules, int maxReplyBytes) {
     this.cfg = cfg;
     this.applierRules = applierRules;
     this.rttProbe = rttProbe;
@@ -157,7 +157,7 @@ final class SimCluster {
     this.scheduler = new VirtualScheduler(events, random.split());
     Duration phase = Duration.ofNanos(cfg.proposer().phaseTimeoutMicros() * 1000);
     this.catchUpSettings = new CatchUp.Settings(phase, phase.multipliedBy(4), 256);
-    this.limits = new TransactionService.Limits(1024, 1 << 20, phase.multipliedBy(4));
+    this.limits = new TransactionService.Limits(1024, maxReplyBytes, phase.multipliedBy(4));
     // Waiting for a silent DC for ever (max lag 0), as the simulator checks every DC's log.
     this.gcSettings = gc == null ? null : new GroupCollector.Settings(gc.retention(),
         gc.everyPositions(), Integer.MAX_VALUE, phase, 0);

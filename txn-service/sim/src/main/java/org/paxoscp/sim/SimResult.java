@@ -29,7 +29,8 @@ import org.paxoscp.check.CheckResult;
  * @param unknownFates where the UNKNOWN outcomes' entries ended up in the log
  * @param oracleViolations Paxos's own safety broken as it happened, seen from every vote cast
  *     ({@code ChosenOracle}): two values chosen at a position, or an APPLY sent for a value not
- *     yet chosen
+ *     yet chosen; and clients' sessions broken: a transaction that began below a position its
+ *     own client process committed or began at in that group
  * @param replays what the network's replay fault did ({@link SimConfig.Replay})
  * @param updates what the clients' counters and counting sets did ({@link SimConfig#updateShare})
  */

@@ -285,14 +285,75 @@ public final class Simulator {
   private final java.util.EnumSet<ClientHooks.Plant> clientPlants =
       java.util.EnumSet.noneOf(ClientHooks.Plant.class);
 
+  /** The most bytes a service's reply holds (its begin replies list the locks within half). */
+  private int maxReplyBytes = 1 << 20;
+
+  /**
+   * Services reply in at most {@code bytes} (default 1 MiB): small, a begin reply lists only
+   * the oldest of a group's cross-group locks once they are many (the table is cut, and the
+   * client refuses every read and commit there until they are resolved), and scans take more
+   * pages.
+   */
+  public Simulator withReplyLimit(int bytes) {
+    this.maxReplyBytes = bytes;
+    return this;
+  }
+
   /** Plants {@code bug} in the client library (never outside the checker's tests). */
   public Simulator withClientPlant(ClientHooks.Plant bug) {
     clientPlants.add(bug);
     return this;
   }
 
+  /**
+   * Sessions broken as they happened: a transaction that began below a position its own client
+   * process committed or began at in that group (reported with the oracle's violations).
+   */
+  final List<String> sessionViolations = new ArrayList<>();
+
+  /** Every library client the simulated clients' processes ran. */
+  final List<org.paxoscp.client.TxnClient> libraryClients = new ArrayList<>();
+
+  /**
+   * The clients' session caches over the run, summed: session positions dropped after a
+   * majority applied them, and begins that asked a majority for a floor because of it.
+   */
+  public org.paxoscp.client.TxnClient.SessionStats clientSessions() {
+    long cached = 0;
+    int settling = 0;
+    long dropped = 0;
+    long floors = 0;
+    for (org.paxoscp.client.TxnClient c : libraryClients) {
+      org.paxoscp.client.TxnClient.SessionStats s = c.sessionStats();
+      cached += s.cached();
+      settling += s.settling();
+      dropped += s.dropped();
+      floors += s.floorQueries();
+    }
+    return new org.paxoscp.client.TxnClient.SessionStats(cached, settling, dropped, floors);
+  }
+
   /** Where the simulated clients' library records its meters (aborts by reason, ...). */
-  final MeterRegistry meters = new SimpleMeterRegistry();
+  final MeterRegistry meters = countingOnly(new SimpleMeterRegistry());
+
+  /**
+   * {@code registry} keeping counts and totals only: the library's commit timers publish
+   * percentiles and histograms, which the simulator does not read and which would cost a good
+   * share of its time.
+   */
+  private static MeterRegistry countingOnly(MeterRegistry registry) {
+    registry.config().meterFilter(new io.micrometer.core.instrument.config.MeterFilter() {
+      @Override
+      public io.micrometer.core.instrument.distribution.DistributionStatisticConfig configure(
+          io.micrometer.core.instrument.Meter.Id id,
+          io.micrometer.core.instrument.distribution.DistributionStatisticConfig config) {
+        return io.micrometer.core.instrument.distribution.DistributionStatisticConfig.builder()
+            .percentiles().percentilesHistogram(false).serviceLevelObjectives().build()
+            .merge(config);
+      }
+    });
+    return registry;
+  }
 
   /** The hooks of the simulated clients' library: the planted bugs of this run. */
   ClientHooks clientHooks() {
@@ -584,7 +645,7 @@ public final class Simulator {
       throw new IllegalStateException("the simulator runs GC with one group only");
     }
     cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules, rtts,
-        rttProbe, rangePlant == RangePlant.SCAN_AT_LATEST, applierRules);
+        rttProbe, rangePlant == RangePlant.SCAN_AT_LATEST, applierRules, maxReplyBytes);
     if (forceEviction) {
       cluster.forceEviction();
     }
@@ -672,8 +733,15 @@ public final class Simulator {
     return new SimResult(cfg, commitsByRound, readOnly, aborted, unknown, crashed,
         combinedPositions, combinedTxns, noops, maxPosition, latency, check,
         cluster.conflicts(), finished, events.now(), network.sent(), cluster.exercised(),
-        unknownFates(logsByGroup), cluster.oracle.violations(), network.replays(),
+        unknownFates(logsByGroup), violations(), network.replays(),
         updates.result());
+  }
+
+  /** What broke as it happened: Paxos's own safety (the oracle), and clients' sessions. */
+  private List<String> violations() {
+    List<String> all = new ArrayList<>(cluster.oracle.violations());
+    all.addAll(sessionViolations);
+    return all;
   }
 
   /**
