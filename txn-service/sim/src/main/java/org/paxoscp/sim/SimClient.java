@@ -247,13 +247,14 @@ final class SimClient {
     }
 
     void start() {
+      long floor = p.sessionFloor(group);
       p.client.beginAsync(group).whenComplete((t, failure) -> {
         if (failure != null) {
           abandoned(p);
           return;
         }
         txn = t;
-        p.began(group, t.txnId(), t.readPosition());
+        p.began(group, t.txnId(), t.readPosition(), floor);
         sim.events.after(sim.cfg.opsPerTxn() * sim.cfg.opMicros(), () -> {
           if (p.alive()) {
             operation(0);
@@ -500,13 +501,14 @@ final class SimClient {
         return;
       }
       String g = groups.get(i);
+      long floor = p.sessionFloor(g);
       txn.joinAsync(g).whenComplete((v, failure) -> {
         if (failure != null) {
           txn.abort();
           abandoned(p);
           return;
         }
-        p.began(g, txn.txnId(), txn.readPosition(g).orElseThrow());
+        p.began(g, txn.txnId(), txn.readPosition(g).orElseThrow(), floor);
         List<Runnable> steps = plan.get(g);
         sim.events.after((1 + steps.size()) * sim.cfg.opMicros(), () -> {
           if (p.alive()) {
@@ -655,9 +657,17 @@ final class SimClient {
      */
     private final Map<String, Long> session = new HashMap<>();
 
-    /** A transaction began in {@code group} at {@code position}: checks the session. */
-    void began(String group, String txnId, long position) {
-      long floor = session.getOrDefault(group, 0L);
+    /** The least position a begin in {@code group} issued now may read at. */
+    long sessionFloor(String group) {
+      return session.getOrDefault(group, 0L);
+    }
+
+    /**
+     * A transaction began in {@code group} at {@code position}, its begin issued when the
+     * session stood at {@code floor} (what this process learned while the begin was under way,
+     * an unknown outcome settled in the background, does not bind it): checks the session.
+     */
+    void began(String group, String txnId, long position, long floor) {
       if (position < floor) {
         sim.sessionViolations.add("client " + id + " began " + txnId + " in " + group
             + " at position " + position + ", below its session position " + floor);

@@ -333,6 +333,12 @@ public final class Simulator {
     return new org.paxoscp.client.TxnClient.SessionStats(cached, settling, dropped, floors);
   }
 
+  /** Takes back every {@link #withClientPlant}: the library as shipped. */
+  public Simulator withoutClientPlants() {
+    clientPlants.clear();
+    return this;
+  }
+
   /** Where the simulated clients' library records its meters (aborts by reason, ...). */
   final MeterRegistry meters = countingOnly(new SimpleMeterRegistry());
 

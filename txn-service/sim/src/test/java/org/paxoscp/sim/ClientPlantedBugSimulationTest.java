@@ -67,14 +67,21 @@ class ClientPlantedBugSimulationTest {
         r -> r.check().has(Violation.Kind.LOCK_VIOLATED) || !r.check().ok());
   }
 
-  /** Runs {@code schedules} seeds of {@code simulator}, prints the rate, needs one catch. */
-  private static void assertCaught(String bug, int schedules, LongFunction<Simulator> simulator,
+  /**
+   * Runs {@code schedules} seeds of {@code planted}, prints the rate and needs one catch; the
+   * same seeds with the library as shipped ({@code planted} without its plant) must all be safe.
+   */
+  private static void assertCaught(String bug, int schedules, LongFunction<Simulator> planted,
       Predicate<SimResult> caught) {
     int hits = 0;
     for (long seed = 1; seed <= schedules; seed++) {
-      if (caught.test(simulator.apply(12_000_000L + seed).run())) {
+      if (caught.test(planted.apply(12_000_000L + seed).run())) {
         hits++;
       }
+      SimResult shipped = planted.apply(12_000_000L + seed).withoutClientPlants().run();
+      assertTrue(shipped.safe() && shipped.finished(), bug + ": seed " + (12_000_000L + seed)
+          + " is not safe with the shipped library: " + shipped.check().summary() + " "
+          + shipped.oracleViolations());
     }
     PlantedBugRate.report(bug, hits, schedules);
     assertTrue(hits > 0, bug + ": never caught in " + schedules + " schedules");

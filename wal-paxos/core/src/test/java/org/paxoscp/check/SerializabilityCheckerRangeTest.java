@@ -226,6 +226,30 @@ class SerializabilityCheckerRangeTest {
         "writes [b]");
   }
 
+  /**
+   * X prepared and resolved b; Y prepared b after it; a second RESOLVE(COMMIT) of X, carrying b,
+   * is void (X holds no lock any more) and breaks no lock, while an ordinary write of b would.
+   */
+  @Test
+  void aVoidResolveBreaksNoLockButAWriteUnderTheLockDoes() {
+    TreeMap<String, Mutation> w = new TreeMap<>(Map.of("b", Mutation.put(bytes("1"))));
+    List<String> groups = List.of("g1", "g2");
+    LogEntry prepareX = new LogEntry("X@g2", "A", 0, new TreeSet<>(), w,
+        XgStep.prepare("X", groups, 5));
+    LogEntry resolveX = new LogEntry("r1", "A", 1, new TreeSet<>(), new TreeMap<>(w),
+        XgStep.resolve("X", groups, true));
+    LogEntry prepareY = new LogEntry("Y@g2", "A", 2, new TreeSet<>(), w,
+        XgStep.prepare("Y", groups, 5));
+    LogEntry resolveXAgain = new LogEntry("r2", "A", 3, new TreeSet<>(), new TreeMap<>(w),
+        XgStep.resolve("X", groups, true));
+    Logs logs = Logs.abc().at(1, LogValue.of(prepareX)).at(2, LogValue.of(resolveX))
+        .at(3, LogValue.of(prepareY)).at(4, LogValue.of(resolveXAgain));
+    assertOk(check(logs));
+    Txn t = txn("T").readAt(4).put("b", "2");
+    assertMentions(assertOnly(check(logs.at(5, t), t.committed(5)), Kind.LOCK_VIOLATED),
+        "txn T", "Y holds");
+  }
+
   @Test
   void aScanEntryOutsideItsRangeIsMalformed() {
     Txn t1 = fourKeys();
