@@ -105,7 +105,10 @@ public final class ClientHooks {
 
   @Override
   public String toString() {
-    return plants.isEmpty() && proposers == ProposerFactory.STANDARD ? "shipped"
-        : "planted " + plants + (proposers == ProposerFactory.STANDARD ? "" : " + proposers");
+    String knob = scanPageLimit == Integer.MAX_VALUE ? "" : " (scan pages of " + scanPageLimit
+        + ")";
+    return (plants.isEmpty() && proposers == ProposerFactory.STANDARD ? "shipped"
+        : "PLANTED BUGS " + plants + (proposers == ProposerFactory.STANDARD ? ""
+            : " + a planted proposer")) + knob;
   }
 }

@@ -283,6 +283,16 @@ final class CrossGroupCommit {
       t.checkSize(v);
       validations.put(p.getKey(), v);
     }
+    return validate(txnId, parts, validations, startMs);
+  }
+
+  /**
+   * Sends the VALIDATEs, in parallel; committed when every one is chosen. (No lock check here:
+   * a part whose begin listed every lock checked each read against them, and one whose table
+   * was cut refused every read, so has no VALIDATE.)
+   */
+  private CompletableFuture<CommitResult> validate(String txnId,
+      SortedMap<String, Transaction> parts, Map<String, LogEntry> validations, long startMs) {
     parts.values().forEach(Transaction::markFinished); // Nothing was too large: send.
     client.recordCommittingAcrossGroups(txnId, parts.values(), startMs);
     Map<String, CompletableFuture<CommitResult>> checks = new LinkedHashMap<>();

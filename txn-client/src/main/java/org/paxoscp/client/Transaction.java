@@ -739,10 +739,11 @@ public final class Transaction {
   }
 
   /**
-   * A RESOLVE, or a DECIDE(ABORT): no lock blocks one (a RESOLVE writes only its own
-   * transaction's locked keys, which no other PREPARE can lock; a DECIDE(ABORT) touches only its
-   * decision key, which no PREPARE locks), so it may be placed even when the begin's table was
-   * cut. The steps that resolve locks must never wait for locks.
+   * A RESOLVE, or a DECIDE(ABORT): no lock blocks one with an effect (a RESOLVE of a
+   * transaction holding its locks writes only those keys, which no other PREPARE can lock, and
+   * one of a transaction holding none is void; a DECIDE(ABORT) touches only its decision key,
+   * which no PREPARE locks), so it may be placed even when the begin's table was cut. The steps
+   * that resolve locks must never wait for locks.
    */
   private static boolean neverBlocked(LogEntry entry) {
     XgStep x = entry.xg();
@@ -809,6 +810,10 @@ public final class Transaction {
             startMs);
       } else if (c instanceof OutcomeUnknownException e) {
         client.recordUnknown(this, e.result(), startMs);
+      } else {
+        // (The client closed under it, or a broken invariant: the entry was sent and may be
+        // anywhere in the log.)
+        client.recordAttempt(this, CommitResult.Status.UNKNOWN, -1, 0, startMs);
       }
       throw Futures.rethrow(c);
     });

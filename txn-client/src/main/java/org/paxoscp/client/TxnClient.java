@@ -192,11 +192,10 @@ public final class TxnClient implements AutoCloseable {
         cluster.crossGroup().lockTimeout(), cluster.requestTimeout().multipliedBy(2),
         cluster.maxDatagramBytes() / 4);
     LOG.info("TxnClient home={} protocol={} dcs={} requestTimeout={} maxDatagramBytes={} "
-            + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{}", homeDc, protocol,
-        cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),
+            + "maxPromotions={} directStore={} maxAttempts={} backoff={}..{} hooks={}", homeDc,
+        protocol, cluster.dcNames(), cluster.requestTimeout(), cluster.maxDatagramBytes(),
         proposer.maxPromotions() < 0 ? "unbounded" : proposer.maxPromotions(),
-        b.directStore != null, maxAttempts,
-        backoffBase, backoffMax);
+        b.directStore != null, maxAttempts, backoffBase, backoffMax, hooks);
   }
 
   /**

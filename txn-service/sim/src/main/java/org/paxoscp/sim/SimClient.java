@@ -80,6 +80,7 @@ final class SimClient {
   private Process process;
 
   SimClient(Simulator sim, int id, int home, int txns, SplittableRandom rng) {
+    sim.simClients.add(this);
     this.sim = sim;
     this.id = id;
     this.home = home;
@@ -204,6 +205,17 @@ final class SimClient {
   /** The time a commit takes at most without faults: three round trips and service times. */
   private long commitWindow() {
     return 3 * sim.network.maxRttMicros() + 2 * sim.cfg.serviceMicros() + 1;
+  }
+
+  /**
+   * At the end of the run: what the live process still holds goes into the history as it
+   * stands (a commit whose outcome never came, CRASHED; an unknown outcome whose settle never
+   * finished, UNKNOWN), so that no record is lost. Returns how many there were.
+   */
+  int flush() {
+    int n = process.committing.size() + process.held.size();
+    process.die();
+    return n;
   }
 
   /** The process dies: its commits in flight stay CRASHED; a new one starts a second later. */
@@ -560,6 +572,9 @@ final class SimClient {
       maybeCrash(p, txn.txnId(), 3 * commitWindow(), true);
       txn.commitAsync().whenComplete((r, failure) -> {
         if (failure == null) {
+          if (r.position() > 0) {
+            p.committed(groups.get(0), r.position()); // its DECIDE in the coordinator
+          }
           sim.latency.recordValue(Math.max(0, sim.events.now() - started));
           sim.updates.materialized += updateOps;
         } else if (failure instanceof TransactionTooLargeException) {

@@ -311,6 +311,15 @@ public final class Simulator {
    */
   final List<String> sessionViolations = new ArrayList<>();
 
+  /**
+   * Commits (and settles) the clients still had under way when the run ended: recorded as they
+   * stood (CRASHED, UNKNOWN). A run that drained its events leaves none.
+   */
+  int unfinishedAtEnd;
+
+  /** The run's simulated clients. */
+  final List<SimClient> simClients = new ArrayList<>();
+
   /** Every library client the simulated clients' processes ran. */
   final List<org.paxoscp.client.TxnClient> libraryClients = new ArrayList<>();
 
@@ -700,6 +709,9 @@ public final class Simulator {
       if (finished && cfg.updateShare() > 0) {
         finished = readBack();
       }
+    }
+    for (SimClient c : simClients) {
+      unfinishedAtEnd += c.flush();
     }
     long maxPosition = cluster.maxPosition();
     Map<String, Map<String, SortedMap<Long, LogValue>>> logsByGroup = new TreeMap<>();

@@ -183,14 +183,17 @@ public final class CrossGroupChecker {
     for (Resolution r : resolutions) {
       Decision d = decisions.get(r.txn());
       boolean committed = d != null && d.commit();
+      String what = r.held() ? "" : " (void: it held no lock there any more)";
       if (r.commit() && !committed) {
         out.add(Kind.XG_ATOMICITY, r.position(), r.txn(), "RESOLVE(COMMIT) of " + r.txn()
-            + " in group " + r.group() + " at position " + r.position() + " made its writes "
-            + "visible, but it is " + (d == null ? "undecided" : "decided ABORT"));
+            + " in group " + r.group() + " at position " + r.position()
+            + (r.held() ? " made its writes visible" : what) + ", but it is "
+            + (d == null ? "undecided" : "decided ABORT"));
       } else if (!r.commit() && committed) {
         out.add(Kind.XG_ATOMICITY, r.position(), r.txn(), "RESOLVE(ABORT) of " + r.txn()
-            + " in group " + r.group() + " at position " + r.position() + " dropped its writes, "
-            + "but it is decided COMMIT at position " + d.position() + " of " + d.group());
+            + " in group " + r.group() + " at position " + r.position()
+            + (r.held() ? " dropped its writes" : what) + ", but it is decided COMMIT at "
+            + "position " + d.position() + " of " + d.group());
       }
     }
     int committed = 0;
@@ -295,7 +298,12 @@ public final class CrossGroupChecker {
 
   private record Decision(String group, long position, boolean commit, List<String> groups) {}
 
-  private record Resolution(String group, long position, String txn, boolean commit) {}
+  /**
+   * A RESOLVE in a group; {@code held}: its transaction held locks there (else it was void, but
+   * its outcome must still be the decision: a client resolves only with the outcome it read).
+   */
+  private record Resolution(String group, long position, String txn, boolean commit,
+      boolean held) {}
 
   private record Version(long position, String writer) {}
 
@@ -365,8 +373,8 @@ public final class CrossGroupChecker {
           }
           case RESOLVE -> {
             XgLocks.Lock held = locks.remove(x.txn());
+            resolutions.add(new Resolution(group, q, x.txn(), x.commit(), held != null));
             if (held != null) {
-              resolutions.add(new Resolution(group, q, x.txn(), x.commit()));
               if (x.commit()) {
                 writeAll(versions, node, q, held.prepare());
               }

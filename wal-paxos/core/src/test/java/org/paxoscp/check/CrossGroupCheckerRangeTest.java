@@ -111,4 +111,24 @@ class CrossGroupCheckerRangeTest {
     assertFalse(none.crossGroup().has(Kind.XG_CYCLE), none::summary);
     assertTrue(none.ok(), none::summary);
   }
+
+  /**
+   * A void RESOLVE (its transaction holds no lock there any more) writes nothing, but its
+   * outcome must still be the decision: a second RESOLVE(ABORT) of the committed T is caught.
+   */
+  @Test
+  void aVoidResolveWithTheWrongOutcomeBreaksAtomicity() {
+    Map<String, Map<String, SortedMap<Long, LogValue>>> ok = transfer();
+    assertTrue(CrossGroupChecker.check(ok, Map.of(), List.of()).ok());
+    SortedMap<Long, LogValue> g2 = new TreeMap<>(ok.get("g2").get("A"));
+    g2.put(3L, LogValue.of(new LogEntry("r3", "B", 2, new TreeSet<>(), puts("y"),
+        XgStep.resolve("T", GROUPS, true))));
+    assertTrue(CrossGroupChecker.check(logs(ok.get("g1").get("A"), g2), Map.of(), List.of())
+        .ok(), "a void RESOLVE with the decided outcome is harmless");
+    g2.put(4L, LogValue.of(new LogEntry("r4", "B", 3, new TreeSet<>(), new TreeMap<>(),
+        XgStep.resolve("T", GROUPS, false))));
+    CrossGroupChecker.Result r = CrossGroupChecker.check(logs(ok.get("g1").get("A"), g2),
+        Map.of(), List.of());
+    assertTrue(r.crossGroup().has(Kind.XG_ATOMICITY), r::summary);
+  }
 }

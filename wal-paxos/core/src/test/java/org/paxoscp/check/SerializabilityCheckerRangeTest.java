@@ -245,9 +245,29 @@ class SerializabilityCheckerRangeTest {
     Logs logs = Logs.abc().at(1, LogValue.of(prepareX)).at(2, LogValue.of(resolveX))
         .at(3, LogValue.of(prepareY)).at(4, LogValue.of(resolveXAgain));
     assertOk(check(logs));
+    // The void RESOLVE changed nothing: b is still X's value.
+    Txn reader = txn("R").readAt(4).read("b", "1");
+    assertOk(check(logs, reader.committedReadOnly()));
     Txn t = txn("T").readAt(4).put("b", "2");
     assertMentions(assertOnly(check(logs.at(5, t), t.committed(5)), Kind.LOCK_VIOLATED),
         "txn T", "Y holds");
+  }
+
+  /** A RESOLVE of a transaction that does hold its locks is checked as before. */
+  @Test
+  void aResolveOfAHeldLockIsStillCheckedAgainstOtherLocks() {
+    List<String> groups = List.of("g1", "g2");
+    LogEntry prepareY = new LogEntry("Y@g2", "A", 0, new TreeSet<>(),
+        new TreeMap<>(Map.of("c", Mutation.put(bytes("1")))), XgStep.prepare("Y", groups, 5));
+    LogEntry prepareX = new LogEntry("X@g2", "A", 1, new TreeSet<>(),
+        new TreeMap<>(Map.of("b", Mutation.put(bytes("1")))), XgStep.prepare("X", groups, 5));
+    // A malformed copy: X's RESOLVE carries c, which Y holds.
+    LogEntry resolveX = new LogEntry("r1", "A", 2, new TreeSet<>(),
+        new TreeMap<>(Map.of("b", Mutation.put(bytes("1")), "c", Mutation.put(bytes("1")))),
+        XgStep.resolve("X", groups, true));
+    Logs logs = Logs.abc().at(1, LogValue.of(prepareY)).at(2, LogValue.of(prepareX))
+        .at(3, LogValue.of(resolveX));
+    assertOnly(check(logs), Kind.LOCK_VIOLATED);
   }
 
   @Test
