@@ -250,7 +250,10 @@ public final class AsyncClosedLoop {
     }
   }
 
-  /** The JVM's threads, heap and resident set at one moment (the heap after a full GC). */
+  /**
+   * The JVM's threads, heap and resident set at one moment: the resident set and the committed
+   * heap just before a full GC, the heap used just after it.
+   */
   public record Resources(int threads, long heapUsedBytes, long heapCommittedBytes,
       long rssBytes) {
     public double heapUsedMb() {
@@ -509,11 +512,12 @@ public final class AsyncClosedLoop {
         w.txnMicros, before, during, inFlightAtEnd, peak, after, added, processCpu, unfinished);
   }
 
-  /** Threads, then the heap after a full GC, then the resident set. */
+  /**
+   * Threads, the resident set and the committed heap (read together, before the collection,
+   * which may uncommit heap the resident set still counts), then the heap used after a full GC.
+   */
   public static Resources measure() {
     int n = ManagementFactory.getThreadMXBean().getThreadCount();
-    System.gc();
-    MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
     long rss = -1;
     try {
       Path status = Path.of("/proc/self/status");
@@ -523,7 +527,10 @@ public final class AsyncClosedLoop {
     } catch (IOException e) {
       rss = -1;
     }
-    return new Resources(n, heap.getUsed(), heap.getCommitted(), rss);
+    long committed = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted();
+    System.gc();
+    MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
+    return new Resources(n, heap.getUsed(), committed, rss);
   }
 
   private static long processCpuNanos() {

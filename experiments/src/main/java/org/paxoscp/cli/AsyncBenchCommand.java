@@ -288,9 +288,10 @@ public final class AsyncBenchCommand implements Callable<Integer> {
         + "call; txn: begin to commit result. JVM threads and heap: the whole process, services "
         + "and HBase included; heap after a full GC; 'in flight' is measured at the end of the "
         + "window with the transactions still in flight, 'after' once the mode drained and "
-        + "closed its clients, so in-flight heap = in flight - after. RSS - committed heap: "
-        + "the process's memory outside the Java heap (thread stacks among it). threads added: "
-        + "alive at the end of the window and not before the mode. CPU: in the window)");
+        + "closed its clients, so in-flight heap = in flight - after. RSS and RSS - committed "
+        + "heap: read just before that GC; the latter approximates the process's memory outside "
+        + "the Java heap (thread stacks among it). threads added: alive at the end of the "
+        + "window and not before the mode. CPU: in the window)");
     o.println();
     o.println("Threads added, by name (# = a sequence number), alive at the end of the window, "
         + "with their CPU time in the window:");
