@@ -47,10 +47,10 @@ public final class DcCommand implements Callable<Integer> {
 
   /**
    * {@code paxoscp dc rebuild --config FILE --dc D (--all | --groups G,...)}: asks DC D's service
-   * to rebuild each group from its peers (ARCHITECTURE section 12), a few at once, with progress;
-   * with {@code --all}, lists the groups at the peers first and, when every one is rebuilt,
-   * declares D's store rebuilt. Resumable: groups already rebuilt are skipped by the service.
-   * It writes nothing itself; D's service writes only D's store.
+   * to rebuild each group from its peers (docs/architecture.md section 12), a few at once, with
+   * progress; with {@code --all}, lists the groups at the peers first and, when every one is
+   * rebuilt, declares D's store rebuilt. Resumable: groups already rebuilt are skipped by the
+   * service. It writes nothing itself; D's service writes only D's store.
    *
    * <p>Exit codes: 0 every group rebuilt; 1 some were not (run again to resume); 2 usage.
    */

@@ -12,7 +12,7 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code paxoscp key}: makes a cluster key, and derives from a cluster file the key of one role
- * (ARCHITECTURE section 13, docs/deploying.md "The key"): what an application host or an
+ * (docs/architecture.md section 13, docs/deploying.md "The key"): what an application host or an
  * operator's host holds instead of the cluster key.
  */
 @Command(name = "key", mixinStandardHelpOptions = true,

@@ -30,11 +30,11 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code paxoscp bench-lifecycle}: storage and latency as one group's log grows, with log and
- * version GC on (ARCHITECTURE section 7). A local cluster of three DCs on one embedded HBase (a
- * namespace per DC) and UDP, no WAN emulation; one client commits read-two-write-two transactions
- * on one group until the log reaches {@code --positions}. At 10^3, 10^4 and 10^5 positions it
- * counts WAL rows and data versions in HBase (all DCs together) and the median commit and read
- * latency of the last {@code --window} transactions, and writes {@code lifecycle.csv}.
+ * version GC on (docs/architecture.md section 7). A local cluster of three DCs on one embedded
+ * HBase (a namespace per DC) and UDP, no WAN emulation; one client commits read-two-write-two
+ * transactions on one group until the log reaches {@code --positions}. At 10^3, 10^4 and 10^5
+ * positions it counts WAL rows and data versions in HBase (all DCs together) and the median commit
+ * and read latency of the last {@code --window} transactions, and writes {@code lifecycle.csv}.
  * A measurement, not a test: numbers depend on the machine.
  */
 @Command(name = "bench-lifecycle", mixinStandardHelpOptions = true,

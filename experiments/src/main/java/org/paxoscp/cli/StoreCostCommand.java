@@ -35,12 +35,13 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code paxoscp store-cost}: what one commit costs in store operations and time on an embedded
- * HBase with one table set per DC, with the DCs' services called in-process (no network): the fast path
+ * HBase with one table set per DC, with the DCs' services called in-process (no network): the fast
+ * path
  * (one client, every commit granted by the leader) and a contended path (several threads on few
  * keys). A measurement, not a test: numbers depend on the machine.
  */
 @Command(name = "store-cost", mixinStandardHelpOptions = true,
-    footer = "%nExplained in docs/operating.md.",
+    footer = "%nExplained in docs/benchmarks.md.",
     description = "Measures store operations and store vs protocol time per committed "
         + "transaction on an embedded HBase (in-process services, no network).")
 public final class StoreCostCommand implements Callable<Integer> {

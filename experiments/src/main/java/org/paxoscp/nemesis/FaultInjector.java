@@ -155,9 +155,10 @@ final class FaultInjector implements FaultSchedule.Injector {
       case STORE_LOSS -> {
         // A DC loses its disks: its tables come back empty (meta first, with the store marker)
         // under its running services, as a real loss does not stop them first; they answer
-        // REBUILDING until the DC is rebuilt from its peers while the others serve (ARCHITECTURE
-        // section 12). Its log is saved first: once rebuilt it holds the log above the position
-        // it was copied at only, and a run whose faults destroyed its evidence proves nothing.
+        // REBUILDING until the DC is rebuilt from its peers while the others serve
+        // (docs/architecture.md section 12). Its log is saved first: once rebuilt it holds the log
+        // above the position it was copied at only, and a run whose faults destroyed its evidence
+        // proves nothing.
         String dc = dcs.get(random.nextInt(dcs.size()));
         String copy = dc + "-" + (++storeLosses);
         long t0 = clock.nanoTime();

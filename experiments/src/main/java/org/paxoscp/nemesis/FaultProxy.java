@@ -40,8 +40,8 @@ import org.slf4j.LoggerFactory;
  * message, as a router could not. Datagrams it cannot parse are forwarded untouched (the
  * service rejects them itself).
  *
- * <p>It also acts as the on-path attacker of ARCHITECTURE section 13: it keeps a sample of the
- * datagrams it forwarded (at most one per {@value #RECORD_GAP_MS} ms, for up to
+ * <p>It also acts as the on-path attacker of docs/architecture.md section 13: it keeps a sample of
+ * the datagrams it forwarded (at most one per {@value #RECORD_GAP_MS} ms, for up to
  * {@value #MAX_AGE_MS} ms, {@value #RECORDED} at most), and while the rules say replay, each
  * datagram it forwards comes with, at that probability, a copy of one it forwarded
  * {@value #MIN_AGE_MS} ms or more earlier: to the copy's own destination, or half of the time to

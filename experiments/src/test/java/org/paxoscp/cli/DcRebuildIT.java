@@ -31,8 +31,8 @@ import org.paxoscp.transport.Message;
 import org.paxoscp.transport.UdpTransport;
 
 /**
- * {@code paxoscp dc rebuild} on three DCs over embedded HBase (ARCHITECTURE section 12): a DC
- * that was away while its peers collected past it, and a DC whose tables were emptied, are
+ * {@code paxoscp dc rebuild} on three DCs over embedded HBase (docs/architecture.md section 12): a
+ * DC that was away while its peers collected past it, and a DC whose tables were emptied, are
  * rebuilt with the command while the others serve, and then read what the others read at every
  * position above their GC watermark.
  */

@@ -204,8 +204,8 @@ class LocalClusterIT {
   }
 
   /**
-   * Transfers across four groups (ARCHITECTURE section 10) by clients homed in V1, while V1's
-   * service stops mid-run and comes back: commits go on through V2 and V3, the money is all
+   * Transfers across four groups (docs/architecture.md section 10) by clients homed in V1, while
+   * V1's service stops mid-run and comes back: commits go on through V2 and V3, the money is all
    * there, and the cross-group checker passes over every group's log on every DC.
    */
   @Test

@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * Where a group's entries are batched, for one service instance of leader combination
  * (docs/leader-combination.md): which DC batches a client's entry, which DC a round passes its
  * queued entries on to, and whose entry goes first in a list (its DC leads the next position,
- * ARCHITECTURE 5.3). It passes entries on and marks a DC that did not answer as down for a while.
+ * docs/architecture.md section 5.3). It passes entries on and marks a DC that did not answer as
+ * down for a while.
  *
  * <p>None of this is needed for safety: where an entry is batched decides only who proposes it;
  * the grant check-and-write and the acceptors arbitrate between batchers, and every batcher
@@ -37,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Three rules, by what the cluster knows of its round trips:
  * <ul>
  *   <li><b>With the RTTs between DCs</b> (configured, or measured and agreed by the services:
- *       {@link RoundTrips}; and so each DC's leader cost, its nearest-majority RTT): the batcher is the DC, not marked down, where a commit costs least on average over
+ * {@link RoundTrips}; and so each DC's leader cost, its nearest-majority RTT): the batcher is the
+ * DC, not marked down, where a commit costs least on average over
  *       where the entries come from: {@code cost(b) = lead(b) + sum over DCs d of share(d) *
  *       rtt(d, b)}, with {@code share(d)} the share of recent committed entries whose client is
  *       homed at {@code d} ({@link OriginShares}; a client submits to its own DC's service, which

@@ -37,12 +37,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Learning and catch-up of one DC (ARCHITECTURE section 5.4): brings the DC's applied watermark of
- * a group up to a target position by learning every missing position in order. To learn position
- * p it first asks every peer DC's service for p's chosen value ({@code Learn(p)}) and takes the
- * first one that knows it; if none does, it runs a learner {@link Proposer} for p, which
- * re-proposes the highest-ballot vote it finds or decides a no-op when no DC has voted. The value
- * is then recorded in this DC's WAL ({@link Acceptor#apply}) and applied to the data table.
+ * Learning and catch-up of one DC (docs/architecture.md section 5.4): brings the DC's applied
+ * watermark of a group up to a target position by learning every missing position in order. To
+ * learn position p it first asks every peer DC's service for p's chosen value ({@code Learn(p)})
+ * and takes the first one that knows it; if none does, it runs a learner {@link Proposer} for p,
+ * which re-proposes the highest-ballot vote it finds or decides a no-op when no DC has voted. The
+ * value is then recorded in this DC's WAL ({@link Acceptor#apply}) and applied to the data table.
  *
  * <p><b>Positions are never invented.</b> A learner decides a no-op at an empty position, so it
  * must only run for positions known to exist: the caller passes a target that a request proved
@@ -212,7 +212,7 @@ public final class CatchUp implements AutoCloseable {
 
   /**
    * Removes {@code run} from the map if it has ended and nobody waits on it: a run is kept only
-   * while it is live (ARCHITECTURE section 9). A run that is retired is never used again.
+   * while it is live (docs/architecture.md section 9). A run that is retired is never used again.
    */
   private void retireIfIdle(String group, GroupRun run) {
     synchronized (run) {
@@ -255,7 +255,7 @@ public final class CatchUp implements AutoCloseable {
   }
 
   /** The applier this catch-up applies with (shared by the service over the same store). */
-  /** The process's guard of this DC's store (ARCHITECTURE section 12). */
+  /** The process's guard of this DC's store (docs/architecture.md section 12). */
   public RebuildGuard guard() {
     return guard;
   }

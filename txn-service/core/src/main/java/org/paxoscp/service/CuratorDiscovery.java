@@ -22,8 +22,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Service discovery through ZooKeeper with Apache Curator (ARCHITECTURE section 6): a service
- * registers itself as an instance of the service named after its DC under the cluster's
+ * Service discovery through ZooKeeper with Apache Curator (docs/architecture.md section 6): a
+ * service registers itself as an instance of the service named after its DC under the cluster's
  * discovery path (an ephemeral node, gone when its session ends), and services and clients find a
  * DC's live instances through {@link #endpoints}, backed by one watched cache per DC.
  *

@@ -24,9 +24,9 @@ import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgLocks;
 
 /**
- * Rebuilds groups at one DC from its peers (ARCHITECTURE section 12, docs/rebuilding.md): for
- * each group, copies a peer's data as of a position the peer applied, records it as applied here
- * with everything below it collected, and lets catch-up bring the log above it from the peers'
+ * Rebuilds groups at one DC from its peers (docs/architecture.md section 12, docs/rebuilding.md):
+ * for each group, copies a peer's data as of a position the peer applied, records it as applied
+ * here with everything below it collected, and lets catch-up bring the log above it from the peers'
  * WALs. It writes only this DC's store and asks its peers' services
  * (never their stores).
  *

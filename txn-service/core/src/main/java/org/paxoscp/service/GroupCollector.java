@@ -26,7 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Advances one DC's GC watermark of a group and collects below it (ARCHITECTURE section 7,
+ * Advances one DC's GC watermark of a group and collects below it (docs/architecture.md section 7,
  * {@link LogCollector}). Any service instance of any DC may run it: it holds no state that matters
  * (the watermark is raised by check-and-write in the group's meta row, only upwards, and
  * collection is idempotent), so no coordinator is needed.
@@ -112,8 +112,8 @@ public final class GroupCollector implements AutoCloseable {
   private final AtomicLong lastLag = new AtomicLong();
   /**
    * Per group: the applied watermark at which this object last started a round. A bounded cache
-   * (ARCHITECTURE section 9): a group evicted from it starts again from the last multiple of
-   * {@link Settings#collectEveryPositions} below its watermark, so GC work follows the groups
+   * (docs/architecture.md section 9): a group evicted from it starts again from the last multiple
+   * of {@link Settings#collectEveryPositions} below its watermark, so GC work follows the groups
    * written, and an evicted group costs no extra round.
    */
   private final Cache<String, AtomicLong> lastRound;

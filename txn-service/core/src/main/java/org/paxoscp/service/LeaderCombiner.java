@@ -25,8 +25,8 @@ import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 
 /**
- * Leader combination at one service instance (ARCHITECTURE 5.5; the rules and their safety
- * argument are in docs/leader-combination.md). Three parts, each with its own job:
+ * Leader combination at one service instance (docs/architecture.md section 5.5; the rules and their
+ * safety argument are in docs/leader-combination.md). Three parts, each with its own job:
  * <ul>
  *   <li>{@link BatcherPlacement}: which DC batches a client's entry, where a round passes
  *       entries on, whose entry leads a list; passing on, and DCs marked down;
@@ -42,9 +42,9 @@ import org.paxoscp.wal.LogValue;
  * settle their outcome by deciding {@code p, p + 1, ...} in turn, withdrawing the entry at the
  * first position nobody voted at (see {@code LeaderSubmit}).
  *
- * <p><b>Memory</b> (ARCHITECTURE section 9). A group's state is <em>live</em> while it has a round
- * in flight, a hold, a queued entry or an entry passed on and not yet answered: then it is in
- * {@code live} and cannot be evicted (it cannot be rebuilt from the store). When it becomes idle
+ * <p><b>Memory</b> (docs/architecture.md section 9). A group's state is <em>live</em> while it has
+ * a round in flight, a hold, a queued entry or an entry passed on and not yet answered: then it is
+ * in {@code live} and cannot be evicted (it cannot be rebuilt from the store). When it becomes idle
  * it is retired: removed from {@code live}, with a small memo (the next position, the last
  * {@value LeaderGroup#MEMO_POSITIONS} chosen values, the hold back-off, the grant asked ahead for
  * the next round) put in a cache bounded by entries and evicted by recency. The next submit

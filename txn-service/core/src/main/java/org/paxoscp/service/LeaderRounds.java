@@ -38,12 +38,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The rounds of leader combination at one service instance (ARCHITECTURE 5.5): entries submitted
- * for a group wait in its queue while one <em>round</em> is in flight; a round takes every
- * waiting entry that may be placed at the next position {@code q} ({@link RoundPlanner}),
- * proposes them as one list (fast ballot when {@code q}'s leader DC grants it, else basic Paxos),
- * and when {@code q} is decided answers each entry in it COMMITTED; the others wait for the next
- * round, where they are placed at {@code q + 1} or answered.
+ * The rounds of leader combination at one service instance (docs/architecture.md section 5.5):
+ * entries submitted for a group wait in its queue while one <em>round</em> is in flight; a round
+ * takes every waiting entry that may be placed at the next position {@code q}
+ * ({@link RoundPlanner}), proposes them as one list (fast ballot when {@code q}'s leader DC grants
+ * it, else basic Paxos), and when {@code q} is decided answers each entry in it COMMITTED; the
+ * others wait for the next round, where they are placed at {@code q + 1} or answered.
  *
  * <p><b>The next position</b> {@code q} is one past the last position this instance saw decided,
  * or past those whose chosen values this DC has applied or holds, if that is higher: every

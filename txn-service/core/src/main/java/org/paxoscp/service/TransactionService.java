@@ -54,7 +54,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Transaction Service logic of one DC (ARCHITECTURE sections 4-5) over that DC's
+ * The Transaction Service logic of one DC (docs/architecture.md sections 4-5) over that DC's
  * {@link KvStore}: the acceptor for PREPARE, ACCEPT, APPLY, grant and learn requests, the read
  * position for {@code BeginRequest}, and reads at a read position, catching up (section 5.4)
  * whenever a request proves that positions this DC has not applied exist.
@@ -67,14 +67,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Errors.</b> {@link #handle} never throws and its future never fails. Invalid input is
  * answered with {@link ErrorCode#BAD_REQUEST} after validation and before any store access, so a
- * rejected request changes nothing. A store that does not answer gives {@link ErrorCode#STORE_UNAVAILABLE}
+ * rejected request changes nothing. A store that does not answer gives {@link
+ * ErrorCode#STORE_UNAVAILABLE}
  * (naming the DC and the operation); positions that cannot be learned in time give
  * {@link ErrorCode#CATCH_UP_FAILED}; a request for a position at or below the group's GC
  * watermark (a PREPARE, ACCEPT, grant or learn of a collected position, a read at a collected read
- * position) gives {@link ErrorCode#TOO_OLD} (section 7); a read reply too big for one datagram gives
+ * position) gives {@link ErrorCode#TOO_OLD} (section 7); a read reply too big for one datagram
+ * gives
  * {@link ErrorCode#TOO_LARGE}; a request of a group this DC does not serve because it lost its
  * store and has not rebuilt the group, or a vote at or below a rebuilt group's fence, gives
- * {@link ErrorCode#REBUILDING} (section 12). One-way messages (APPLY, a pushed {@code LearnReply}) get no reply
+ * {@link ErrorCode#REBUILDING} (section 12). One-way messages (APPLY, a pushed {@code LearnReply})
+ * get no reply
  * even when they fail; they are logged.
  *
  * <p>Thread-safe. {@link #handle} does store work on the calling thread and never waits for a
@@ -166,7 +169,7 @@ public final class TransactionService implements RequestHandler {
     this(dc, dcs, store, catchUp, limits, scheduler, collector, LeaderCombiner.Options.DEFAULT);
   }
 
-  /** As above, with leader combination's options (ARCHITECTURE 5.5). */
+  /** As above, with leader combination's options (docs/architecture.md section 5.5). */
   public TransactionService(String dc, List<String> dcs, KvStore store, CatchUp catchUp,
       Limits limits, Scheduler scheduler, GroupCollector collector,
       LeaderCombiner.Options leaderOptions) {
@@ -197,7 +200,8 @@ public final class TransactionService implements RequestHandler {
    * Empties every per-group cache of this service (the applier's, the leader combiner's idle
    * groups and cached chosen values, the collector's), as if every group had just been evicted;
    * live work (rounds, queued submits, catch-up runs) is kept. For the forced-eviction test
-   * mode: a service must stay correct whenever its caches are emptied (ARCHITECTURE section 9).
+   * mode: a service must stay correct whenever its caches are emptied (docs/architecture.md
+   * section 9).
    */
   public void forgetCaches() {
     applier.forgetAll();
@@ -251,7 +255,7 @@ public final class TransactionService implements RequestHandler {
   }
 
   /**
-   * What this DC's store says about itself (ARCHITECTURE section 12): {@code serving},
+   * What this DC's store says about itself (docs/architecture.md section 12): {@code serving},
    * {@code rebuilding}, or {@code lost} (no marker: it lost its contents and no rebuild started).
    *
    * @throws StoreUnavailableException if the store does not answer
@@ -748,10 +752,10 @@ public final class TransactionService implements RequestHandler {
   // ---- leader combination -------------------------------------------------------------------
 
   /**
-   * ARCHITECTURE 5.5: queues the entry for this DC's leader rounds once this DC knows its read
-   * position chosen (which the client proved): at once when the applier holds or has applied
-   * every position up to it, else after applying up to it. Rounds judge the entry only against
-   * positions after its read position, so they need those values, not the data applied.
+   * docs/architecture.md section 5.5: queues the entry for this DC's leader rounds once this DC
+   * knows its read position chosen (which the client proved): at once when the applier holds or has
+   * applied every position up to it, else after applying up to it. Rounds judge the entry only
+   * against positions after its read position, so they need those values, not the data applied.
    * Answered when a decided position settles it (see {@link LeaderCombiner}).
    */
   private CompletableFuture<Message> submit(SubmitRequest s) {

@@ -1,5 +1,5 @@
 /**
- * One DC's Transaction Service logic (ARCHITECTURE sections 4-5, 7): the
+ * One DC's Transaction Service logic (docs/architecture.md sections 4-5, 7): the
  * {@link org.paxoscp.service.TransactionService} request handler (acceptor requests, APPLY,
  * begin, reads at a read position), {@link org.paxoscp.service.CatchUp} (learning missing
  * positions from peers or by learner instances), {@link org.paxoscp.service.LeaderCombiner}

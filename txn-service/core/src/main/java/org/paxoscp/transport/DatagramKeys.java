@@ -24,8 +24,8 @@ import javax.crypto.SecretKey;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The keys that seal datagrams (ARCHITECTURE sections 6 and 13): per {@link Role} a key derived
- * from the cluster key, and the keys a process accepts on receipt.
+ * The keys that seal datagrams (docs/architecture.md sections 6 and 13): per {@link Role} a key
+ * derived from the cluster key, and the keys a process accepts on receipt.
  *
  * <p><b>Roles.</b> From a cluster key {@code K} every role {@code r} gets its own key
  * {@code K_r = HKDF(K, "role r")}, with its own public 32-bit <em>key id</em>; a datagram's key

@@ -10,9 +10,9 @@ import java.util.function.LongSupplier;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
 
 /**
- * Whether an authentic datagram is fresh (ARCHITECTURE section 13), as DTLS, IPsec and WireGuard
- * decide it: sealed for this DC ({@link Reason#MISDIRECTED} otherwise), by a sender whose clock
- * is within the window of this one ({@link Reason#STALE}), and not seen before
+ * Whether an authentic datagram is fresh (docs/architecture.md section 13), as DTLS, IPsec and
+ * WireGuard decide it: sealed for this DC ({@link Reason#MISDIRECTED} otherwise), by a sender whose
+ * clock is within the window of this one ({@link Reason#STALE}), and not seen before
  * ({@link Reason#REPLAY}): per sender (key id and sender id), the highest counter seen and a
  * bitmap of the {@link #WINDOW} counters below it. Every field checked is in the authenticated
  * header, so a copy cannot be made to look fresh.

@@ -20,8 +20,9 @@ import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 
 /**
- * The client's side of leader combination (ARCHITECTURE 5.5, docs/leader-combination.md):
- * submits an entry to the leader DC's service and turns its answer into an {@link Outcome}.
+ * The client's side of leader combination (docs/architecture.md section 5.5,
+ * docs/leader-combination.md): submits an entry to the leader DC's service and turns its answer
+ * into an {@link Outcome}.
  *
  * <ul>
  *   <li>COMMITTED / ABORTED answers come from decided positions and are final.

@@ -14,7 +14,7 @@ import org.paxoscp.wal.XgLocks;
 /**
  * Everything a Transaction Service and its clients (and peer services) say to each other: the
  * protocol's {@link PaxosMessage}s, plus begin, read and error. Every message names its entity
- * group and a log position (ARCHITECTURE section 6); the sending DC travels in the
+ * group and a log position (docs/architecture.md section 6); the sending DC travels in the
  * {@link Envelope}.
  */
 public sealed interface Message {
@@ -206,10 +206,10 @@ public sealed interface Message {
   }
 
   /**
-   * Leader combination (ARCHITECTURE 5.5, docs/leader-combination.md): asks a service of the
-   * position's leader DC to place {@code entry} in a combined list at a position from
-   * {@code position} (= the entry's read position + 1) to {@code position + bound}, and to answer
-   * once that is decided. A service that does not lead the group's next position passes the
+   * Leader combination (docs/architecture.md section 5.5, docs/leader-combination.md): asks a
+   * service of the position's leader DC to place {@code entry} in a combined list at a position
+   * from {@code position} (= the entry's read position + 1) to {@code position + bound}, and to
+   * answer once that is decided. A service that does not lead the group's next position passes the
    * request on to the one that does, once, with {@code forwarded} set.
    */
   record SubmitRequest(String group, long position, LogEntry entry, int bound,
@@ -319,7 +319,7 @@ public sealed interface Message {
     }
   }
 
-  // ---- rebuilding a DC (ARCHITECTURE section 12, docs/rebuilding.md) ---------------------
+  // ---- rebuilding a DC (docs/architecture.md section 12, docs/rebuilding.md) --------------------
 
   /** Asks a peer's service how far {@code group} reaches there: answered by {@link ExtentReply}. */
   record ExtentRequest(String group) implements Message {
@@ -660,7 +660,7 @@ public sealed interface Message {
     LEADER_UNREACHABLE,
     /**
      * The DC lost its store and has not rebuilt the group yet, or the position is at or below
-     * the group's rebuild fence there (ARCHITECTURE section 12); another DC serves it.
+     * the group's rebuild fence there (docs/architecture.md section 12); another DC serves it.
      */
     REBUILDING
   }

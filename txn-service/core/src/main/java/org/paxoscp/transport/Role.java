@@ -6,9 +6,9 @@ import java.util.Set;
 import org.paxoscp.transport.WireCodec.Type;
 
 /**
- * Who sealed a datagram (ARCHITECTURE section 13, docs/operating.md "Roles"): each role seals
- * under a key of its own, derived from the cluster key, so a receiver knows from the key alone
- * which requests the sender may make.
+ * Who sealed a datagram (docs/architecture.md section 13, docs/wire.md "Roles"): each role
+ * seals under a key of its own, derived from the cluster key, so a receiver knows from the key
+ * alone which requests the sender may make.
  *
  * <p>Services hold the cluster key ({@code paxoscp.key = <hex>}) and with it every role's key.
  * An application host holds only the client key ({@code paxoscp.key = client:<hex>}, printed by

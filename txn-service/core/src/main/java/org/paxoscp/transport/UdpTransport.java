@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The product {@link Transport}: one sealed (encrypted and authenticated, or authenticated only)
  * UDP datagram per message ({@link WireCodec}),
- * on a Netty event loop (ARCHITECTURE section 6). It composes three parts: socket I/O
+ * on a Netty event loop (docs/architecture.md section 6). It composes three parts: socket I/O
  * ({@link DatagramIo}), request correlation ({@link PendingRequests}) and, for a service, request
  * dispatch to a {@link RequestHandler} on worker threads ({@link RequestDispatcher}). WAN
  * emulation is not here: it is the {@link WanTransport} decorator, which works over any
@@ -35,11 +35,12 @@ import org.slf4j.LoggerFactory;
  * <p>One class for both roles. A <em>client</em> transport (no handler) binds an ephemeral
  * port (see {@link Builder#bind} for which address) and only issues requests. A <em>service</em>
  * transport binds its configured address and also serves incoming requests. A reply goes back
- * to the address the request came from; a reply too large for a datagram is replaced by {@link Message.ErrorCode#TOO_LARGE}.
+ * to the address the request came from; a reply too large for a datagram is replaced by {@link
+ * Message.ErrorCode#TOO_LARGE}.
  *
- * <p>Every received datagram is verified before anything else looks at it (ARCHITECTURE section
- * 13): a forged, truncated, oversized, unknown-version, clear (when encryption is required) or
- * otherwise invalid datagram, one naming a DC the cluster does not have, a stale, repeated or
+ * <p>Every received datagram is verified before anything else looks at it (docs/architecture.md
+ * section 13): a forged, truncated, oversized, unknown-version, clear (when encryption is required)
+ * or otherwise invalid datagram, one naming a DC the cluster does not have, a stale, repeated or
  * misdirected one ({@link Freshness}), a request its key's {@link Role} may not send, and a reply
  * under another role's key than this transport sends with, is dropped, counted by {@link Reason}
  * ({@link #droppedCount}) and logged at most once per reason every 10 seconds. It never reaches
@@ -60,7 +61,8 @@ import org.slf4j.LoggerFactory;
  * most once every 10 seconds; it is never silently turned into a timeout.
  *
  * <p>Thread-safe. Nothing blocks except {@link #close()} (bounded). Reply futures complete on the
- * transport's opener thread (timeouts on its I/O thread): dependent actions must not block there (use the {@code *Async}
+ * transport's opener thread (timeouts on its I/O thread): dependent actions must not block there
+ * (use the {@code *Async}
  * variants with an executor for that).
  */
 public final class UdpTransport implements Transport {

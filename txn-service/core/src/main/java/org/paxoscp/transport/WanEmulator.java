@@ -4,9 +4,10 @@ import java.util.Set;
 import java.util.random.RandomGenerator;
 
 /**
- * Decides what the emulated WAN does to one datagram (ARCHITECTURE section 6): lose it, or deliver
- * one or two copies, each after the DC pair's one-way delay with uniform jitter. Pure logic: the
- * caller supplies the randomness and does the scheduling, so it is testable without sockets.
+ * Decides what the emulated WAN does to one datagram (docs/architecture.md section 6): lose it, or
+ * deliver one or two copies, each after the DC pair's one-way delay with uniform jitter. Pure
+ * logic: the caller supplies the randomness and does the scheduling, so it is testable without
+ * sockets.
  *
  * <p>Thread-safe; the partitioned set can be replaced at run time.
  */

@@ -15,8 +15,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * WAN emulation as a decorator over any {@link Transport} (ARCHITECTURE section 6). The sending
- * side emulates both directions of an exchange: a request to DC {@code d} is delayed by the
+ * WAN emulation as a decorator over any {@link Transport} (docs/architecture.md section 6). The
+ * sending side emulates both directions of an exchange: a request to DC {@code d} is delayed by the
  * pair's one-way time with jitter, lost with probability {@code loss}, sent twice with
  * probability {@code duplicate}; its reply is held back by the one-way time again (and may be
  * lost); one-way messages are delayed, lost or duplicated the same way. Messages between two

@@ -29,8 +29,8 @@ import org.paxoscp.wal.XgLocks;
 /**
  * The datagram format of {@link UdpTransport}: one {@link Envelope} per datagram, encrypted and
  * authenticated (or, with {@code paxoscp.wire.encrypt=false}, authenticated only) under a key of
- * the sender's {@link Role} derived from the cluster's key (ARCHITECTURE sections 6 and 13; keys
- * and nonces in {@link DatagramKeys}).
+ * the sender's {@link Role} derived from the cluster's key (docs/architecture.md sections 6 and 13;
+ * keys and nonces in {@link DatagramKeys}).
  *
  * <pre>
  * datagram := header sealed

@@ -29,10 +29,10 @@ import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.Mutation;
 
 /**
- * Rebuilding a DC through its service's rebuild requests (ARCHITECTURE section 12), on three
- * in-process DCs: a DC that lost its store, and one that fell behind past its peers' GC watermark.
- * After the rebuild the DC reads what its peers read, refuses votes at or below its fence, and
- * takes part in commits again.
+ * Rebuilding a DC through its service's rebuild requests (docs/architecture.md section 12), on
+ * three in-process DCs: a DC that lost its store, and one that fell behind past its peers' GC
+ * watermark. After the rebuild the DC reads what its peers read, refuses votes at or below its
+ * fence, and takes part in commits again.
  */
 class DcRebuildTest {
   private static final List<String> DCS = List.of("V1", "V2", "O");

@@ -49,10 +49,10 @@ import org.paxoscp.wal.Mutation;
 import org.paxoscp.wal.XgStep;
 
 /**
- * Log and version GC through three Transaction Services (ARCHITECTURE section 7), against every
- * store: reads at every read position above the watermark equal the state the log defines, every
- * request at or below it is answered TOO_OLD, and a DC that was away while the others committed
- * comes back correct because the watermark waited for it.
+ * Log and version GC through three Transaction Services (docs/architecture.md section 7), against
+ * every store: reads at every read position above the watermark equal the state the log defines,
+ * every request at or below it is answered TOO_OLD, and a DC that was away while the others
+ * committed comes back correct because the watermark waited for it.
  */
 public abstract class GcScenarios {
   private static final String G = "orders/7";

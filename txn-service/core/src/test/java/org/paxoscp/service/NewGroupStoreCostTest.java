@@ -26,8 +26,8 @@ import org.paxoscp.wal.Mutation;
 
 /**
  * What the first commit in a new group costs in store operations against a commit in a warm
- * group (ARCHITECTURE section 9: a group's first touch creates nothing a conditional write could
- * not fold in). Counts, not times: deterministic.
+ * group (docs/architecture.md section 9: a group's first touch creates nothing a conditional write
+ * could not fold in). Counts, not times: deterministic.
  */
 class NewGroupStoreCostTest {
   private static final List<String> DCS = List.of("V1", "V2", "O");

@@ -36,11 +36,11 @@ import org.paxoscp.wal.Mutation;
 
 /**
  * A rebuild's completion recorded on the wire and delivered again, after the DC's store was lost
- * once more and a new rebuild began (docs/rebuilding.md, ARCHITECTURE section 13): the store acts
- * on a completion only while it is being rebuilt under the id the completion names, so the copy
- * changes nothing. Planted: a store that ends any rebuild under way (the completion without the
- * instance check) lets the DC vote with wiped state, and a vote oracle over the ACCEPTs finds two
- * values chosen at one position.
+ * once more and a new rebuild began (docs/rebuilding.md, docs/architecture.md section 13): the
+ * store acts on a completion only while it is being rebuilt under the id the completion names, so
+ * the copy changes nothing. Planted: a store that ends any rebuild under way (the completion
+ * without the instance check) lets the DC vote with wiped state, and a vote oracle over the ACCEPTs
+ * finds two values chosen at one position.
  */
 class RebuildCompletionReplayTest {
   private static final List<String> DCS = List.of("V1", "V2", "O");

@@ -491,7 +491,7 @@ class TransactionServiceTest {
 
   // ---- helpers -------------------------------------------------------------------------------
 
-  // ---- leader combination (ARCHITECTURE 5.5) -------------------------------------------------
+  // ---- leader combination (docs/architecture.md section 5.5) ------------------------------------
 
   @Test
   void submitsWaitingForARoundAreCombinedIntoOneList() throws Exception {

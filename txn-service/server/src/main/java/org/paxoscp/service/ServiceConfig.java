@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * it listens, its worker threads, its store, and its request, catch-up and GC limits. Every key
  * is a {@link ConfigKey} in {@link #KEYS}; unknown {@value #PREFIX} keys are rejected.
  *
- * <p><b>Bind address.</b> When {@code paxoscp.service.bind} is not set, the service listens on its DC's first
+ * <p><b>Bind address.</b> When {@code paxoscp.service.bind} is not set, the service listens on its
+ * DC's first
  * static endpoint (the address the cluster file tells peers and clients to use); a DC with no
  * static endpoints (discovery only) listens on {@code 127.0.0.1} at an ephemeral port, which
  * discovery publishes. Port 0 (ephemeral) is refused when no discovery is configured: nobody
@@ -326,7 +327,8 @@ public final class ServiceConfig {
 
   /**
    * With {@link StoreKind#MEMORY}: whether this process's store is a new DC's (marked serving);
-   * else it starts without a marker and is rebuilt from the peers (ARCHITECTURE section 12).
+   * else it starts without a marker and is rebuilt from the peers (docs/architecture.md
+   * section 12).
    */
   public boolean memoryNew() {
     return memoryNew;

@@ -261,7 +261,7 @@ final class SimCluster {
     dc.store.wipe();
   }
 
-  /** Times running instances saw their store's marker change (ARCHITECTURE section 12). */
+  /** Times running instances saw their store's marker change (docs/architecture.md section 12). */
   long storeChanges() {
     long n = 0;
     for (Instance i : everyInstance) {
@@ -371,7 +371,7 @@ final class SimCluster {
   /**
    * Whether {@code dc}'s store, as it is now, lets its acceptor answer for {@code position} of
    * {@code group}: it has a marker, serves the group, and the position is above the group's
-   * rebuild fence there (ARCHITECTURE section 12).
+   * rebuild fence there (docs/architecture.md section 12).
    */
   private static boolean votable(Dc dc, String group, long position) {
     try {

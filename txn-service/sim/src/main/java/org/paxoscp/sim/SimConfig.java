@@ -130,7 +130,7 @@ public record SimConfig(
 
   /**
    * Replayed messages: what an on-path attacker (or a badly broken network) does with recorded
-   * datagrams, ARCHITECTURE section 13. With probability {@code probability} per delivered
+   * datagrams, docs/architecture.md section 13. With probability {@code probability} per delivered
    * message, the network keeps a copy and sends it once more, a uniform
    * {@code minDelayMicros}..{@code maxDelayMicros} after the original (it then crosses the
    * network as any message does): to the same destination, or, half of the time, to another

@@ -1,7 +1,7 @@
 package org.paxoscp.sim;
 
 /**
- * Log and version garbage collection in a simulated run (ARCHITECTURE section 7). Every
+ * Log and version garbage collection in a simulated run (docs/architecture.md section 7). Every
  * {@code intervalMicros} of virtual time, each DC that is up and reaches every other DC that is up
  * — and only when every DC is up, since the watermark waits for all of them — proposes the GC
  * watermark {@code min(applied at every DC) - retention} and collects below it, exactly as a

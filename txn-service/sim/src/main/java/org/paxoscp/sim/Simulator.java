@@ -28,8 +28,8 @@ import org.paxoscp.service.LeaderCombiner;
 import org.paxoscp.wal.LogValue;
 
 /**
- * Deterministic simulation of a multi-DC deployment (ARCHITECTURE section 8): D DCs, each served
- * by the shipped Transaction Service (its begin, reads at a read position, acceptor, grants,
+ * Deterministic simulation of a multi-DC deployment (docs/architecture.md section 8): D DCs, each
+ * served by the shipped Transaction Service (its begin, reads at a read position, acceptor, grants,
  * APPLY, catch-up from peers and learner instances) over its own in-memory store; C clients
  * ({@link SimClient}) running transactions of the paper's shape against one entity group through
  * the shipped {@code ProposerDriver} — or, with {@link #withCrossGroup}, against several groups,
@@ -167,7 +167,7 @@ public final class Simulator {
 
   /**
    * Every service instance empties its per-group caches after each request it handles, and
-   * every client keeps the session position of one group only (ARCHITECTURE section 9: a
+   * every client keeps the session position of one group only (docs/architecture.md section 9: a
    * service must stay correct whenever its caches are evicted; a client that dropped a group's
    * session position asks a majority of DCs for a floor before it begins there).
    */
@@ -180,9 +180,9 @@ public final class Simulator {
    * A random DC loses its store once, 0.5-3 s into the run: every row of its store is gone,
    * under its running service instances (which notice it from the store alone), or after they
    * were killed (a fresh instance starts then), see {@link StoreLoss}; 0.1-0.5 s later its
-   * groups are rebuilt through the shipped rebuild requests (ARCHITECTURE section 12), retried
-   * while peers do not answer; with {@link StoreLoss#PLANTED_VOTES_AS_IF_EMPTY} they are not,
-   * and the DC votes as if new.
+   * groups are rebuilt through the shipped rebuild requests (docs/architecture.md section 12),
+   * retried while peers do not answer; with {@link StoreLoss#PLANTED_VOTES_AS_IF_EMPTY} they are
+   * not, and the DC votes as if new.
    */
   public Simulator withStoreLoss(StoreLoss mode) {
     this.storeLoss = mode;
@@ -205,9 +205,9 @@ public final class Simulator {
 
   /**
    * Spreads the workload over {@code groups} entity groups and makes a share {@code fraction} of
-   * the transactions cross-group ones over 2 to 5 of them (ARCHITECTURE section 10), with PREPAREs
-   * that others may abort after {@code lockTimeoutMicros} of virtual time. One group and fraction
-   * 0 is the paper's workload, unchanged.
+   * the transactions cross-group ones over 2 to 5 of them (docs/architecture.md section 10), with
+   * PREPAREs that others may abort after {@code lockTimeoutMicros} of virtual time. One group and
+   * fraction 0 is the paper's workload, unchanged.
    */
   public Simulator withCrossGroup(int groups, double fraction, long lockTimeoutMicros) {
     if (groups < 1 || fraction < 0 || fraction > 1 || (fraction > 0 && groups < 2)
@@ -235,7 +235,9 @@ public final class Simulator {
 
   XgPlant plant = XgPlant.NONE;
 
-  /** A bug planted in range reads, for the checker's tests ({@code RangePlantedBugSimulationTest}). */
+  /**
+   * A bug planted in range reads, for the checker's tests ({@code RangePlantedBugSimulationTest}).
+   */
   public enum RangePlant {
     /** The shipped rules. */
     NONE,

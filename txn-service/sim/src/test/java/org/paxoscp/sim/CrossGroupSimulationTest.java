@@ -11,9 +11,9 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.sim.SimulationSafetyTest.Mix;
 
 /**
- * Cross-group transactions (ARCHITECTURE section 10) in seeded schedules: four entity groups,
- * a third of the transactions spanning 2 to 5 of them (a fifth of those read-only), the rest
- * one-group, every commit mode and every fault mix of {@link SimulationSafetyTest}, client
+ * Cross-group transactions (docs/architecture.md section 10) in seeded schedules: four entity
+ * groups, a third of the transactions spanning 2 to 5 of them (a fifth of those read-only), the
+ * rest one-group, every commit mode and every fault mix of {@link SimulationSafetyTest}, client
  * crashes falling between PREPARE and DECIDE and between DECIDE and RESOLVE. Each run is judged
  * by the {@code CrossGroupChecker} over every group's log and every observation. A tenth of the
  * writes are counter and set updates ({@link SimConfig#DEFAULT_UPDATE_SHARE}): committed as

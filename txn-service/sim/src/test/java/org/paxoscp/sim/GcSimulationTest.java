@@ -15,9 +15,9 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.sim.SimulationSafetyTest.Mix;
 
 /**
- * Log and version GC (ARCHITECTURE section 7) running concurrently with the workload under every
- * fault mix and both protocols, judged by the serializability checker; and the planted bug (reads
- * served below the watermark) that the checker must catch. {@code -Dsim.gcSeeds=N} sets the
+ * Log and version GC (docs/architecture.md section 7) running concurrently with the workload under
+ * every fault mix and both protocols, judged by the serializability checker; and the planted bug
+ * (reads served below the watermark) that the checker must catch. {@code -Dsim.gcSeeds=N} sets the
  * schedules per case (default 40).
  */
 @Timeout(300)

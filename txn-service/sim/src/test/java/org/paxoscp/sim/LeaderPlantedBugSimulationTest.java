@@ -16,10 +16,10 @@ import org.paxoscp.wal.LogValue;
 
 /**
  * Proof that the simulator and checker catch leader combination's placement, answering and
- * granting rules broken (ARCHITECTURE 5.5): the same schedules are clean with the shipped rules
- * and violate one-copy serializability, or Paxos's agreement as the simulator's vote oracle
- * sees it, with each planted bug. A list proposed at the fast ballot without the grant needs two
- * batchers at one position: the production mode without leading costs, where several DCs batch
+ * granting rules broken (docs/architecture.md section 5.5): the same schedules are clean with the
+ * shipped rules and violate one-copy serializability, or Paxos's agreement as the simulator's vote
+ * oracle sees it, with each planted bug. A list proposed at the fast ballot without the grant needs
+ * two batchers at one position: the production mode without leading costs, where several DCs batch
  * ({@code FastWithoutGrantCounterexampleTest} replays the interleaving by hand).
  */
 @Timeout(300)

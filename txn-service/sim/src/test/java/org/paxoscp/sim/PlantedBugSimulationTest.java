@@ -12,8 +12,8 @@ import org.paxoscp.paxos.Protocol;
 /**
  * Proof that the simulator and checker can fail: a Paxos-CP proposer that promotes without the
  * conflict check is caught on ordinary contended schedules; one that counts votes per value
- * across ballots (ARCHITECTURE 5.2) is caught by the simulator's vote oracle on the safety
- * suite's schedules, though it reaches a client-visible violation only in a specific
+ * across ballots (docs/architecture.md section 5.2) is caught by the simulator's vote oracle on the
+ * safety suite's schedules, though it reaches a client-visible violation only in a specific
  * interleaving ({@code PromotionCounterexampleTest} replays one).
  */
 @Timeout(300)

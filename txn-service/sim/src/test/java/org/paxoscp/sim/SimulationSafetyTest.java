@@ -33,7 +33,7 @@ import org.paxoscp.sim.SimConfig.Faults;
  * {@code -Dsim.replayAll=true} replays in every such schedule.
  *
  * <p>The same schedules run again with every service's per-group caches emptied after each
- * request it handles ({@code Simulator#withForcedEviction}, ARCHITECTURE section 9):
+ * request it handles ({@code Simulator#withForcedEviction}, docs/architecture.md section 9):
  * {@code -Dsim.evictionSeeds=N} schedules per commit mode (default 700).
  */
 @Timeout(600)

@@ -14,7 +14,7 @@ import org.paxoscp.sim.Simulator.StoreLoss;
 
 /**
  * A DC loses its store in mid-run and is rebuilt from its peers while the workload goes on
- * (ARCHITECTURE section 12), in every commit mode and fault mix, its services left running
+ * (docs/architecture.md section 12), in every commit mode and fault mix, its services left running
  * through the loss in most runs (killed first in the others), a third of the schedules with log
  * GC beside it and a third with every cache emptied after each request, judged by the
  * serializability checker and the vote oracle; and the planted bug they must catch (the wiped
@@ -47,7 +47,7 @@ class StoreLossSimulationTest {
         // log above the position it was copied at.
         sim.withGc(GcSimulationTest.GC);
       } else if (i % 3 == 1) {
-        // A third with every cache emptied after each request (ARCHITECTURE section 9).
+        // A third with every cache emptied after each request (docs/architecture.md section 9).
         sim.withForcedEviction();
       }
       SimResult r = sim.run();

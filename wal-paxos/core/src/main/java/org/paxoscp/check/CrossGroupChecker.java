@@ -23,7 +23,7 @@ import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.XgStep;
 
 /**
- * The oracle for transactions across entity groups (ARCHITECTURE section 10,
+ * The oracle for transactions across entity groups (docs/architecture.md section 10,
  * docs/cross-group.md): judges every group's log at once, without trusting protocol code.
  *
  * <ol>

@@ -74,8 +74,8 @@ public record Violation(Kind kind, long position, String txnId, String message) 
     /** The history given to the checker is malformed (null record, duplicate record, ...). */
     MALFORMED_HISTORY,
     /**
-     * Lock rule (ARCHITECTURE 10): an entry was placed while an unresolved PREPARE of another
-     * cross-group transaction held a key it reads (that the PREPARE writes) or writes.
+     * Lock rule (docs/architecture.md section 10): an entry was placed while an unresolved PREPARE
+     * of another cross-group transaction held a key it reads (that the PREPARE writes) or writes.
      */
     LOCK_VIOLATED,
     /** A cross-group transaction has two DECIDEs, or a RESOLVE that disagrees with its DECIDE. */

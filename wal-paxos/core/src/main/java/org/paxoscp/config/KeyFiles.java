@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Reading.</b> {@link #read} loads a file and, when it holds a key, checks its POSIX mode:
  * a file that group or others may read is refused with a {@link ExposedKeyFileException} naming
  * the file, its mode and the fix ({@code chmod 600 FILE}) — anyone who can read the key can act
- * as a service (ARCHITECTURE section 13). The system property or environment variable
+ * as a service (docs/architecture.md section 13). The system property or environment variable
  * {@value #CHECK} (or the environment variable {@value #CHECK_ENV}, which a shell can export) set
  * to {@code warn} turns the refusal into a loud warning; {@code refuse} is the default. A file
  * without a key is not checked, nor is a file on a file system without POSIX permissions. The

@@ -234,7 +234,7 @@ public final class Acceptor {
    * Before a promise, vote or grant is answered: {@link TooOldException} at or below the GC
    * watermark, {@link RebuildingException} at or below the rebuild fence, for a group this DC
    * does not serve, or when the store's marker is no longer {@code at}, the one the request
-   * began under (ARCHITECTURE section 12): a store lost under the running service answers
+   * began under (docs/architecture.md section 12): a store lost under the running service answers
    * nothing it wrote after the loss.
    */
   private void refuseVote(String group, long position, StoreMarker at) {

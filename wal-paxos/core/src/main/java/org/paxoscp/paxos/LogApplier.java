@@ -23,15 +23,15 @@ import org.paxoscp.wal.XgLocks;
 
 /**
  * Applies a DC's chosen log positions, in order, to its data table, and serves reads at a read
- * position (ARCHITECTURE section 3). Each item version carries the log position as its timestamp;
- * a delete is a tombstone version. When a position holds several combined entries they are folded
- * in list order and each key is written once.
+ * position (docs/architecture.md section 3). Each item version carries the log position as its
+ * timestamp; a delete is a tombstone version. When a position holds several combined entries they
+ * are folded in list order and each key is written once.
  *
  * <p>Thread-safe and idempotent: applying a position twice writes the same versions again, and the
  * applied watermark only moves forward (checkAndWrite on its previous value).
  *
- * <p><b>Memory.</b> What it keeps per group (ARCHITECTURE section 9) is a bounded cache of what
- * the store holds: at most {@code maxGroups} groups' remembered watermarks and at most as many
+ * <p><b>Memory.</b> What it keeps per group (docs/architecture.md section 9) is a bounded cache of
+ * what the store holds: at most {@code maxGroups} groups' remembered watermarks and at most as many
  * groups' held values, evicted by recency (Caffeine's size bound). Everything in it is a lower
  * bound of the store's watermark or a value already chosen, so losing any of it at any moment
  * costs store reads, never correctness: an evicted watermark reads as 0 until the store is read
@@ -536,7 +536,7 @@ public final class LogApplier {
    * versions are fixed by its chosen value), or, if the position was collected since, versions
    * older than the newest one at or below the GC watermark, which no read above the watermark
    * returns ({@link LogCollector}). The store's watermark may also be below {@code from}: the
-   * store was lost and rebuilt at an earlier position (ARCHITECTURE section 12), and the
+   * store was lost and rebuilt at an earlier position (docs/architecture.md section 12), and the
    * positions between were never applied to it; the watermark then never jumps over them.
    *
    * <p>A group's first watermark creates its meta row, stamped with the store marker's id

@@ -16,7 +16,8 @@ import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 
 /**
- * The GC watermark of a group at one DC and the collection below it (ARCHITECTURE section 7).
+ * The GC watermark of a group at one DC and the collection below it (docs/architecture.md
+ * section 7).
  *
  * <p><b>Watermark.</b> Kept in the group's meta row ({@link WalLayout#GC_WATERMARK}) and only
  * raised, with a check-and-write on its previous value, so any number of stateless service

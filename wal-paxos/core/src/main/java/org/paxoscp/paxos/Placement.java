@@ -6,8 +6,8 @@ import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgLocks;
 
 /**
- * The placement rule with the lock rule (ARCHITECTURE 5.5 and 10), in one place for every
- * proposer: a client's (promotion), a combiner's (list order), a leader's (server-side
+ * The placement rule with the lock rule (docs/architecture.md sections 5.5 and 10), in one place
+ * for every proposer: a client's (promotion), a combiner's (list order), a leader's (server-side
  * promotion). An entry with read position r may be proposed at position q only if
  *
  * <ul>
@@ -29,9 +29,10 @@ public final class Placement {
   /**
    * May {@code later} not follow {@code earlier}? True if {@code earlier} writes a key {@code
    * later} read, by key or inside a range it scanned (the paper's rule: {@code later}'s read is
-   * stale, or its scan missed a key, a phantom; ARCHITECTURE 14), or {@code earlier} is a
-   * PREPARE whose locks {@code later} would break (it reads a key the PREPARE writes, or writes
-   * a key the PREPARE reads or writes), or {@code earlier} is {@code later}'s withdrawal.
+   * stale, or its scan missed a key, a phantom; docs/architecture.md section 14), or
+   * {@code earlier} is a PREPARE whose locks {@code later} would break (it reads a key the PREPARE
+   * writes, or writes a key the PREPARE reads or writes), or {@code earlier} is {@code later}'s
+   * withdrawal.
    */
   public static boolean conflicts(LogEntry earlier, LogEntry later) {
     if (earlier.writesWhatIsReadBy(later) || withdraws(earlier, later)) {

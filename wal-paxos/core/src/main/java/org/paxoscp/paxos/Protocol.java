@@ -7,9 +7,10 @@ public enum Protocol {
   /** Paxos-CP: combination and promotion (section 5), with the stricter promotion rule of 5.2. */
   CP,
   /**
-   * Leader combination (ARCHITECTURE 5.5): a client submits its entry to the position's leader
-   * DC, whose service proposes one combined list of every waiting entry. The client runs no
-   * proposer for its entry; the leader's proposer for a list follows basic Paxos's rules.
+   * Leader combination (docs/architecture.md section 5.5): a client submits its entry to the
+   * position's leader DC, whose service proposes one combined list of every waiting entry. The
+   * client runs no proposer for its entry; the leader's proposer for a list follows basic Paxos's
+   * rules.
    */
   LEADER
 }

@@ -12,7 +12,7 @@ import org.paxoscp.store.StoreMarker;
 
 /**
  * Which store one service process answers from, and which groups and positions of it it may
- * answer for (ARCHITECTURE section 12, docs/rebuilding.md): one per process, shared by its
+ * answer for (docs/architecture.md section 12, docs/rebuilding.md): one per process, shared by its
  * acceptors, applier, catch-up and service.
  *
  * <p><b>The store's identity.</b> A store's {@link StoreMarker} has a random id that changes when

@@ -10,12 +10,12 @@ import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgLocks;
 
 /**
- * Writes a group's state copied from a peer into the store of a DC being rebuilt (ARCHITECTURE
- * section 12): the data as of a position {@code s} the peer had applied, the value chosen at
- * {@code s}, and last the meta row, which makes the group served here. Positions below {@code s}
- * are then collected here (GC watermark {@code s - 1}): this DC has not got their versions or
- * values, and answers them TOO_OLD like any collected position; the log above {@code s} is
- * caught up from the peers' WALs the ordinary way.
+ * Writes a group's state copied from a peer into the store of a DC being rebuilt
+ * (docs/architecture.md section 12): the data as of a position {@code s} the peer had applied, the
+ * value chosen at {@code s}, and last the meta row, which makes the group served here. Positions
+ * below {@code s} are then collected here (GC watermark {@code s - 1}): this DC has not got their
+ * versions or values, and answers them TOO_OLD like any collected position; the log above {@code s}
+ * is caught up from the peers' WALs the ordinary way.
  *
  * <p>Every step can be repeated: data versions and the chosen value are facts, and the meta row
  * is written only if the group has none (a store that lost its contents) or only raised (a DC

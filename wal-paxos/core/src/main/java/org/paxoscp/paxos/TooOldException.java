@@ -1,10 +1,10 @@
 package org.paxoscp.paxos;
 
 /**
- * A request named a log position at or below its group's GC watermark at this DC (ARCHITECTURE
- * section 7): the position's WAL row and superseded data versions may be gone, so it is answered
- * with this refusal instead of with a fresh Paxos instance or a read of collected versions.
- * Nothing was changed (a row the request may have recreated is removed again).
+ * A request named a log position at or below its group's GC watermark at this DC
+ * (docs/architecture.md section 7): the position's WAL row and superseded data versions may be
+ * gone, so it is answered with this refusal instead of with a fresh Paxos instance or a read of
+ * collected versions. Nothing was changed (a row the request may have recreated is removed again).
  *
  * <p>Not a failure of the store: the requester is behind and should start again at a newer read
  * position; the Transaction Service answers it with the wire error code {@code TOO_OLD}, which the

@@ -6,10 +6,10 @@ import java.util.zip.CRC32C;
 import org.paxoscp.wal.XgStep;
 
 /**
- * Row keys and column names of the WAL, data and meta tables (ARCHITECTURE section 3).
+ * Row keys and column names of the WAL, data and meta tables (docs/architecture.md section 3).
  *
  * <p>Every row starts with the group's {@link #bucket} (2 bytes, a hash of the group name), so
- * that many groups spread evenly over a table's regions (ARCHITECTURE section 9) while one
+ * that many groups spread evenly over a table's regions (docs/architecture.md section 9) while one
  * group's rows stay contiguous. WAL row: {@code bucket | group UTF-8 | 0x00 | position (8-byte
  * big-endian)}, so one group's log is one contiguous, ordered key range. Data row:
  * {@code bucket | group | 0x00 | item key}. Meta row: {@code bucket | group}. Group names may not
@@ -39,7 +39,7 @@ public final class WalLayout {
   /** Meta cell: WAL rows and superseded data versions up to it have been removed here. */
   public static final String COLLECTED = "x";
   /**
-   * Meta cell of a group rebuilt at this DC (ARCHITECTURE section 12): this
+   * Meta cell of a group rebuilt at this DC (docs/architecture.md section 12): this
    * DC never promises, votes or grants at positions at or below it ({@link RebuildGuard}).
    */
   public static final String FENCE = "f";

@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
  *
  * <p>A new in-memory store is a new DC's store, which has never held anything, so it starts with
  * the serving {@link StoreMarker}; {@link #wipe} loses everything, the marker included, as a DC
- * that loses its store does (ARCHITECTURE section 12).
+ * that loses its store does (docs/architecture.md section 12).
  */
 public final class InMemoryKvStore implements KvStore {
 
@@ -44,7 +44,8 @@ public final class InMemoryKvStore implements KvStore {
   /**
    * An empty store; marked serving when {@code newDc}, else without a marker, as a store that
    * lost its contents comes back (its DC serves no group until it is rebuilt from its peers,
-   * ARCHITECTURE section 12): what a restarted process of a DC whose store lives in memory has.
+   * docs/architecture.md section 12): what a restarted process of a DC whose store lives in memory
+   * has.
    */
   public InMemoryKvStore(boolean newDc) {
     for (Table t : Table.values()) {
@@ -59,7 +60,7 @@ public final class InMemoryKvStore implements KvStore {
    * Loses every row of every table, the store marker included: what a DC whose disks are lost
    * comes back to. The meta table goes first, as {@code HBaseSchema.truncate} empties it first:
    * a service still running that reads the marker after its own store work sees the loss
-   * whenever that work may have met an emptied table (ARCHITECTURE section 12).
+   * whenever that work may have met an emptied table (docs/architecture.md section 12).
    */
   public void wipe() {
     java.util.List<Table> order = java.util.List.of(Table.META, Table.WAL, Table.DATA);

@@ -28,7 +28,7 @@ public interface KvStore extends AutoCloseable {
   /** Read bound meaning "the newest version". */
   long LATEST = Long.MAX_VALUE;
 
-  /** The tables a DC keeps (ARCHITECTURE section 3). */
+  /** The tables a DC keeps (docs/architecture.md section 3). */
   enum Table {
     /** Row per (group, position): the acceptor state and the chosen value. */
     WAL,

@@ -9,12 +9,12 @@ import org.paxoscp.store.KvStore.Cell;
 import org.paxoscp.store.KvStore.Table;
 
 /**
- * What a DC's store says about itself, in one row of its meta table (ARCHITECTURE section 12):
- * whether it serves, or lost its contents and is being rebuilt. A store is marked serving when it
- * is created empty for a new DC ({@link #initialize}); a store that lost its rows lost this one
- * too, so an absent marker means "lost", never "new", and the DC's acceptor then votes for no
- * group it has not rebuilt (a wiped acceptor that voted as if empty could make a second value
- * chosen where its lost promise or vote counted).
+ * What a DC's store says about itself, in one row of its meta table (docs/architecture.md
+ * section 12): whether it serves, or lost its contents and is being rebuilt. A store is marked
+ * serving when it is created empty for a new DC ({@link #initialize}); a store that lost its rows
+ * lost this one too, so an absent marker means "lost", never "new", and the DC's acceptor then
+ * votes for no group it has not rebuilt (a wiped acceptor that voted as if empty could make a
+ * second value chosen where its lost promise or vote counted).
  *
  * @param state serving, or being rebuilt
  * @param id a random identity written with the marker: a rebuild's id while it is under way

@@ -12,7 +12,7 @@ import java.util.Objects;
  * of the group a scan read (docs/client.md, "Range reads"). A transaction's log entry carries the
  * ranges it scanned beside the keys it read ({@link LogEntry#readRanges}); a write into one of
  * them by a transaction ordered between its read position and its own position conflicts exactly
- * as a write to a read key does (ARCHITECTURE 14).
+ * as a write to a read key does (docs/architecture.md section 14).
  *
  * <p><b>Key order</b> is the order of the keys' UTF-8 bytes, which is the store's row order and
  * the order of Unicode code points ({@link #ORDER}); it differs from {@link String#compareTo} for

@@ -13,9 +13,10 @@ import java.util.TreeMap;
  * counting set's elements.
  *
  * <p>Deletes are stored as tombstone versions, not as store deletes, so that a read at an older
- * read position still sees the value that was live then (ARCHITECTURE section 3). An update
+ * read position still sees the value that was live then (docs/architecture.md section 3). An update
  * carries a delta, not a value: the applier folds it into the value the key holds at its place
- * in the log (ARCHITECTURE section 14), and the transaction that wrote it did not read the key.
+ * in the log (docs/architecture.md section 14), and the transaction that wrote it did not read the
+ * key.
  */
 public final class Mutation {
   /** What a mutation does. */

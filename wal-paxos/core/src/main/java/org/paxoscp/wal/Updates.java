@@ -12,8 +12,8 @@ import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
- * Commutative updates (ARCHITECTURE section 14): what a counter and a counting set look like in
- * the store, and how a position's entries fold into the values of the keys they write. Pure
+ * Commutative updates (docs/architecture.md section 14): what a counter and a counting set look
+ * like in the store, and how a position's entries fold into the values of the keys they write. Pure
  * functions: the applier, the service's answer to a committed entry, the checker and the
  * simulator all call these, so every DC and every oracle computes the same values.
  *
@@ -43,7 +43,9 @@ public final class Updates {
 
   /** Why an update could not apply. */
   public enum Refusal {
-    /** The add would take the counter past {@link Long#MAX_VALUE} or below {@link Long#MIN_VALUE}. */
+    /**
+     * The add would take the counter past {@link Long#MAX_VALUE} or below {@link Long#MIN_VALUE}.
+     */
     OVERFLOW,
     /** An add met a value that is not a counter. */
     NOT_A_COUNTER,

@@ -11,10 +11,10 @@ import java.util.TreeMap;
 
 /**
  * The locks of one group at one log position: the chosen PREPAREs of cross-group transactions
- * (ARCHITECTURE section 10) that no RESOLVE has followed yet, with the position each was chosen
- * at. A pure function of the log prefix ({@link #apply}), so every DC computes the same table;
- * the applier keeps it beside the applied watermark and a begin hands it to the client, which
- * checks the lock rule against it.
+ * (docs/architecture.md section 10) that no RESOLVE has followed yet, with the position each was
+ * chosen at. A pure function of the log prefix ({@link #apply}), so every DC computes the same
+ * table; the applier keeps it beside the applied watermark and a begin hands it to the client,
+ * which checks the lock rule against it.
  *
  * <p>Immutable. Empty for every group that never saw a cross-group transaction.
  */

@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.TreeSet;
 
 /**
- * Marks a log entry as one step of a cross-group transaction (ARCHITECTURE section 10,
+ * Marks a log entry as one step of a cross-group transaction (docs/architecture.md section 10,
  * docs/cross-group.md). The entry itself stays an ordinary entry of its group's log, decided by
  * the ordinary per-position Paxos; the step says what applying it means.
  *

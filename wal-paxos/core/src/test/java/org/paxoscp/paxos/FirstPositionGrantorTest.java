@@ -12,8 +12,8 @@ import org.paxoscp.store.InMemoryKvStore;
 /**
  * A group's first position has a grantor too ({@link Proposer#leaderOfFirst}): one DC, the same
  * for every proposer, so that a new group's first commit takes the fast path without ever having
- * two grant holders (ARCHITECTURE 5.3; {@code FastWithoutGrantCounterexampleTest} shows the
- * checker catching two fast values at one position).
+ * two grant holders (docs/architecture.md section 5.3; {@code FastWithoutGrantCounterexampleTest}
+ * shows the checker catching two fast values at one position).
  */
 class FirstPositionGrantorTest {
   private static final List<String> DCS = List.of("V1", "V2", "O");

@@ -21,9 +21,10 @@ import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
 
 /**
- * Reads at a read position after applying a log (ARCHITECTURE section 3), against every store: each
- * read position must see exactly the state the log defines, including a combined position whose
- * entries write overlapping keys (folded in list order) and deletes (tombstone versions).
+ * Reads at a read position after applying a log (docs/architecture.md section 3), against every
+ * store: each read position must see exactly the state the log defines, including a combined
+ * position whose entries write overlapping keys (folded in list order) and deletes (tombstone
+ * versions).
  */
 public abstract class LogApplierContract {
 

@@ -239,7 +239,7 @@ class LogApplierTest {
     }
   }
 
-  // ---- bounded memory (ARCHITECTURE section 9) ------------------------------------------
+  // ---- bounded memory (docs/architecture.md section 9) ------------------------------------------
 
   @Test
   void theCachesHoldAtMostTheirBoundAndAnEvictedGroupIsRebuiltFromTheStore() {

@@ -77,7 +77,7 @@ public final class PlantedBugs {
 
   /**
    * Treats a value as chosen when a majority voted for it in any ballots — the paper's per-value
-   * count applied to promotion, which ARCHITECTURE 5.2 shows to be unsafe.
+   * count applied to promotion, which docs/architecture.md section 5.2 shows to be unsafe.
    */
   public static final class VotesCountedAcrossBallots extends Proposer {
     public VotesCountedAcrossBallots(ProposerConfig cfg, String group, ProposerId id, LogEntry entry,

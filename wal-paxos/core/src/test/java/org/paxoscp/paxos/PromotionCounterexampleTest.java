@@ -33,10 +33,11 @@ import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
 
 /**
- * Replays the counterexample of ARCHITECTURE 5.2 as a fixed schedule over three acceptors A, B, C:
- * A accepts V in ballot 1; a ballot-2 proposer prepares B and C and C accepts W; a ballot-3
- * proposer prepares A and B, sees only V, and B accepts V. Now V has two votes (A, B) in different
- * ballots. Client P (Paxos-CP, entry T reading x) prepares A and B. Client Q then prepares A and C.
+ * Replays the counterexample of docs/architecture.md section 5.2 as a fixed schedule over three
+ * acceptors A, B, C: A accepts V in ballot 1; a ballot-2 proposer prepares B and C and C accepts W;
+ * a ballot-3 proposer prepares A and B, sees only V, and B accepts V. Now V has two votes (A, B) in
+ * different ballots. Client P (Paxos-CP, entry T reading x) prepares A and B. Client Q then
+ * prepares A and C.
  *
  * <p>The correct proposer does not take V as chosen: it finishes the instance, so V really is
  * chosen before P promotes, and Q then learns V too. A proposer that counts votes per value across

@@ -423,9 +423,10 @@ class ProposerTest {
   private static final LogEntry COUNTER_E = entry("e", "dc0", Set.of("k"), Set.of("ek"));
 
   /**
-   * ARCHITECTURE 5.2's counterexample: V has votes at A (ballot 1.1) and B (ballot 3.3), W one at
-   * C (2.2). No ballot has a majority and W can still be chosen, so a proposer that reaches only
-   * A and B must not treat V as chosen (nor promote past it): it must run an ACCEPT phase.
+   * docs/architecture.md section 5.2's counterexample: V has votes at A (ballot 1.1) and B (ballot
+   * 3.3), W one at C (2.2). No ballot has a majority and W can still be chosen, so a proposer that
+   * reaches only A and B must not treat V as chosen (nor promote past it): it must run an ACCEPT
+   * phase.
    */
   private static Net counterexample() {
     Net net = new Net();
@@ -466,7 +467,10 @@ class ProposerTest {
     assertEquals(P + 1, o.position());
   }
 
-  /** The planted bug ARCHITECTURE 5.2 warns about: "known chosen" counted per value. */
+  /**
+   * The planted bug docs/architecture.md section 5.2 warns about: "known chosen" counted per
+   * value.
+   */
   static final class PerValueCounting extends Proposer {
     PerValueCounting(ProposerConfig cfg, LogEntry e) {
       super(cfg, G, ProposerId.of(4), e, P, OptionalInt.empty(), rnd());

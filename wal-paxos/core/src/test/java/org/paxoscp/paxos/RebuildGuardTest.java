@@ -21,8 +21,8 @@ import org.paxoscp.wal.LogValue;
 
 /**
  * A DC that lost its store votes nowhere its lost promises and votes may have counted
- * (ARCHITECTURE section 12): not at all in a group it has not rebuilt, and not at or below a
- * rebuilt group's fence; everywhere else as before.
+ * (docs/architecture.md section 12): not at all in a group it has not rebuilt, and not at or below
+ * a rebuilt group's fence; everywhere else as before.
  */
 class RebuildGuardTest {
   private static final String G = "accounts";

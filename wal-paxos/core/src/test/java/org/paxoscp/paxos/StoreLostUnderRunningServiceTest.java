@@ -22,11 +22,11 @@ import org.paxoscp.store.StoreMarker;
 import org.paxoscp.wal.LogValue;
 
 /**
- * A DC's store emptied under its running service (ARCHITECTURE section 12, docs/rebuilding.md):
- * the interleaving in which the objects of a running service (its acceptor, applier and
- * collector, each as the service holds it) would make a second value chosen at a position, and
- * the applier that would jump over positions it never applied to a rebuilt store. Three DCs W, A
- * and B, each an in-memory store.
+ * A DC's store emptied under its running service (docs/architecture.md section 12,
+ * docs/rebuilding.md): the interleaving in which the objects of a running service (its acceptor,
+ * applier and collector, each as the service holds it) would make a second value chosen at a
+ * position, and the applier that would jump over positions it never applied to a rebuilt store.
+ * Three DCs W, A and B, each an in-memory store.
  */
 class StoreLostUnderRunningServiceTest {
   private static final String G = "accounts";

@@ -332,7 +332,7 @@ public abstract class KvStoreContract {
     assertArrayEquals(all, store.read(Table.WAL, all, "bin", KvStore.LATEST).orElseThrow().value());
   }
 
-  // ---- collection (ARCHITECTURE section 7) --------------------------------------------------
+  // ---- collection (docs/architecture.md section 7) ----------------------------------------------
 
   @Test
   void deleteRowRemovesEveryColumnAndVersionAndToleratesAbsentRows() {
@@ -365,7 +365,7 @@ public abstract class KvStoreContract {
     assertEquals(new KvStore.TableCensus(1, 4), store.census(Table.DATA));
   }
 
-  // ---- scans (rebuilding a DC, ARCHITECTURE section 12) -------------------------------------
+  // ---- scans (rebuilding a DC, docs/architecture.md section 12) ---------------------------------
 
   private List<String> scanned(Table t, String from, String to, long maxTs, int limit,
       boolean reversed) {

@@ -89,7 +89,7 @@ class HBaseSchemaIT {
     }
   }
 
-  /** ARCHITECTURE section 12: a new store is marked, a lost one is not, and stays so. */
+  /** docs/architecture.md section 12: a new store is marked, a lost one is not, and stays so. */
   @Test
   void aStoreCreatedNowIsMarkedUnlessItReplacesALostOne() {
     try (HBaseKvStore s = HBaseKvStore.open(hbase.storeConfig("marked").build())) {

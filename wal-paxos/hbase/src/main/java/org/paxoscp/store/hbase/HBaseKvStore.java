@@ -34,9 +34,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One DC's {@link KvStore} on HBase 2.6 (ARCHITECTURE section 3): tables {@code wal}, {@code data}
- * and {@code meta} in the DC's namespace ({@link HBaseSchema}), one column family each; a column
- * of the store is a qualifier, a version is an HBase cell timestamp.
+ * One DC's {@link KvStore} on HBase 2.6 (docs/architecture.md section 3): tables {@code wal},
+ * {@code data} and {@code meta} in the DC's namespace ({@link HBaseSchema}), one column family
+ * each; a column of the store is a qualifier, a version is an HBase cell timestamp.
  *
  * <ul>
  *   <li>{@code read(row, column, maxTs)} is a Get with time range [0, maxTs + 1) and one version
@@ -107,8 +107,8 @@ public final class HBaseKvStore implements KvStore {
       }
       HBaseKvStore store = new HBaseKvStore(config, c);
       if (created && config.newStore()) {
-        // A store created empty now is a new DC's (ARCHITECTURE section 12), unless it replaces
-        // a lost one; one whose tables were there keeps its marker, or has none because it
+        // A store created empty now is a new DC's (docs/architecture.md section 12), unless it
+        // replaces a lost one; one whose tables were there keeps its marker, or has none because it
         // lost its rows.
         org.paxoscp.store.StoreMarker.initialize(store);
       } else if (created) {

@@ -27,11 +27,11 @@ import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.StoreUnavailableException;
 
 /**
- * The HBase schema of one DC (ARCHITECTURE section 3): namespace {@code paxoscp_<dc>} with tables
- * {@code wal}, {@code data} and {@code meta}, one column family {@code f} each. The data family
- * keeps every version (one per log position that wrote the item; our own GC trims them), the WAL
- * and meta families keep one. No family has a TTL: HBase must never drop an acceptor's promise or
- * vote on its own, or Paxos loses safety.
+ * The HBase schema of one DC (docs/architecture.md section 3): namespace {@code paxoscp_<dc>} with
+ * tables {@code wal}, {@code data} and {@code meta}, one column family {@code f} each. The data
+ * family keeps every version (one per log position that wrote the item; our own GC trims them), the
+ * WAL and meta families keep one. No family has a TTL: HBase must never drop an acceptor's promise
+ * or vote on its own, or Paxos loses safety.
  *
  * <p>Every table carries the attribute {@value #VERSION_ATTRIBUTE} = {@link #SCHEMA_VERSION}, so a
  * later version can tell its tables from older ones and refuse to run on what it does not know.
@@ -223,10 +223,10 @@ public final class HBaseSchema {
 
   /**
    * Empties every table of the DC, keeping the tables and their splits: what a DC that lost its
-   * store comes back to (for the nemesis' {@code store_loss} and tests; ARCHITECTURE section 12).
-   * The meta table goes first, with the store marker, so that a service still running finds no
-   * meta row and no marker before it finds an empty WAL row. Stop the DC's services first anyway:
-   * what they cached describes the store that was lost.
+   * store comes back to (for the nemesis' {@code store_loss} and tests; docs/architecture.md
+   * section 12). The meta table goes first, with the store marker, so that a service still running
+   * finds no meta row and no marker before it finds an empty WAL row. Stop the DC's services first
+   * anyway: what they cached describes the store that was lost.
    */
   public static void truncate(HBaseStoreConfig config) {
     try (AdminSession s = AdminSession.open(config)) {

@@ -11,8 +11,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * HBase and Hadoop types stay inside {@code org.paxoscp.store.hbase} (ARCHITECTURE section 2):
- * the protocol core must not depend on them.
+ * HBase and Hadoop types stay inside {@code org.paxoscp.store.hbase} (docs/architecture.md
+ * section 2): the protocol core must not depend on them.
  */
 class HBaseTypesConfinedTest {
   private static final Path MAIN = Path.of("src/main/java");
