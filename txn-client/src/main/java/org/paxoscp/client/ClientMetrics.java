@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
 import org.paxoscp.wal.LogEntry;
 
 /**
- * A client's meters, in the registry the application gives ({@link TxnClient.Builder#meterRegistry};
+ * A client's meters, in the registry the application gives ({@link
+ * TxnClient.Builder#meterRegistry};
  * by default Micrometer's global registry, which keeps nothing until the application adds a
  * registry to it). Tagged with the client's home DC and commit mode:
  * {@code paxoscp_client_commit_seconds{kind, outcome, reason}} (count and latency of every commit
@@ -32,7 +33,9 @@ final class ClientMetrics {
     /** Its read position was collected (TOO_OLD). */
     TOO_OLD,
     /** In the log, but a commutative update could not apply there (no effect). */
-    REFUSED;
+    REFUSED,
+    /** Its deadline passed before its entry was sent where it could still be chosen. */
+    DEADLINE;
 
     String tag() {
       return name().toLowerCase(Locale.ROOT);

@@ -18,6 +18,7 @@ import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
 import org.paxoscp.transport.LeaderSubmit;
 import org.paxoscp.transport.ProposerDriver;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.wal.LogEntry;
 
 /**
@@ -42,10 +43,21 @@ final class CommitDriver {
   /** A planted bug: an unknown outcome names only the first position its entry was sent for. */
   private final boolean firstPositionOnly;
   private volatile boolean closed;
+  private final Scheduler scheduler;
+
+  /** Ends a commit at its deadline ({@link #commit}). */
+  private static final class DeadlinePassed extends CancellationException {
+    private static final long serialVersionUID = 1L;
+
+    DeadlinePassed(String what) {
+      super("the " + what + " passed");
+    }
+  }
 
   /** {@code random} seeds each proposer's back-off; guarded by its own monitor. */
   CommitDriver(String homeDc, List<String> dcs, ProposerConfig config, ProposerDriver driver,
-      LeaderSubmit leaderSubmit, RandomGenerator random, ClientHooks hooks) {
+      LeaderSubmit leaderSubmit, RandomGenerator random, ClientHooks hooks, Scheduler scheduler) {
+    this.scheduler = scheduler;
     this.proposers = hooks.proposers();
     this.firstPositionOnly = hooks.has(ClientHooks.Plant.UNKNOWN_RANGE_FIRST_ONLY);
     this.homeDc = homeDc;
@@ -62,11 +74,24 @@ final class CommitDriver {
    * TransactionAbortedException} (certainly not in the log), {@link UnavailableException} (no
    * majority answered before the entry was sent for acceptance) or {@link
    * OutcomeUnknownException} (it may or may not be in the log).
+   *
+   * <p>At {@code deadline} the commit stops (no further step, no promotion) and ends with what
+   * it can prove: {@link DeadlineExceededException} with an ABORTED result when its proposer
+   * never sent the entry at the position it reached (every earlier one went to other values),
+   * else {@link OutcomeUnknownException} for that position (or, in leader combination, the
+   * range the submit allowed).
    */
   CompletableFuture<CommitResult> commit(String group, LogEntry entry, ProposerId proposerId,
-      OptionalInt leader) {
+      OptionalInt leader, Deadline deadline, boolean capped) {
     long position = entry.readPosition() + 1;
     int bound = LeaderSubmit.boundFor(config.maxPromotions());
+    ProposerConfig config = capped && this.config.maxPromotions() < 0
+        ? this.config.withMaxPromotions(handleCap()) : this.config;
+    if (deadline.passed(scheduler)) {
+      return Futures.failed(new DeadlineExceededException(new CommitResult(
+          CommitResult.Status.ABORTED, group, entry.txnId(), position, 0, false, "the "
+              + deadline.what() + " passed before the entry was sent"), homeDc));
+    }
     Proposer proposer;
     CompletableFuture<Outcome> f;
     try {
@@ -89,16 +114,56 @@ final class CommitDriver {
     }
     follow(entry.txnId(), f);
     Proposer p = proposer;
+    Scheduler.Cancellable timer = deadline.isNone() ? null : scheduler.schedule(
+        Math.max(1, deadline.atMicros() - scheduler.nowMicros()),
+        () -> f.completeExceptionally(new DeadlinePassed(deadline.what())));
     return f.handle((outcome, t) -> {
+      if (timer != null) {
+        timer.cancel();
+      }
       unfollow(entry.txnId(), f);
       if (t != null) {
         Throwable c = Futures.unwrap(t);
+        if (c instanceof DeadlinePassed && p != null) {
+          synchronized (p) {
+            // The proposer takes no step after its future failed; one in progress is done.
+            if (!p.entrySentHere()) {
+              throw new DeadlineExceededException(new CommitResult(CommitResult.Status.ABORTED,
+                  group, entry.txnId(), p.position(), p.promotions(), false, c.getMessage()
+                      + " before the entry was sent at position " + p.position() + " (every "
+                      + "earlier position went to other values)"), homeDc);
+            }
+          }
+        }
         String why = c instanceof CancellationException ? c.getMessage()
             : "the commit protocol failed: " + c;
         throw unknown(group, entry, p, f, position, bound, why, c);
       }
       return toResult(group, entry, outcome);
     });
+  }
+
+  /**
+   * The promotions a Paxos-CP commit may make when an {@link OutcomeHandle} was taken before
+   * it: the configured cap, or {@link LeaderSubmit#DEFAULT_BOUND} when promotions are unlimited
+   * (the handle must name a last position).
+   */
+  int handleCap() {
+    return config.maxPromotions() >= 0 ? config.maxPromotions() : LeaderSubmit.DEFAULT_BOUND;
+  }
+
+  /**
+   * The last position where a commit of an entry read at {@code readPosition} can be chosen,
+   * its promotions capped as {@link #handleCap}: the next position in basic Paxos; after the
+   * cap's promotions in Paxos-CP; the submit's bound in leader combination.
+   */
+  long lastReachable(long readPosition) {
+    long first = readPosition + 1;
+    return switch (config.protocol()) {
+      case BASIC -> first;
+      case CP -> first + handleCap();
+      case LEADER -> first + LeaderSubmit.boundFor(config.maxPromotions());
+    };
   }
 
   /** Keeps {@code f} among the commits {@link #close} and {@link #stop} end. */

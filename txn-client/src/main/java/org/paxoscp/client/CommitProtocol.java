@@ -1,6 +1,9 @@
 package org.paxoscp.client;
 
-/** The commit protocol a {@link TxnClient} runs for its transactions (ARCHITECTURE section 5). */
+/**
+ * The commit protocol a {@link TxnClient} runs for its transactions (docs/architecture.md section
+ * 5).
+ */
 public enum CommitProtocol {
   /** Basic Paxos, the Megastore baseline: one transaction wins a log position, the others abort. */
   BASIC,
@@ -10,7 +13,8 @@ public enum CommitProtocol {
    */
   CP,
   /**
-   * Leader combination (ARCHITECTURE 5.5): the transaction is submitted to the service of the
+   * Leader combination (docs/architecture.md section 5.5): the transaction is submitted to the
+   * service of the
    * position's leader DC, which proposes every waiting non-conflicting transaction as one list
    * and places a transaction whose reads were not overwritten at a later position, up to the
    * client's promotion cap (16 positions when uncapped).

@@ -29,7 +29,7 @@ public record CommitResult(Status status, String group, String txnId, long posit
     this(status, group, txnId, position, promotions, combined, reason, position);
   }
 
-  /** The three outcomes of a commit (ARCHITECTURE section 4). */
+  /** The three outcomes of a commit (docs/architecture.md section 4). */
   public enum Status {
     /** The transaction is in the log at {@code position} (or was read-only). */
     COMMITTED,

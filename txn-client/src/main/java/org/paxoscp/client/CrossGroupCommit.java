@@ -22,7 +22,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The client's side of cross-group transactions (ARCHITECTURE section 10, docs/cross-group.md):
+ * The client's side of cross-group transactions (docs/architecture.md section 10,
+ * docs/cross-group.md):
  * two-phase commit through the groups' logs, and resolving a PREPARE that a read or a commit met.
  * Every step is an ordinary log entry committed through the client's commit protocol (basic,
  * Paxos-CP or leader combination); nothing here keeps replicated state.
@@ -357,7 +358,7 @@ final class CrossGroupCommit {
    * (the first of {@code groups}), or empty while undecided.
    */
   CompletableFuture<Optional<Boolean>> readDecision(String coordinator, String txnId) {
-    return client.begin(coordinator, false).thenCompose(t -> {
+    return client.begin(coordinator, false, TxnClient.Timing.NONE).thenCompose(t -> {
       t.markFinished();
       return client.read(coordinator, t.txnId(), t.readPosition(), XgStep.decisionKey(txnId));
     }).thenApply(r -> r.value().map(b -> b.length == 1 && b[0] == XgStep.COMMIT_VALUE[0]));
@@ -381,7 +382,7 @@ final class CrossGroupCommit {
     }
     String coordinator = groups.get(0);
     String dk = XgStep.decisionKey(txnId);
-    return client.begin(coordinator, false).thenCompose(t -> {
+    return client.begin(coordinator, false, TxnClient.Timing.NONE).thenCompose(t -> {
       t.markFinished();
       return client.read(coordinator, t.txnId(), t.readPosition(), dk).thenCompose(r -> {
         Optional<byte[]> v = r.value();
@@ -405,7 +406,7 @@ final class CrossGroupCommit {
         // (An abort: someone's DECIDE came first, or the position was lost: read again.)
         LOG.debug("deciding ABORT for {} ({}): {}", txnId, own ? "own" : "met", c.toString());
       }
-      if (!(c instanceof TransactionException)) {
+      if (!(c instanceof TransactionException) || c instanceof InvalidArgumentException) {
         return CompletableFuture.completedFuture(Optional.<Boolean>empty());
       }
       return settle(txnId, groups, own, attempts - 1);
@@ -418,7 +419,7 @@ final class CrossGroupCommit {
     if (attempts == 0) {
       return CompletableFuture.completedFuture(false);
     }
-    return client.begin(group, false).thenCompose(t -> {
+    return client.begin(group, false, TxnClient.Timing.NONE).thenCompose(t -> {
       t.markFinished();
       if (!t.locksCut() && t.locks().lockOf(txnId).isEmpty()) {
         // Resolved already (or its PREPARE never got in): nothing to release. (A cut table
@@ -434,7 +435,7 @@ final class CrossGroupCommit {
       }
       Throwable c = Futures.unwrap(t);
       LOG.debug("RESOLVE of {} in {}: {}", txnId, group, c.toString());
-      if (!(c instanceof TransactionException)) {
+      if (!(c instanceof TransactionException) || c instanceof InvalidArgumentException) {
         return CompletableFuture.completedFuture(false);
       }
       return resolve(group, txnId, groups, commit, writes, attempts - 1);

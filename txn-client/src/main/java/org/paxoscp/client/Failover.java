@@ -1,13 +1,17 @@
 package org.paxoscp.client;
 
 import io.micrometer.core.instrument.Counter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.MessageTooLargeException;
+import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportClosedException;
 import org.paxoscp.transport.TransportTimeoutException;
@@ -15,23 +19,52 @@ import org.paxoscp.transport.UnknownDcException;
 
 /**
  * A client's begin and read requests with fail-over: the home DC first, then the others in the
- * cluster's order, each waiting at most the cluster's request timeout. Turns error replies into
- * the client's typed exceptions. Asynchronous: a request's future completes on the thread that
- * delivered the deciding reply.
+ * cluster's order, each waiting at most the cluster's request timeout (less if the caller's
+ * deadline comes sooner). Turns error replies into the client's typed exceptions. Asynchronous:
+ * a request's future completes on the thread that delivered the deciding reply.
+ *
+ * <p>Remembers the DCs that stopped answering: a DC whose request timed out is asked last (after
+ * every DC not known silent) until a probe gets an answer from it. The first probe goes
+ * {@link #FIRST_PROBE} after the timeout, each further one twice as long after the one before,
+ * up to {@link #LAST_PROBE}; any answer from the DC — to a probe or to a request — brings it back
+ * at once. So with the home DC down a transaction pays one request timeout, not one per request.
+ * A probe is a {@link Message.VersionRequest}, which every service answers without touching its
+ * store. The order is only a preference: a DC asked last is still asked when the others fail, so
+ * no request fails that the old order would have served.
  */
 final class Failover {
+  /** How long after a timeout a silent DC is first probed. */
+  static final Duration FIRST_PROBE = Duration.ofMillis(500);
+  /** The longest wait between two probes of a DC that stays silent. */
+  static final Duration LAST_PROBE = Duration.ofSeconds(30);
+
   private final ClusterConfig cluster;
   private final String homeDc;
   private final Transport transport;
+  private final Scheduler scheduler;
   private final List<String> order;
   /** Requests a DC failed or did not answer (the client then asks the next DC, if any). */
   private final Counter failovers;
+  /** The DCs that timed out and have not answered since, with their probe state. */
+  private final Map<String, Silent> silent = new ConcurrentHashMap<>();
 
-  Failover(ClusterConfig cluster, String homeDc, Transport transport, Counter failovers) {
+  /** A DC that stopped answering: the wait before its next probe. */
+  private static final class Silent {
+    long nextProbeMicros;
+    boolean probing;
+
+    Silent(long nextProbeMicros) {
+      this.nextProbeMicros = nextProbeMicros;
+    }
+  }
+
+  Failover(ClusterConfig cluster, String homeDc, Transport transport, Scheduler scheduler,
+      Counter failovers) {
     this.failovers = failovers;
     this.cluster = cluster;
     this.homeDc = homeDc;
     this.transport = transport;
+    this.scheduler = scheduler;
     List<String> o = new ArrayList<>();
     o.add(homeDc);
     for (String dc : cluster.dcNames()) {
@@ -49,12 +82,14 @@ final class Failover {
    * blocks: each DC is asked when the one before it failed.
    *
    * <p>The future fails with {@link UnavailableException} when no DC gave an acceptable reply,
-   * {@link TransactionAbortedException} when the position was collected (TOO_OLD), and
-   * {@link InvalidArgumentException} when a DC refused the request as invalid or too large.
+   * {@link TransactionAbortedException} when the position was collected (TOO_OLD),
+   * {@link InvalidArgumentException} when a DC refused the request as invalid or too large
+   * ({@link ReplyTooLargeException} for a reply that would not fit in a datagram), and
+   * {@link DeadlineExceededException} when {@code deadline} passed first.
    */
   <R> CompletableFuture<R> request(String group, String txnId, long position, Message request,
-      Function<Message, R> accept) {
-    return request(group, txnId, position, request, accept, false);
+      Function<Message, R> accept, Deadline deadline) {
+    return request(group, txnId, position, request, accept, false, deadline);
   }
 
   /**
@@ -63,27 +98,58 @@ final class Failover {
    * or may not yet follow the cluster's version for, while another can answer it).
    */
   <R> CompletableFuture<R> request(String group, String txnId, long position, Message request,
-      Function<Message, R> accept, boolean anyDc) {
+      Function<Message, R> accept, boolean anyDc, Deadline deadline) {
     CompletableFuture<R> out = new CompletableFuture<>();
-    ask(0, new Attempt<>(group, txnId, position, request, accept, anyDc, new ArrayList<>(), out));
+    ask(0, new Attempt<>(group, txnId, position, request, accept, anyDc, deadline, preferred(),
+        new ArrayList<>(), out));
     return out;
+  }
+
+  /** The DCs in the order to ask them now: those answering first, then the silent ones. */
+  List<String> preferred() {
+    if (silent.isEmpty()) {
+      return order;
+    }
+    List<String> o = new ArrayList<>(order.size());
+    for (String dc : order) {
+      if (!silent.containsKey(dc)) {
+        o.add(dc);
+      }
+    }
+    for (String dc : order) {
+      if (silent.containsKey(dc)) {
+        o.add(dc);
+      }
+    }
+    return o;
   }
 
   /** One request's fail-over state: what to ask, what failed so far, where the answer goes. */
   private record Attempt<R>(String group, String txnId, long position, Message request,
-      Function<Message, R> accept, boolean anyDc, List<Throwable> failures,
-      CompletableFuture<R> out) {}
+      Function<Message, R> accept, boolean anyDc, Deadline deadline, List<String> dcs,
+      List<Throwable> failures, CompletableFuture<R> out) {}
 
   /** Asks the {@code i}-th DC of the order, and the next one when it fails. */
   private <R> void ask(int i, Attempt<R> a) {
-    if (i == order.size()) {
+    if (i == a.dcs().size()) {
       a.out().completeExceptionally(unavailable(a));
       return;
     }
-    String dc = order.get(i);
+    Duration timeout = cluster.requestTimeout();
+    Duration left = a.deadline().remaining(scheduler);
+    if (left.isZero()) {
+      a.out().completeExceptionally(a.deadline().exceeded(a.group(), a.position(),
+          a.request().getClass().getSimpleName() + " after asking " + a.dcs().subList(0, i)));
+      return;
+    }
+    boolean cut = left.compareTo(timeout) < 0;
+    if (cut) {
+      timeout = left;
+    }
+    String dc = a.dcs().get(i);
     CompletableFuture<Message> reply;
     try {
-      reply = transport.request(dc, a.request(), cluster.requestTimeout());
+      reply = transport.request(dc, a.request(), timeout);
     } catch (UnknownDcException | TransportClosedException | MessageTooLargeException e) {
       reply = CompletableFuture.failedFuture(e);
     } catch (RuntimeException e) {
@@ -91,6 +157,7 @@ final class Failover {
       return;
     }
     reply.whenComplete((m, t) -> {
+      heard(dc, m, t, cut);
       try {
         if (answered(dc, m, t, a)) {
           return;
@@ -116,7 +183,7 @@ final class Failover {
         throw new IllegalStateException("the client's transport is closed", cause);
       }
       if (cause instanceof MessageTooLargeException) {
-        throw new InvalidArgumentException("request does not fit in a datagram: "
+        throw new InvalidArgumentException(a.group(), "request does not fit in a datagram: "
             + cause.getMessage());
       }
       a.failures().add(cause);
@@ -138,7 +205,9 @@ final class Failover {
             CommitResult.Status.ABORTED, a.group(), a.txnId(), a.position(), 0, false,
             "position " + a.position() + " is below the group's GC watermark: "
                 + err.detail()), dc);
-        case BAD_REQUEST, TOO_LARGE -> throw new InvalidArgumentException(
+        case BAD_REQUEST -> throw new InvalidArgumentException(a.group(),
+            "DC " + dc + " rejected the request: " + err.code() + " " + err.detail());
+        case TOO_LARGE -> throw new ReplyTooLargeException(a.group(),
             "DC " + dc + " rejected the request: " + err.code() + " " + err.detail());
         default -> throw new IllegalStateException("unhandled error code " + err.code());
       }
@@ -150,6 +219,70 @@ final class Failover {
     }
     a.failures().add(new IllegalStateException(dc + ": unexpected reply " + m));
     return false;
+  }
+
+  /**
+   * Notes what DC {@code dc} did with a request: any reply brings it back; a timeout the deadline
+   * did not shorten ({@code cut}) makes it silent.
+   */
+  private void heard(String dc, Message m, Throwable t, boolean cut) {
+    if (m != null) {
+      silent.remove(dc);
+    } else if (!cut && Futures.unwrap(t) instanceof TransportTimeoutException) {
+      markSilent(dc);
+    }
+  }
+
+  /** Makes {@code dc} silent (if it is not yet) and schedules its first probe. */
+  private void markSilent(String dc) {
+    Silent fresh = new Silent(FIRST_PROBE.toNanos() / 1000);
+    if (silent.putIfAbsent(dc, fresh) == null) {
+      scheduleProbe(dc, fresh);
+    }
+  }
+
+  private void scheduleProbe(String dc, Silent s) {
+    scheduler.schedule(s.nextProbeMicros, () -> probe(dc, s));
+  }
+
+  /**
+   * Asks {@code dc}, still silent as {@code s}, for its version: an answer brings it back;
+   * silence doubles the wait before the next probe.
+   */
+  private void probe(String dc, Silent s) {
+    synchronized (s) {
+      if (silent.get(dc) != s || s.probing) {
+        return; // Back already (a request got an answer), or a probe is out.
+      }
+      s.probing = true;
+    }
+    CompletableFuture<Message> reply;
+    try {
+      reply = transport.request(dc, new Message.VersionRequest(), cluster.requestTimeout());
+    } catch (RuntimeException e) {
+      return; // The transport is closed, or the DC unknown: nothing to probe any more.
+    }
+    reply.whenComplete((m, t) -> {
+      if (m != null) {
+        silent.remove(dc, s);
+        return;
+      }
+      if (Futures.unwrap(t) instanceof TransportClosedException) {
+        return;
+      }
+      synchronized (s) {
+        s.probing = false;
+        s.nextProbeMicros = Math.min(LAST_PROBE.toNanos() / 1000, s.nextProbeMicros * 2);
+      }
+      if (silent.get(dc) == s) {
+        scheduleProbe(dc, s);
+      }
+    });
+  }
+
+  /** The DCs asked last because they stopped answering (tests, status). */
+  java.util.Set<String> silentDcs() {
+    return java.util.Set.copyOf(silent.keySet());
   }
 
   private UnavailableException unavailable(Attempt<?> a) {
@@ -164,9 +297,9 @@ final class Failover {
           + "them, and that they accept this client's paxoscp.key; a datagram under another key "
           + "is dropped without a reply)");
     }
-    UnavailableException u = new UnavailableException("no DC of " + order
+    UnavailableException u = new UnavailableException("no DC of " + a.dcs()
         + " served " + a.request().getClass().getSimpleName() + why, a.group(), a.position(),
-        order.get(order.size() - 1));
+        a.dcs().get(a.dcs().size() - 1));
     a.failures().forEach(u::addSuppressed);
     return u;
   }

@@ -36,6 +36,28 @@ final class Futures {
     }
   }
 
+  /**
+   * Waits for {@code f}, a begin or read, and returns its value or throws what it failed with.
+   * On an interrupt the call is abandoned (its future may still complete; nothing of it was
+   * sent for commit): runs {@code onInterrupt} (may be null), keeps the flag set and throws
+   * {@link TransactionInterruptedException}.
+   */
+  static <T> T joinInterruptibly(CompletableFuture<T> f, String group, Runnable onInterrupt) {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      if (onInterrupt != null) {
+        onInterrupt.run();
+      }
+      throw new TransactionInterruptedException(
+          "interrupted while waiting; the call was abandoned and nothing was committed", group, e);
+    } catch (java.util.concurrent.ExecutionException | CompletionException
+        | java.util.concurrent.CancellationException e) {
+      throw rethrow(e);
+    }
+  }
+
   /** {@code t} unwrapped, as an unchecked exception to throw (an Error is thrown as is). */
   static RuntimeException rethrow(Throwable t) {
     Throwable c = unwrap(t);

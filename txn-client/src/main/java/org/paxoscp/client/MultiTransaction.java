@@ -3,6 +3,7 @@ package org.paxoscp.client;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.Objects;
+import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.SortedSet;
@@ -11,7 +12,8 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A transaction over several entity groups (ARCHITECTURE section 10, docs/cross-group.md), begun
+ * A transaction over several entity groups (docs/architecture.md section 10, docs/cross-group.md),
+ * begun
  * by {@link TxnClient#beginMulti}. It joins a group the first time it reads or writes there
  * (one begin round trip to that group), reading each group at that group's own read position;
  * writes are buffered per group. {@link #commit} runs two-phase commit through the groups' logs
@@ -30,7 +32,7 @@ import java.util.concurrent.CompletableFuture;
  * thread; each {@code ...Async} method returns a future, and the next operation starts when it
  * completed (a write while an operation is in flight throws {@link IllegalStateException}).
  */
-public final class MultiTransaction {
+public final class MultiTransaction implements AutoCloseable {
   private final TxnClient client;
   private final String txnId;
   private final int maxGroups;
@@ -40,7 +42,11 @@ public final class MultiTransaction {
   /** An asynchronous operation (a join, read, scan or the commit) is in flight. */
   private volatile boolean busy;
 
-  MultiTransaction(TxnClient client, String txnId, int maxGroups) {
+  /** The transaction's deadline and its calls' timeout, shared by its parts. */
+  private final TxnClient.Timing timing;
+
+  MultiTransaction(TxnClient client, String txnId, int maxGroups, TxnClient.Timing timing) {
+    this.timing = timing;
     this.client = client;
     this.txnId = txnId;
     this.maxGroups = maxGroups;
@@ -76,7 +82,26 @@ public final class MultiTransaction {
    *     finished then
    */
   public Optional<byte[]> get(String group, String key) {
-    return Futures.join(getCore(group, key));
+    return blocking(getCore(group, key), group);
+  }
+
+  /** The values of {@code keys} in {@code group}, read together, as {@link Transaction#getAll}. */
+  public Map<String, byte[]> getAll(String group, java.util.Collection<String> keys) {
+    return blocking(inPart(group, t -> t.getAllCore(keys)), group);
+  }
+
+  /** {@link #getAll} without blocking, as {@link #getAsync}. */
+  public CompletableFuture<Map<String, byte[]>> getAllAsync(String group,
+      java.util.Collection<String> keys) {
+    return Futures.handOff(inPart(group, t -> t.getAllCore(keys)), client.callbacks());
+  }
+
+  /**
+   * Waits for a join or read of this transaction; on an interrupt, abandons it, aborts the
+   * transaction and throws {@link TransactionInterruptedException} (the flag stays set).
+   */
+  private <T> T blocking(CompletableFuture<T> f, String group) {
+    return Futures.joinInterruptibly(f, group, this::abort);
   }
 
   /**
@@ -120,7 +145,7 @@ public final class MultiTransaction {
    */
   public ScanResult scan(String group, org.paxoscp.wal.KeyRange range, int limit,
       boolean reversed) {
-    return Futures.join(inPart(group, t -> t.scanCore(range, limit, reversed)));
+    return blocking(inPart(group, t -> t.scanCore(range, limit, reversed)), group);
   }
 
   /** {@link #scan(String, org.paxoscp.wal.KeyRange, int, boolean)} without blocking. */
@@ -132,12 +157,12 @@ public final class MultiTransaction {
 
   /** {@link #scan(String, org.paxoscp.wal.KeyRange, int, boolean)} of {@code [from, to)}. */
   public ScanResult scan(String group, String from, String to, int limit) {
-    return scan(group, Transaction.range(from, to), limit, false);
+    return scan(group, Transaction.range(group, from, to), limit, false);
   }
 
   /** {@link #scan(String, org.paxoscp.wal.KeyRange, int, boolean)} of a prefix's keys. */
   public ScanResult scanPrefix(String group, String prefix, int limit) {
-    return scan(group, Transaction.prefixRange(prefix), limit, false);
+    return scan(group, Transaction.prefixRange(group, prefix), limit, false);
   }
 
   /** Buffers a write, as {@link Transaction#put(String, byte[])}, joining the group if needed. */
@@ -180,15 +205,14 @@ public final class MultiTransaction {
   public long getCounter(String group, String key) {
     Optional<byte[]> v = get(group, key);
     return org.paxoscp.wal.Updates.decodeCounter(v).orElseThrow(() ->
-        new InvalidArgumentException("the value of key " + key + " in group " + group
-            + " is not a counter"));
+        new InvalidArgumentException(group, "the value of key " + key + " is not a counter"));
   }
 
   /** The elements present in a counting set, as {@link Transaction#getSet}. */
   public java.util.SortedSet<String> getSet(String group, String key) {
     Optional<byte[]> v = get(group, key);
     return org.paxoscp.wal.Updates.present(org.paxoscp.wal.Updates.decodeSet(v).orElseThrow(
-        () -> new InvalidArgumentException("the value of key " + key + " in group " + group
+        () -> new InvalidArgumentException(group, "the value of key " + key
             + " is not a counting set")));
   }
 
@@ -290,6 +314,17 @@ public final class MultiTransaction {
     parts.values().forEach(Transaction::abort);
   }
 
+  /**
+   * {@link #abort} if not committed: a transaction left in a try-with-resources block without a
+   * commit is discarded; after a commit (whatever its outcome) it does nothing.
+   */
+  @Override
+  public void close() {
+    if (!finished) {
+      abort();
+    }
+  }
+
   /** The per-group parts; for tests and history. */
   SortedMap<String, Transaction> parts() {
     return Collections.unmodifiableSortedMap(parts);
@@ -306,11 +341,11 @@ public final class MultiTransaction {
     }
     TxnClient.validateGroup(group);
     if (parts.size() >= maxGroups) {
-      throw new InvalidArgumentException("transaction " + txnId + " touches groups "
+      throw new InvalidArgumentException(group, "transaction " + txnId + " touches groups "
           + parts.keySet() + " and cannot join " + group + ": at most " + maxGroups
           + " groups per transaction (paxoscp.client.xg.max.groups)");
     }
-    return client.begin(group, true).thenApply(b -> {
+    return client.begin(group, true, timing).thenApply(b -> {
       parts.put(group, b);
       return b;
     });
@@ -333,7 +368,7 @@ public final class MultiTransaction {
    */
   private Transaction joined(String group) {
     checkActive();
-    return Futures.join(part(group));
+    return blocking(part(group), group);
   }
 
   private void checkActive() {

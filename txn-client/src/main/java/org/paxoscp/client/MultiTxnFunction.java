@@ -9,5 +9,6 @@ package org.paxoscp.client;
 @FunctionalInterface
 public interface MultiTxnFunction<T> {
   /** Runs the body; should not commit the transaction, may abort it. */
-  T apply(MultiTransaction txn);
+  /** Runs the body; a checked exception it throws is wrapped as {@link TxnFunction}'s is. */
+  T apply(MultiTransaction txn) throws Exception;
 }

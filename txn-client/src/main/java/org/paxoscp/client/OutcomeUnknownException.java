@@ -81,6 +81,19 @@ public final class OutcomeUnknownException extends TransactionException {
     return result.position();
   }
 
+  /**
+   * The handle that settles this outcome from any client, after a restart too
+   * ({@link TxnClient#outcome(OutcomeHandle)}); its {@code toString()} is a line to store.
+   * Empty across groups (the decision is the outcome: {@link TxnClient#crossGroupOutcome}).
+   */
+  public Optional<OutcomeHandle> handle() {
+    if (result.firstPosition() < 1) {
+      return Optional.empty();
+    }
+    return Optional.of(new OutcomeHandle(result.group(), result.txnId(), result.firstPosition(),
+        result.position()));
+  }
+
   /** The commit result, with status {@link CommitResult.Status#UNKNOWN}. */
   public CommitResult result() {
     return result;

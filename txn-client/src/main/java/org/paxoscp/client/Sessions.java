@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A client's session positions (read-your-writes and monotonic reads per group), in bounded
- * memory (ARCHITECTURE section 9).
+ * memory (docs/architecture.md section 9).
  *
  * <p>The positions of the most recently used {@code maxGroups} groups are cached. An entry
  * evicted for size is not forgotten at once: it moves to the <em>settling</em> map, where it

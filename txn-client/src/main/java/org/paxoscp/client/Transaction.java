@@ -27,7 +27,7 @@ import org.paxoscp.wal.XgLocks;
 import org.paxoscp.wal.XgStep;
 
 /**
- * One transaction on one entity group (ARCHITECTURE section 4), begun by
+ * One transaction on one entity group (docs/architecture.md section 4), begun by
  * {@link TxnClient#begin}: reads see the group as of the transaction's read position plus its own
  * buffered writes; writes are buffered until {@link #commit}, which runs the client's commit
  * protocol (optimistic concurrency: a conflicting commit makes this one abort).
@@ -43,7 +43,7 @@ import org.paxoscp.wal.XgStep;
  * aborted, every method except {@link #abort}, {@link #isActive} and the accessors throws
  * {@link IllegalStateException}.
  */
-public final class Transaction {
+public final class Transaction implements AutoCloseable {
   private enum State { ACTIVE, FINISHED }
 
   private final TxnClient client;
@@ -53,7 +53,7 @@ public final class Transaction {
   private final long readPosition;
   private final OptionalInt leader;
   private final int maxEntryBytes;
-  /** The group's cross-group locks at the read position (ARCHITECTURE section 10). */
+  /** The group's cross-group locks at the read position (docs/architecture.md section 10). */
   private final XgLocks locks;
   /** The begin's reply held only the oldest locks: no read or commit can be checked. */
   private final boolean locksCut;
@@ -75,9 +75,15 @@ public final class Transaction {
   private volatile State state = State.ACTIVE;
   /** An asynchronous operation (read, scan, commit) is in flight. */
   private volatile boolean busy;
+  /** {@link #outcomeHandle} was called: the commit's promotions are capped to its range. */
+  private volatile boolean handleTaken;
+  /** The transaction's deadline and its calls' timeout. */
+  private final TxnClient.Timing timing;
 
-  Transaction(TxnClient client, String group, String txnId, ProposerId proposerId, long readPosition,
-      OptionalInt leader, int maxEntryBytes, XgLocks locks, boolean locksCut) {
+  Transaction(TxnClient client, String group, String txnId, ProposerId proposerId,
+      long readPosition, OptionalInt leader, int maxEntryBytes, XgLocks locks, boolean locksCut,
+      TxnClient.Timing timing) {
+    this.timing = timing;
     this.locks = locks;
     this.locksCut = locksCut;
     this.client = client;
@@ -135,7 +141,83 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished
    */
   public Optional<byte[]> get(String key) {
-    return Futures.join(getCore(key));
+    return blocking(getCore(key));
+  }
+
+  /**
+   * The values of {@code keys}, each as {@link #get} gives it, read together: the keys not
+   * answered from this transaction's own writes or earlier reads go to the store in as few
+   * requests as the service's key limit (1,000) and one datagram allow, sent at once. Every key
+   * read joins the read set, present or not.
+   *
+   * @return the keys that have a value, with it, in the order of {@code keys} (a key absent
+   *     from the map has no value)
+   * @throws InvalidArgumentException for an invalid key (nothing is read)
+   * @throws UnavailableException, TransactionAbortedException, DeadlineExceededException as
+   *     {@link #get}
+   */
+  public Map<String, byte[]> getAll(java.util.Collection<String> keys) {
+    return blocking(getAllCore(keys));
+  }
+
+  /** {@link #getAll} without blocking, as {@link #getAsync}. */
+  public CompletableFuture<Map<String, byte[]>> getAllAsync(java.util.Collection<String> keys) {
+    return Futures.handOff(getAllCore(keys), client.callbacks());
+  }
+
+  /**
+   * Waits for {@code f}, an operation of this transaction: on an interrupt, abandons it,
+   * finishes the transaction and throws {@link TransactionInterruptedException} (the flag stays
+   * set).
+   */
+  private <T> T blocking(CompletableFuture<T> f) {
+    return Futures.joinInterruptibly(f, group, () -> finish(CommitResult.Status.ABORTED, -1, 0));
+  }
+
+  /** The asynchronous core of {@link #getAll}. */
+  CompletableFuture<Map<String, byte[]>> getAllCore(java.util.Collection<String> keys) {
+    return operation(() -> {
+      java.util.LinkedHashSet<String> distinct = new java.util.LinkedHashSet<>(keys);
+      for (String key : distinct) {
+        TxnClient.validateKey(group, key);
+      }
+      List<String> toRead = new ArrayList<>();
+      for (String key : distinct) {
+        Mutation own = writes.get(key);
+        if (own == null || own.isUpdate()) {
+          toRead.add(key);
+        }
+      }
+      return readStored(toRead).thenApply(stored -> {
+        Map<String, byte[]> out = new LinkedHashMap<>();
+        for (String key : distinct) {
+          withOwn(key, stored.get(key)).ifPresent(v -> out.put(key, v));
+        }
+        return Collections.unmodifiableMap(out);
+      });
+    });
+  }
+
+  /**
+   * The value of {@code key} given {@code stored}, what the store holds at the read position
+   * (null when not read: the key has a buffered put or delete), with this transaction's own
+   * write or update applied.
+   */
+  private Optional<byte[]> withOwn(String key, Optional<byte[]> stored) {
+    Mutation own = writes.get(key);
+    if (own != null && !own.isUpdate()) {
+      return own.value();
+    }
+    if (own == null) {
+      return stored.map(byte[]::clone);
+    }
+    Updates.Result r = Updates.apply(stored, own);
+    if (r.refused()) {
+      throw new InvalidArgumentException(group, "key " + key + ": "
+          + Updates.describe(r.refusal()) + " (this transaction's own update, applied to "
+          + "the value read)");
+    }
+    return r.value();
   }
 
   /**
@@ -150,23 +232,12 @@ public final class Transaction {
   /** The asynchronous core of {@link #get}. */
   CompletableFuture<Optional<byte[]>> getCore(String key) {
     return operation(() -> {
-      TxnClient.validateKey(key);
+      TxnClient.validateKey(group, key);
       Mutation own = writes.get(key);
       if (own != null && !own.isUpdate()) {
         return CompletableFuture.completedFuture(own.value());
       }
-      return readStored(key).thenApply(stored -> {
-        if (own == null) {
-          return stored.map(byte[]::clone);
-        }
-        Updates.Result r = Updates.apply(stored, own);
-        if (r.refused()) {
-          throw new InvalidArgumentException("key " + key + " of group " + group + ": "
-              + Updates.describe(r.refusal()) + " (this transaction's own update, applied to "
-              + "the value read)");
-        }
-        return r.value();
-      });
+      return readStored(List.of(key)).thenApply(stored -> withOwn(key, stored.get(key)));
     });
   }
 
@@ -187,31 +258,50 @@ public final class Transaction {
     return f.whenComplete((v, t) -> busy = false);
   }
 
-  /** The value of {@code key} at the read position (a scan's, or the store's), remembered. */
-  private CompletableFuture<Optional<byte[]>> readStored(String key) {
-    Optional<byte[]> cached = reads.get(key);
-    if (cached == null) {
-      cached = fromScans(key);
-    }
-    if (cached != null) {
-      return CompletableFuture.completedFuture(cached);
-    }
-    Optional<XgLocks.Lock> lock = locksCut && !client.hooks().has(
-        ClientHooks.Plant.CUT_TABLE_READS_UNCHECKED) ? Optional.of(oldestLock())
-        : locks.blockingRead(key);
-    if (lock.isPresent() && obeyLocks()) {
-      return lockedOut(lock.get(), "a read of " + key);
-    }
-    return client.read(group, txnId, readPosition, key).handle((read, t) -> {
-      if (t != null) {
-        throw readFailed(t);
+  /**
+   * The values of {@code keys} at the read position (a scan's, or the store's), remembered: the
+   * keys not read before are read together, and recorded in the order of {@code keys}.
+   */
+  private CompletableFuture<Map<String, Optional<byte[]>>> readStored(List<String> keys) {
+    Map<String, Optional<byte[]>> known = new java.util.HashMap<>();
+    java.util.LinkedHashSet<String> missing = new java.util.LinkedHashSet<>();
+    for (String key : keys) {
+      Optional<byte[]> cached = reads.get(key);
+      if (cached == null) {
+        cached = fromScans(key);
       }
-      Optional<byte[]> value = read.value();
-      reads.put(key, value);
-      readVersions.put(key, read.version());
-      readKeyBytes += EntrySize.string(key);
-      return value;
-    });
+      if (cached != null) {
+        known.put(key, cached);
+      } else {
+        missing.add(key);
+      }
+    }
+    if (missing.isEmpty()) {
+      return CompletableFuture.completedFuture(known);
+    }
+    for (String key : missing) {
+      Optional<XgLocks.Lock> lock = locksCut && !client.hooks().has(
+          ClientHooks.Plant.CUT_TABLE_READS_UNCHECKED) ? Optional.of(oldestLock())
+          : locks.blockingRead(key);
+      if (lock.isPresent() && obeyLocks()) {
+        return lockedOut(lock.get(), "a read of " + key);
+      }
+    }
+    return client.readAll(group, txnId, readPosition, List.copyOf(missing),
+            timing.call(client.scheduler()))
+        .handle((read, t) -> {
+          if (t != null) {
+            throw readFailed(t);
+          }
+          for (String key : missing) {
+            LogApplier.VersionedRead r = read.get(key);
+            reads.put(key, r.value());
+            readVersions.put(key, r.version());
+            readKeyBytes += EntrySize.string(key);
+            known.put(key, r.value());
+          }
+          return known;
+        });
   }
 
   /**
@@ -223,6 +313,12 @@ public final class Transaction {
     if (c instanceof TransactionAbortedException) {
       finish(CommitResult.Status.ABORTED, -1, 0);
       client.abortedBeforeCommit(ClientMetrics.AbortReason.TOO_OLD);
+    } else if (c instanceof DeadlineExceededException
+        && timing.transaction().passed(client.scheduler())) {
+      // Past the transaction's own deadline nothing more can be done; past a call's only, the
+      // transaction stays usable (as after an unavailable read).
+      finish(CommitResult.Status.ABORTED, -1, 0);
+      client.abortedBeforeCommit(ClientMetrics.AbortReason.DEADLINE);
     }
     return Futures.rethrow(c);
   }
@@ -240,8 +336,8 @@ public final class Transaction {
    */
   public long getCounter(String key) {
     Optional<byte[]> v = get(key);
-    return Updates.decodeCounter(v).orElseThrow(() -> new InvalidArgumentException("the value "
-        + "of key " + key + " in group " + group + " is not a counter"));
+    return Updates.decodeCounter(v).orElseThrow(() -> new InvalidArgumentException(group,
+        "the value of key " + key + " is not a counter"));
   }
 
   /**
@@ -263,8 +359,8 @@ public final class Transaction {
    */
   public java.util.SortedMap<String, Long> getSetCounts(String key) {
     Optional<byte[]> v = get(key);
-    return Updates.decodeSet(v).orElseThrow(() -> new InvalidArgumentException("the value of "
-        + "key " + key + " in group " + group + " is not a counting set"));
+    return Updates.decodeSet(v).orElseThrow(() -> new InvalidArgumentException(group,
+        "the value of key " + key + " is not a counting set"));
   }
 
   /**
@@ -297,7 +393,7 @@ public final class Transaction {
    *     counting set, or added to it as a counter
    */
   public void setAdd(String key, String element) {
-    update(key, setDelta(element, 1));
+    update(key, setDelta(group, element, 1));
   }
 
   /**
@@ -305,20 +401,20 @@ public final class Transaction {
    * {@link #setAdd}); the element stays present if it was added more often than removed.
    */
   public void setRemove(String key, String element) {
-    update(key, setDelta(element, -1));
+    update(key, setDelta(group, element, -1));
   }
 
-  private static Mutation setDelta(String element, long delta) {
+  private static Mutation setDelta(String group, String element, long delta) {
     try {
       return Mutation.setUpdate(java.util.Map.of(element, delta));
     } catch (IllegalArgumentException | NullPointerException e) {
-      throw new InvalidArgumentException(e.getMessage());
+      throw new InvalidArgumentException(group, e.getMessage());
     }
   }
 
   private void update(String key, Mutation m) {
     checkActive();
-    TxnClient.validateKey(key);
+    TxnClient.validateKey(group, key);
     client.requireClusterVersion(org.paxoscp.version.ClusterVersion.COMMUTATIVE_UPDATES,
         "counter and set updates");
     Mutation old = writes.get(key);
@@ -326,7 +422,7 @@ public final class Transaction {
     try {
       combined = old == null ? m : Updates.combine(old, m);
     } catch (IllegalArgumentException e) {
-      throw new InvalidArgumentException("key " + key + " of group " + group + ": "
+      throw new InvalidArgumentException(group, "key " + key + ": "
           + e.getMessage());
     }
     buffer(key, combined, EntrySize.write(key, combined));
@@ -359,29 +455,29 @@ public final class Transaction {
    *     long or starts with NUL
    */
   public ScanResult scan(String from, String to, int limit, boolean reversed) {
-    return scan(range(from, to), limit, reversed);
+    return scan(range(group, from, to), limit, reversed);
   }
 
   /** {@link #scan(KeyRange, int, boolean)} of the keys starting with {@code prefix}. */
   public ScanResult scanPrefix(String prefix, int limit) {
-    return scan(prefixRange(prefix), limit, false);
+    return scan(prefixRange(group, prefix), limit, false);
   }
 
   /** {@code [from, to)}, or an {@link InvalidArgumentException} saying why not. */
-  static KeyRange range(String from, String to) {
+  static KeyRange range(String group, String from, String to) {
     try {
       return new KeyRange(Objects.requireNonNull(from, "from"), to);
     } catch (IllegalArgumentException e) {
-      throw new InvalidArgumentException(e.getMessage());
+      throw new InvalidArgumentException(group, e.getMessage());
     }
   }
 
   /** The keys starting with {@code prefix}, or an {@link InvalidArgumentException}. */
-  static KeyRange prefixRange(String prefix) {
+  static KeyRange prefixRange(String group, String prefix) {
     try {
       return KeyRange.prefix(Objects.requireNonNull(prefix, "prefix"));
     } catch (IllegalArgumentException e) {
-      throw new InvalidArgumentException(e.getMessage());
+      throw new InvalidArgumentException(group, e.getMessage());
     }
   }
 
@@ -409,7 +505,7 @@ public final class Transaction {
    * @throws IllegalStateException if the transaction is finished
    */
   public ScanResult scan(KeyRange range, int limit, boolean reversed) {
-    return Futures.join(scanCore(range, limit, reversed));
+    return blocking(scanCore(range, limit, reversed));
   }
 
   /**
@@ -426,7 +522,7 @@ public final class Transaction {
     return operation(() -> {
       Objects.requireNonNull(range, "range");
       if (limit < 1 || limit > MAX_SCAN_LIMIT) {
-        throw new InvalidArgumentException("a scan's limit must be 1-" + MAX_SCAN_LIMIT
+        throw new InvalidArgumentException(group, "a scan's limit must be 1-" + MAX_SCAN_LIMIT
             + ", got " + limit);
       }
       client.requireClusterVersion(ClusterVersion.RANGE_READS, "a range read");
@@ -436,16 +532,16 @@ public final class Transaction {
         return lockedOut(lock.get(), "a scan of " + range);
       }
       CompletableFuture<ScanResult> done = new CompletableFuture<>();
-      page(new ScanState(range, limit, reversed), range, done);
+      page(new ScanState(range, limit, reversed, timing.call(client.scheduler())), range, done);
       return done;
     });
   }
 
   /** A range read in progress: what was asked, and what the pages served so far. */
-  private record ScanState(KeyRange range, int limit, boolean reversed,
+  private record ScanState(KeyRange range, int limit, boolean reversed, Deadline deadline,
       java.util.TreeMap<String, byte[]> served, Map<String, Long> versions) {
-    ScanState(KeyRange range, int limit, boolean reversed) {
-      this(range, limit, reversed, new java.util.TreeMap<>(KeyRange.ORDER),
+    ScanState(KeyRange range, int limit, boolean reversed, Deadline deadline) {
+      this(range, limit, reversed, deadline, new java.util.TreeMap<>(KeyRange.ORDER),
           new java.util.HashMap<>());
     }
   }
@@ -456,7 +552,7 @@ public final class Transaction {
    */
   private void page(ScanState st, KeyRange unread, CompletableFuture<ScanResult> done) {
     client.scan(group, txnId, readPosition, unread,
-            Math.min(st.limit(), client.hooks().scanPageLimit()), st.reversed())
+            Math.min(st.limit(), client.hooks().scanPageLimit()), st.reversed(), st.deadline())
         .whenComplete((page, t) -> {
           try {
             if (t != null) {
@@ -591,7 +687,7 @@ public final class Transaction {
    */
   public void put(String key, byte[] value) {
     if (value == null) {
-      throw new InvalidArgumentException("value must not be null; use delete(key)");
+      throw new InvalidArgumentException(group, "value must not be null; use delete(key)");
     }
     checkActive();
     buffer(key, Mutation.put(value), EntrySize.write(key, value));
@@ -616,7 +712,7 @@ public final class Transaction {
   }
 
   private void buffer(String key, Mutation m, int itemBytes) {
-    TxnClient.validateKey(key);
+    TxnClient.validateKey(group, key);
     Mutation old = writes.get(key);
     int oldBytes = old == null ? 0 : EntrySize.write(key, old);
     int newWriteBytes = writeBytes - oldBytes + itemBytes;
@@ -696,14 +792,18 @@ public final class Transaction {
    * transaction is finished, nothing was sent), or as {@link #get}.
    */
   CompletableFuture<Void> materializeUpdates() {
-    CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
-    for (var w : new ArrayList<>(writes.entrySet())) {
-      if (!w.getValue().isUpdate()) {
-        continue;
+    List<String> keys = new ArrayList<>();
+    writes.forEach((k, m) -> {
+      if (m.isUpdate()) {
+        keys.add(k);
       }
-      String key = w.getKey();
-      done = done.thenCompose(v -> readStored(key)).thenAccept(stored -> {
-        Updates.Result r = Updates.apply(stored, w.getValue());
+    });
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return readStored(keys).thenAccept(stored -> {
+      for (String key : keys) {
+        Updates.Result r = Updates.apply(stored.get(key), writes.get(key));
         if (r.refused()) {
           finish(CommitResult.Status.ABORTED, -1, 0);
           throw new UpdateRefusedException(group, -1, txnId, key + ": "
@@ -711,9 +811,8 @@ public final class Transaction {
         }
         Mutation m = r.value().map(Mutation::put).orElse(Mutation.delete());
         buffer(key, m, EntrySize.write(key, m));
-      });
-    }
-    return done;
+      }
+    });
   }
 
   /** Throws if {@code entry} is too large for a datagram (the transaction stays active). */
@@ -792,7 +891,9 @@ public final class Transaction {
    */
   CompletableFuture<CommitResult> commitEntry(LogEntry entry) {
     client.recordCommitting(this);
-    return client.commit(group, entry, proposerId, leader).handle((r, t) -> {
+    return client.commit(group, entry, proposerId, leader, timing.call(client.scheduler()),
+            handleTaken)
+        .handle((r, t) -> {
       if (t == null) {
         client.recordAttempt(this, r.status(), r.position(), r.promotions(), startMs);
         return r;
@@ -801,6 +902,9 @@ public final class Transaction {
       if (c instanceof TransactionAbortedException e) {
         client.recordAttempt(this, CommitResult.Status.ABORTED, -1, e.result().promotions(),
             startMs);
+      } else if (c instanceof DeadlineExceededException) {
+        // Never sent where it could still be chosen: certainly not in the log.
+        client.recordAttempt(this, CommitResult.Status.ABORTED, -1, 0, startMs);
       } else if (c instanceof UnavailableException) {
         // No majority before the entry was ever sent: certainly not in the log.
         client.recordAttempt(this, CommitResult.Status.ABORTED, -1, 0, startMs);
@@ -824,6 +928,32 @@ public final class Transaction {
     if (state == State.ACTIVE) {
       finish(CommitResult.Status.ABORTED, -1, 0);
     }
+  }
+
+  /**
+   * A handle to store before committing, with which any client learns this transaction's
+   * outcome later ({@link TxnClient#outcome(OutcomeHandle)}), after a crash during the commit
+   * too. The positions it names are where the commit can be chosen: the next position in basic
+   * Paxos, that and the positions of the promotions allowed in Paxos-CP (taking a handle caps a
+   * commit with unlimited promotions at 16), the submit's range in leader combination. Taking it
+   * sends nothing.
+   *
+   * @throws IllegalStateException if the transaction is finished or its commit started
+   */
+  public OutcomeHandle outcomeHandle() {
+    checkActive();
+    handleTaken = true;
+    return new OutcomeHandle(group, txnId, readPosition + 1,
+        client.commits().lastReachable(readPosition));
+  }
+
+  /**
+   * {@link #abort}: a transaction left in a try-with-resources block without a commit is
+   * discarded; after a commit (whatever its outcome) it does nothing.
+   */
+  @Override
+  public void close() {
+    abort();
   }
 
   /** Finishes the transaction and records the attempt, once (a second finish does nothing). */
@@ -875,7 +1005,7 @@ public final class Transaction {
    */
   CompletableFuture<CommitResult> commitUnrecorded(LogEntry entry) {
     state = State.FINISHED;
-    return client.commit(group, entry, proposerId, leader);
+    return client.commit(group, entry, proposerId, leader, Deadline.NONE, false);
   }
 
   /** Marks the transaction finished without recording anything (its cross-group parent does). */

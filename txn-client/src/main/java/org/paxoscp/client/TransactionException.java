@@ -5,11 +5,13 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * A transaction could not do what was asked for a reason outside the caller's control: it
- * aborted ({@link TransactionAbortedException}, safe to re-run), its commit outcome is unknown
- * ({@link OutcomeUnknownException}, not safe to re-run blindly), or no DC could serve it
- * ({@link UnavailableException}). Invalid arguments are reported separately as
- * {@link InvalidArgumentException}, an {@link IllegalArgumentException}.
+ * A call of the client did not do what was asked. The transaction aborted
+ * ({@link TransactionAbortedException}, safe to re-run); its commit outcome is unknown
+ * ({@link OutcomeUnknownException}, not safe to re-run blindly); no DC could serve it
+ * ({@link UnavailableException}); an argument was invalid ({@link InvalidArgumentException},
+ * nothing was sent); or the caller was interrupted, or the transaction's deadline passed, before
+ * anything that could commit it was sent ({@link TransactionInterruptedException},
+ * {@link DeadlineExceededException}). One {@code catch (TransactionException e)} sees them all.
  *
  * <p>Every instance names the entity group, and where known the log position and the DC
  * concerned.

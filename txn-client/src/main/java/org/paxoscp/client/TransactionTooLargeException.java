@@ -15,15 +15,15 @@ public final class TransactionTooLargeException extends InvalidArgumentException
   private final int limitBytes;
 
   TransactionTooLargeException(String group, int entryBytes, int limitBytes) {
-    super("transaction in group " + group + " would encode to " + entryBytes
-        + " bytes; at most " + limitBytes + " fit in a datagram");
+    super(group, "transaction would encode to " + entryBytes + " bytes; at most " + limitBytes
+        + " fit in a datagram");
     this.entryBytes = entryBytes;
     this.limitBytes = limitBytes;
   }
 
   /** Too many separate key ranges: {@code detail} says how many. */
   TransactionTooLargeException(String group, String detail) {
-    super("transaction in group " + group + ": " + detail);
+    super(group, "transaction: " + detail);
     this.entryBytes = -1;
     this.limitBytes = -1;
   }

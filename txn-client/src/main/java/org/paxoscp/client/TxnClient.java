@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -47,7 +48,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Transaction Client (ARCHITECTURE section 4): begins transactions on entity groups, serves
+ * The Transaction Client (docs/architecture.md section 4): begins transactions on entity groups,
+ * serves
  * their reads with fail-over across DCs, and commits them with basic Paxos or Paxos-CP.
  *
  * <p>Build one with {@link #builder}; one client per application process and home DC is the
@@ -121,6 +123,9 @@ public final class TxnClient implements AutoCloseable {
   /** The planted bugs of the simulator and tests; {@link ClientHooks#SHIPPED} otherwise. */
   private final ClientHooks hooks;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** The default timeouts of a transaction and of each of its calls; null for none. */
+  private final Duration transactionTimeout;
+  private final Duration callTimeout;
   /** Transactions of {@link #runInTransactionAsync} waiting out a back-off before a re-run. */
   private final java.util.Set<CompletableFuture<?>> backingOff =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -137,6 +142,8 @@ public final class TxnClient implements AutoCloseable {
     this.maxAttempts = b.maxAttempts;
     this.backoffBase = b.backoffBase;
     this.backoffMax = b.backoffMax;
+    this.transactionTimeout = b.transactionTimeout;
+    this.callTimeout = b.callTimeout;
     this.random = b.random;
     this.owned = b.owned;
     this.versions = b.versions;
@@ -171,7 +178,7 @@ public final class TxnClient implements AutoCloseable {
       this.direct = null;
     }
     this.metrics = new ClientMetrics(b.registry, homeDc, protocol);
-    this.failover = new Failover(cluster, homeDc, transport, metrics.failovers());
+    this.failover = new Failover(cluster, homeDc, transport, scheduler, metrics.failovers());
     this.sessions = new Sessions(cluster, transport, scheduler, cluster.clientSessionGroups());
     ProposerConfig pc = b.proposer != null ? b.proposer : cluster.proposer(switch (protocol) {
       case BASIC -> Protocol.BASIC;
@@ -187,7 +194,7 @@ public final class TxnClient implements AutoCloseable {
         proposer, scheduler, phase.multipliedBy(SUBMIT_TIMEOUT_PHASES),
         b.leaderCosts != null ? b.leaderCosts : cluster.leaderCosts());
     this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
-        leaderSubmit, random, hooks);
+        leaderSubmit, random, hooks, scheduler);
     this.crossGroup = new CrossGroupCommit(this, hooks, scheduler,
         cluster.crossGroup().lockTimeout(), cluster.requestTimeout().multipliedBy(2),
         cluster.maxDatagramBytes() / 4);
@@ -223,7 +230,18 @@ public final class TxnClient implements AutoCloseable {
    * @throws IllegalStateException if the client is closed
    */
   public Transaction begin(String group) {
-    return Futures.join(begin(group, true));
+    return begin(group, TxnOptions.DEFAULTS);
+  }
+
+  /**
+   * {@link #begin(String)} with {@code options} overriding the client's timeouts for this
+   * transaction ({@link TxnOptions}).
+   *
+   * @throws DeadlineExceededException if the call's or the transaction's deadline passed first
+   * @throws TransactionInterruptedException if the calling thread was interrupted
+   */
+  public Transaction begin(String group, TxnOptions options) {
+    return Futures.joinInterruptibly(begin(group, true, timing(options)), group, null);
   }
 
   /**
@@ -232,7 +250,32 @@ public final class TxnClient implements AutoCloseable {
    * worker threads, never on a transport thread, so its continuations may block.
    */
   public CompletableFuture<Transaction> beginAsync(String group) {
-    return Futures.handOff(begin(group, true), callbacks);
+    return beginAsync(group, TxnOptions.DEFAULTS);
+  }
+
+  /** {@link #begin(String, TxnOptions)} without blocking, as {@link #beginAsync(String)}. */
+  public CompletableFuture<Transaction> beginAsync(String group, TxnOptions options) {
+    return Futures.handOff(begin(group, true, timing(options)), callbacks);
+  }
+
+  /** The timeouts of a transaction begun now with {@code options}. */
+  Timing timing(TxnOptions options) {
+    Objects.requireNonNull(options, "options");
+    return new Timing(Deadline.after(scheduler, options.timeout().orElse(transactionTimeout),
+        "transaction timeout"), options.callTimeout().orElse(callTimeout));
+  }
+
+  /**
+   * A transaction's deadline and its calls' timeout (null for none), shared by a transaction
+   * across groups and its parts, and by the attempts of {@link #runInTransaction}.
+   */
+  record Timing(Deadline transaction, Duration callTimeout) {
+    static final Timing NONE = new Timing(Deadline.NONE, null);
+
+    /** The deadline of a call starting now: the transaction's, or sooner. */
+    Deadline call(Scheduler scheduler) {
+      return transaction.min(Deadline.after(scheduler, callTimeout, "call timeout"));
+    }
   }
 
   /**
@@ -240,17 +283,18 @@ public final class TxnClient implements AutoCloseable {
    * own cross-group steps, which must not wait for the RESOLVEs they are themselves proposing.
    * Completes on whatever thread delivered the deciding reply.
    */
-  CompletableFuture<Transaction> begin(String group, boolean awaitResolve) {
+  CompletableFuture<Transaction> begin(String group, boolean awaitResolve, Timing timing) {
     return Futures.guard(() -> {
       ensureOpen();
       validateGroup(group);
+      Deadline deadline = timing.call(scheduler);
       CompletableFuture<Void> resolved = awaitResolve ? crossGroup.awaitResolve(group)
           : CompletableFuture.completedFuture(null);
       return resolved.thenCompose(v -> sessionFloor(group)).thenCompose(min -> {
         long started = System.nanoTime();
         return failover.request(group, "", min, new Message.BeginRequest(group, min),
             m -> m instanceof Message.BeginReply r && r.group().equals(group)
-                && r.position() >= min ? r : null).handle((reply, t) -> {
+                && r.position() >= min ? r : null, deadline).handle((reply, t) -> {
                   if (t != null) {
                     if (Futures.unwrap(t) instanceof UnavailableException) {
                       metrics.begun(started, false);
@@ -258,7 +302,7 @@ public final class TxnClient implements AutoCloseable {
                     throw Futures.rethrow(t);
                   }
                   metrics.begun(started, true);
-                  return begun(group, reply);
+                  return begun(group, reply, timing);
                 });
       });
     });
@@ -280,7 +324,7 @@ public final class TxnClient implements AutoCloseable {
     return CompletableFuture.completedFuture(0L);
   }
 
-  private Transaction begun(String group, Message.BeginReply reply) {
+  private Transaction begun(String group, Message.BeginReply reply, Timing timing) {
     noteSession(group, reply.position());
     OptionalInt leader = OptionalInt.empty();
     int idx = cluster.dcNames().indexOf(reply.leaderDc());
@@ -289,19 +333,34 @@ public final class TxnClient implements AutoCloseable {
     }
     ProposerId id = ids.next();
     return new Transaction(this, group, homeDc + "-" + id, id,
-        reply.position(), leader, maxEntryBytes(group), reply.locks(), reply.locksCut());
+        reply.position(), leader, maxEntryBytes(group), reply.locks(), reply.locksCut(), timing);
   }
 
   /**
-   * Begins a transaction that may span entity groups ({@link MultiTransaction}; ARCHITECTURE
+   * Begins a transaction that may span entity groups ({@link MultiTransaction};
+   * docs/architecture.md
    * section 10). Nothing is sent until it first touches a group.
    *
    * @throws IllegalStateException if the client is closed
    */
   public MultiTransaction beginMulti() {
+    return beginMulti(TxnOptions.DEFAULTS);
+  }
+
+  /**
+   * {@link #beginMulti()} with {@code options} overriding the client's timeouts: the deadlines
+   * bound the begins in its groups and its reads; its commit (PREPAREs, DECIDE, RESOLVEs) runs
+   * to its outcome whatever the deadline, since stopping one group's PREPARE alone would leave
+   * the others to be settled.
+   */
+  public MultiTransaction beginMulti(TxnOptions options) {
     ensureOpen();
+    return beginMulti(timing(options));
+  }
+
+  private MultiTransaction beginMulti(Timing timing) {
     return new MultiTransaction(this, homeDc + "-" + ids.next(),
-        cluster.crossGroup().maxGroups());
+        cluster.crossGroup().maxGroups(), timing);
   }
 
   /**
@@ -310,12 +369,19 @@ public final class TxnClient implements AutoCloseable {
    * attempts and back-off.
    */
   public <T> T runInMultiTransaction(MultiTxnFunction<T> fn) {
+    return runInMultiTransaction(TxnOptions.DEFAULTS, fn);
+  }
+
+  /** {@link #runInMultiTransaction(MultiTxnFunction)} with {@code options} for all attempts. */
+  public <T> T runInMultiTransaction(TxnOptions options, MultiTxnFunction<T> fn) {
     Objects.requireNonNull(fn);
+    ensureOpen();
+    Timing timing = timing(options);
     List<TransactionAbortedException> aborts = new ArrayList<>();
     for (int attempt = 1; ; attempt++) {
-      MultiTransaction txn = beginMulti();
+      MultiTransaction txn = beginMulti(timing);
       try {
-        T value = fn.apply(txn);
+        T value = applied(() -> fn.apply(txn));
         if (txn.isActive()) {
           txn.commit();
         }
@@ -333,7 +399,7 @@ public final class TxnClient implements AutoCloseable {
         }
         throw e;
       }
-      if (!backOff(attempt)) {
+      if (!backOff(attempt, timing.transaction())) {
         TransactionAbortedException last = aborts.remove(aborts.size() - 1);
         aborts.forEach(last::addSuppressed);
         throw last;
@@ -383,6 +449,7 @@ public final class TxnClient implements AutoCloseable {
   private CompletableFuture<CommitResult> settleAsyncCore(OutcomeUnknownException unknown) {
     return Futures.guard(() -> {
       LogEntry entry = unknown.entry().orElseThrow(() -> new InvalidArgumentException(
+          unknown.group(),
           "outcome of " + unknown.result().txnId() + " cannot be settled by this client; for a "
               + "transaction across groups use crossGroupOutcome"));
       ensureOpen();
@@ -392,7 +459,8 @@ public final class TxnClient implements AutoCloseable {
         // The planted bug: the entry is sent again, through the next DC, while the first try
         // may still be chosen where it was.
         int next = (cluster.dcNames().indexOf(homeDc) + 1) % cluster.dcNames().size();
-        settled = commits.commit(group, entry, ids.next(), OptionalInt.of(next));
+        settled = commits.commit(group, entry, ids.next(), OptionalInt.of(next), Deadline.NONE,
+            false);
       } else {
         settled = commits.settle(group, entry, unknown.firstPosition(), unknown.lastPosition());
       }
@@ -410,6 +478,68 @@ public final class TxnClient implements AutoCloseable {
           })
           .thenCompose(r -> checkUpdatesApplied(group, entry, r).thenApply(v -> r));
     });
+  }
+
+  /**
+   * The outcome of a one-group transaction known only by its handle
+   * ({@link OutcomeUnknownException#handle()}, {@link Transaction#outcomeHandle()}), from any
+   * client — after a restart of the one that committed it too. Decides the handle's positions in
+   * turn as {@link #settle} does, each at a withdrawal of the transaction (a value that makes
+   * every proposer and batcher still holding it give up), until one holds the transaction
+   * (COMMITTED) or its withdrawal, or the range ends (ABORTED: it is certainly not in the log
+   * and never will be). Without the entry it cannot stop early at a conflicting position, so it
+   * may decide more positions than {@code settle} (all but at most one of them are normally
+   * decided already). For a transaction with counter or set updates it asks, once committed,
+   * whether they applied. Needs a majority of DCs.
+   *
+   * <p>The handle's range must be the transaction's (as the two methods above give it):
+   * settling a narrower one may report ABORTED for a transaction that commits later.
+   *
+   * @return the result if the transaction committed
+   * @throws TransactionAbortedException it is certainly not in the log and never will be
+   * @throws OutcomeUnknownException still no majority; its handle names the rest of the range
+   * @throws UpdateRefusedException it is in the log, but an update could not apply there
+   */
+  public CommitResult outcome(OutcomeHandle handle) {
+    return Futures.join(outcomeCore(handle));
+  }
+
+  /** {@link #outcome(OutcomeHandle)} without blocking, as {@link #settleAsync}. */
+  public CompletableFuture<CommitResult> outcomeAsync(OutcomeHandle handle) {
+    return Futures.handOff(outcomeCore(handle), callbacks);
+  }
+
+  /** {@link #outcome(OutcomeHandle)} of the handle with these fields. */
+  public CommitResult outcome(String group, String txnId, long firstPosition, long lastPosition) {
+    return outcome(new OutcomeHandle(group, txnId, firstPosition, lastPosition));
+  }
+
+  private CompletableFuture<CommitResult> outcomeCore(OutcomeHandle h) {
+    return Futures.guard(() -> {
+      ensureOpen();
+      validateGroup(h.group());
+      // A stand-in for the entry: its id and a read position just below the range. Nothing
+      // else of it is needed to decide the positions at its withdrawal and to recognize it.
+      LogEntry standIn = new LogEntry(h.txnId(), homeDc, h.firstPosition() - 1,
+          new java.util.TreeSet<>(), new java.util.TreeMap<>());
+      return commits.settle(h.group(), standIn, h.firstPosition(), h.lastPosition())
+          .handle((r, t) -> {
+            if (t != null) {
+              if (Futures.unwrap(t) instanceof TransactionAbortedException e) {
+                noteSession(h.group(), e.decidedPosition());
+              }
+              throw Futures.rethrow(t);
+            }
+            noteSession(h.group(), r.position());
+            return r;
+          })
+          .thenCompose(r -> checkUpdatesApplied(h.group(), standIn, r).thenApply(v -> r));
+    });
+  }
+
+  /** The commit driver (for a transaction's {@link Transaction#outcomeHandle}). */
+  CommitDriver commits() {
+    return commits;
   }
 
   /**
@@ -448,12 +578,22 @@ public final class TxnClient implements AutoCloseable {
    *     ones are attached as suppressed)
    */
   public <T> T runInTransaction(String group, TxnFunction<T> fn) {
+    return runInTransaction(group, TxnOptions.DEFAULTS, fn);
+  }
+
+  /**
+   * {@link #runInTransaction(String, TxnFunction)} with {@code options}: the transaction timeout
+   * bounds all the attempts together, back-offs included; a back-off that would end past it is
+   * not waited, and the last abort is thrown.
+   */
+  public <T> T runInTransaction(String group, TxnOptions options, TxnFunction<T> fn) {
     Objects.requireNonNull(fn);
+    Timing timing = timing(options);
     List<TransactionAbortedException> aborts = new ArrayList<>();
     for (int attempt = 1; ; attempt++) {
-      Transaction txn = begin(group);
+      Transaction txn = Futures.joinInterruptibly(begin(group, true, timing), group, null);
       try {
-        T value = fn.apply(txn);
+        T value = applied(() -> fn.apply(txn));
         if (txn.isActive()) {
           txn.commit();
         }
@@ -469,7 +609,7 @@ public final class TxnClient implements AutoCloseable {
         txn.abort();
         throw e;
       }
-      if (!backOff(attempt)) {
+      if (!backOff(attempt, timing.transaction())) {
         TransactionAbortedException last = aborts.remove(aborts.size() - 1);
         aborts.forEach(last::addSuppressed);
         throw last;
@@ -488,17 +628,26 @@ public final class TxnClient implements AutoCloseable {
    * block if the client runs many transactions this way (that is what the futures are for).
    */
   public <T> CompletableFuture<T> runInTransactionAsync(String group, AsyncTxnFunction<T> fn) {
+    return runInTransactionAsync(group, TxnOptions.DEFAULTS, fn);
+  }
+
+  /** {@link #runInTransactionAsync(String, AsyncTxnFunction)} with {@code options}. */
+  public <T> CompletableFuture<T> runInTransactionAsync(String group, TxnOptions options,
+      AsyncTxnFunction<T> fn) {
     Objects.requireNonNull(fn);
+    Timing timing = timing(options);
     CompletableFuture<T> out = new CompletableFuture<>();
-    attempt(group, fn, 1, new ArrayList<>(), out);
+    attempt(group, fn, timing, 1, new ArrayList<>(), out);
     return Futures.handOff(out, callbacks);
   }
 
-  /** Attempt {@code attempt} of {@link #runInTransactionAsync}; completes {@code out} at the end. */
-  private <T> void attempt(String group, AsyncTxnFunction<T> fn, int attempt,
+  /**
+   * Attempt {@code attempt} of {@link #runInTransactionAsync}; completes {@code out} at the end.
+   */
+  private <T> void attempt(String group, AsyncTxnFunction<T> fn, Timing timing, int attempt,
       List<TransactionAbortedException> aborts, CompletableFuture<T> out) {
     Transaction[] txn = new Transaction[1];
-    begin(group, true)
+    begin(group, true, timing)
         .thenComposeAsync(t -> {
           txn[0] = t;
           CompletionStage<T> body = fn.apply(t);
@@ -523,7 +672,10 @@ public final class TxnClient implements AutoCloseable {
             out.completeExceptionally(c);
             return;
           }
-          if (attempt >= maxAttempts) {
+          long backOff = backOffMicros(attempt);
+          Deadline deadline = timing.transaction();
+          if (attempt >= maxAttempts || (!deadline.isNone()
+              && scheduler.nowMicros() + backOff >= deadline.atMicros())) {
             aborts.forEach(e::addSuppressed);
             out.completeExceptionally(e);
             return;
@@ -531,9 +683,9 @@ public final class TxnClient implements AutoCloseable {
           aborts.add(e);
           // A retry waiting when the client closes fails then (close() fails what waits).
           backingOff.add(out);
-          scheduler.schedule(backOffMicros(attempt), () -> {
+          scheduler.schedule(backOff, () -> {
             if (backingOff.remove(out)) {
-              attempt(group, fn, attempt + 1, aborts, out);
+              attempt(group, fn, timing, attempt + 1, aborts, out);
             }
           });
           if (closed.get() && backingOff.remove(out)) {
@@ -541,6 +693,17 @@ public final class TxnClient implements AutoCloseable {
                 + " closed while a transaction waited to be re-run"));
           }
         });
+  }
+
+  /** Runs a transaction function, wrapping a checked exception it throws. */
+  private static <T> T applied(java.util.concurrent.Callable<T> body) {
+    try {
+      return body.call();
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Exception e) {
+      throw new TxnFunctionException(e);
+    }
   }
 
   /** A uniform random delay, in microseconds, before attempt {@code attempt + 1}. */
@@ -552,10 +715,17 @@ public final class TxnClient implements AutoCloseable {
     }
   }
 
-  /** Sleeps before attempt {@code attempt + 1}; false if interrupted (the flag is restored). */
-  private boolean backOff(int attempt) {
+  /**
+   * Sleeps before attempt {@code attempt + 1}; false if interrupted (the flag is restored) or if
+   * the back-off would end past {@code deadline}.
+   */
+  private boolean backOff(int attempt, Deadline deadline) {
+    long micros = backOffMicros(attempt);
+    if (!deadline.isNone() && scheduler.nowMicros() + micros >= deadline.atMicros()) {
+      return false;
+    }
     try {
-      TimeUnit.MICROSECONDS.sleep(backOffMicros(attempt));
+      TimeUnit.MICROSECONDS.sleep(micros);
       return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -627,6 +797,19 @@ public final class TxnClient implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /**
+   * The DCs this client's begins and reads ask last, because a request to them timed out and
+   * no answer came since (a probe asks each again, see docs/client.md "Fail-over").
+   */
+  public java.util.Set<String> silentDcs() {
+    return failover.silentDcs();
+  }
+
+  /** The client's scheduler (clock and timers). */
+  Scheduler scheduler() {
+    return scheduler;
   }
 
   /** The client's home DC. */
@@ -750,33 +933,111 @@ public final class TxnClient implements AutoCloseable {
   }
 
   /**
+   * The most keys one read request names: the services' default
+   * {@code paxoscp.service.read.max.keys}, which a cluster must not set lower.
+   */
+  static final int MAX_READ_KEYS = 1000;
+
+  /**
    * Reads {@code key} at {@code position}, with the position that wrote the version read: from
    * the direct store when it is caught up.
    */
   CompletableFuture<LogApplier.VersionedRead> read(String group, String txnId, long position,
       String key) {
+    return readAll(group, txnId, position, List.of(key), Deadline.NONE)
+        .thenApply(m -> m.get(key));
+  }
+
+  /**
+   * Reads {@code keys} (distinct) at {@code position}, each with the position that wrote the
+   * version read: from the direct store when it is caught up, else through the services, as few
+   * requests as the services' key limit and one datagram allow, sent together (each with its own
+   * fail-over). A request whose reply would not fit in a datagram is split in two and sent again.
+   */
+  CompletableFuture<Map<String, LogApplier.VersionedRead>> readAll(String group, String txnId,
+      long position, List<String> keys, Deadline deadline) {
     return Futures.guard(() -> {
       ensureOpen();
       if (direct == null) {
-        return readThroughService(group, txnId, position, key);
+        return readThroughService(group, txnId, position, keys, deadline);
       }
       // The store may block: its work runs on the client's store threads.
-      return CompletableFuture.supplyAsync(() -> direct.read(group, txnId, position, key),
-              storeExecutor)
-          .thenCompose(v -> v.isPresent() ? CompletableFuture.completedFuture(v.get())
-              : readThroughService(group, txnId, position, key));
+      return CompletableFuture.supplyAsync(() -> {
+        Map<String, LogApplier.VersionedRead> found = new java.util.HashMap<>();
+        for (String k : keys) {
+          Optional<LogApplier.VersionedRead> v = direct.read(group, txnId, position, k);
+          if (v.isEmpty()) {
+            break; // Not caught up (or not serving): the services read the rest.
+          }
+          found.put(k, v.get());
+        }
+        return found;
+      }, storeExecutor).thenCompose(found -> {
+        if (found.size() == keys.size()) {
+          return CompletableFuture.completedFuture(found);
+        }
+        List<String> rest = keys.stream().filter(k -> !found.containsKey(k)).toList();
+        return readThroughService(group, txnId, position, rest, deadline).thenApply(more -> {
+          found.putAll(more);
+          return found;
+        });
+      });
     });
   }
 
-  private CompletableFuture<LogApplier.VersionedRead> readThroughService(String group,
-      String txnId, long position, String key) {
+  private CompletableFuture<Map<String, LogApplier.VersionedRead>> readThroughService(
+      String group, String txnId, long position, List<String> keys, Deadline deadline) {
+    List<CompletableFuture<Map<String, LogApplier.VersionedRead>>> parts = new ArrayList<>();
+    int budget = maxEntryBytes(group);
+    int from = 0;
+    while (from < keys.size()) {
+      int to = from;
+      int bytes = 0;
+      while (to < keys.size() && to - from < MAX_READ_KEYS
+          && (to == from || bytes + EntrySize.string(keys.get(to)) <= budget)) {
+        bytes += EntrySize.string(keys.get(to));
+        to++;
+      }
+      parts.add(readRequest(group, txnId, position, keys.subList(from, to), deadline));
+      from = to;
+    }
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {
+      Map<String, LogApplier.VersionedRead> all = new java.util.HashMap<>();
+      parts.forEach(p -> all.putAll(p.join()));
+      return all;
+    });
+  }
+
+  /** One read request for {@code keys}; split in two when the reply would not fit. */
+  private CompletableFuture<Map<String, LogApplier.VersionedRead>> readRequest(String group,
+      String txnId, long position, List<String> keys, Deadline deadline) {
     return failover.request(group, txnId, position,
-        new Message.ReadRequest(group, position, List.of(key)),
-        m -> m instanceof Message.ReadReply r && r.group().equals(group)
-            && r.position() == position
-            ? new LogApplier.VersionedRead(
-                Optional.ofNullable(r.values().get(key)).map(byte[]::clone),
-                r.versions().getOrDefault(key, 0L)) : null);
+        new Message.ReadRequest(group, position, List.copyOf(keys)),
+        m -> {
+          if (!(m instanceof Message.ReadReply r && r.group().equals(group)
+              && r.position() == position)) {
+            return null;
+          }
+          Map<String, LogApplier.VersionedRead> out = new java.util.HashMap<>();
+          for (String k : keys) {
+            out.put(k, new LogApplier.VersionedRead(
+                Optional.ofNullable(r.values().get(k)).map(byte[]::clone),
+                r.versions().getOrDefault(k, 0L)));
+          }
+          return out;
+        }, deadline).exceptionallyCompose(t -> {
+          if (keys.size() > 1 && Futures.unwrap(t) instanceof ReplyTooLargeException) {
+            int half = keys.size() / 2;
+            var a = readRequest(group, txnId, position, keys.subList(0, half), deadline);
+            var b = readRequest(group, txnId, position, keys.subList(half, keys.size()),
+                deadline);
+            return a.thenCombine(b, (x, y) -> {
+              x.putAll(y);
+              return x;
+            });
+          }
+          return Futures.failed(Futures.unwrap(t));
+        });
   }
 
   /**
@@ -784,14 +1045,14 @@ public final class TxnClient implements AutoCloseable {
    * DC's service or, failing that, another DC's; never from the direct store.
    */
   CompletableFuture<Message.ScanReply> scan(String group, String txnId, long position,
-      KeyRange range, int limit, boolean reversed) {
+      KeyRange range, int limit, boolean reversed, Deadline deadline) {
     if (closed.get()) {
       return Futures.failed(new IllegalStateException("TxnClient of " + homeDc + " is closed"));
     }
     return failover.request(group, txnId, position,
         new Message.ScanRequest(group, position, range, limit, reversed),
         m -> m instanceof Message.ScanReply r && r.group().equals(group)
-            && r.position() == position && answers(r, range, reversed) ? r : null);
+            && r.position() == position && answers(r, range, reversed) ? r : null, deadline);
   }
 
   /**
@@ -834,16 +1095,20 @@ public final class TxnClient implements AutoCloseable {
    * whether its updates applied where it landed. Fails with the commit's typed exceptions.
    */
   CompletableFuture<CommitResult> commit(String group, LogEntry entry, ProposerId proposerId,
-      OptionalInt leader) {
+      OptionalInt leader, Deadline deadline, boolean capped) {
     return Futures.guard(() -> {
       ensureOpen();
       long started = System.nanoTime();
       String kind = ClientMetrics.kind(entry);
-      return commits.commit(group, entry, proposerId, leader)
+      return commits.commit(group, entry, proposerId, leader, deadline, capped)
           .handle((r, t) -> {
             if (t != null) {
               Throwable c = Futures.unwrap(t);
-              if (c instanceof TransactionAbortedException e) {
+              if (c instanceof DeadlineExceededException e) {
+                metrics.aborted(kind, ClientMetrics.AbortReason.DEADLINE, started);
+                LOG.debug("txn {} group {}: deadline passed, not in the log: {}", entry.txnId(),
+                    group, e.getMessage());
+              } else if (c instanceof TransactionAbortedException e) {
                 metrics.aborted(kind, ClientMetrics.AbortReason.CONFLICT, started);
                 LOG.debug("txn {} group {}: ABORTED at position {}: {}", entry.txnId(), group,
                     e.result().position(), e.result().reason());
@@ -890,22 +1155,27 @@ public final class TxnClient implements AutoCloseable {
    * its updates applied there ({@link Message.UpdatesRequest}). Fails with {@link
    * UpdateRefusedException} when the entry was refused (the transaction has no effect), with
    * {@link OutcomeUnknownException} when no DC answered (the entry is in the log; whether it took
-   * effect is unknown, and {@link #settle} asks again).
+   * effect is unknown, and {@link #settle} asks again). An entry without writes is the stand-in
+   * of {@link #outcome(OutcomeHandle)} (a transaction's own entry always writes): whether the
+   * transaction had updates is unknown, so it asks too once the cluster runs them.
    */
   private CompletableFuture<Void> checkUpdatesApplied(String group, LogEntry entry,
       CommitResult r) {
-    if (!entry.hasUpdates()) {
+    boolean standIn = entry.writes().isEmpty() && entry.xg() == null;
+    if (!entry.hasUpdates() && !(standIn && (versions == null
+        || versions.active() >= ClusterVersion.COMMUTATIVE_UPDATES))) {
       return CompletableFuture.completedFuture(null);
     }
     long position = r.position();
     return failover.request(group, entry.txnId(), position,
         new Message.UpdatesRequest(group, position, entry.txnId()),
         m -> m instanceof Message.UpdatesReply u && u.group().equals(group)
-            && u.position() == position && u.txnId().equals(entry.txnId()) ? u : null, true)
+            && u.position() == position && u.txnId().equals(entry.txnId()) ? u : null, true,
+        Deadline.NONE)
         .handle((reply, t) -> {
           if (t != null) {
             Throwable c = Futures.unwrap(t);
-            if (!(c instanceof TransactionException || c instanceof InvalidArgumentException)) {
+            if (!(c instanceof TransactionException)) {
               throw Futures.rethrow(c);
             }
             throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN,
@@ -954,15 +1224,15 @@ public final class TxnClient implements AutoCloseable {
     try {
       WalLayout.validateGroup(group);
     } catch (IllegalArgumentException e) {
-      throw new InvalidArgumentException(e.getMessage());
+      throw new InvalidArgumentException(group, e.getMessage());
     }
   }
 
-  static void validateKey(String key) {
+  static void validateKey(String group, String key) {
     try {
       WalLayout.validateKey(key);
     } catch (IllegalArgumentException e) {
-      throw new InvalidArgumentException(e.getMessage());
+      throw new InvalidArgumentException(group, e.getMessage());
     }
   }
 
@@ -982,6 +1252,8 @@ public final class TxnClient implements AutoCloseable {
     private KvStore directStore;
     private int maxPromotions = -1;
     private int maxAttempts = 5;
+    private Duration transactionTimeout;
+    private Duration callTimeout;
     private Duration backoffBase = Duration.ofMillis(10);
     private Duration backoffMax = Duration.ofSeconds(1);
     private RandomGenerator random;
@@ -1092,6 +1364,27 @@ public final class TxnClient implements AutoCloseable {
      */
     public Builder scheduler(Scheduler scheduler) {
       this.scheduler = Objects.requireNonNull(scheduler);
+      return this;
+    }
+
+    /**
+     * Bounds every transaction, from its begin to its commit's outcome (for
+     * {@link TxnClient#runInTransaction}: all its attempts); default none. A transaction can
+     * override it ({@link TxnOptions#timeout}); what a transaction past its deadline does:
+     * {@link TxnOptions}.
+     */
+    public Builder transactionTimeout(Duration timeout) {
+      this.transactionTimeout = TxnOptions.positive(timeout, "transactionTimeout");
+      return this;
+    }
+
+    /**
+     * Bounds each call of a transaction (a begin, a read, a scan, a commit); default none (a
+     * begin or read then waits at most one request timeout per DC it asks). A transaction can
+     * override it ({@link TxnOptions#callTimeout}).
+     */
+    public Builder callTimeout(Duration timeout) {
+      this.callTimeout = TxnOptions.positive(timeout, "callTimeout");
       return this;
     }
 

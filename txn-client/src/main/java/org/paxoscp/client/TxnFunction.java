@@ -11,7 +11,8 @@ package org.paxoscp.client;
 public interface TxnFunction<T> {
   /**
    * Runs the body. Should not commit the transaction ({@code runInTransaction} does); may abort it
-   * to give up without committing.
+   * to give up without committing. A checked exception it throws aborts the transaction and
+   * reaches the caller wrapped in {@link TxnFunctionException}; an unchecked one as it is.
    */
-  T apply(Transaction txn);
+  T apply(Transaction txn) throws Exception;
 }

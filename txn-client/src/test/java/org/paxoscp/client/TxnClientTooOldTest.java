@@ -15,7 +15,8 @@ import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Transport;
 
 /**
- * TOO_OLD (ARCHITECTURE section 7): a read at a read position the DC has collected is a retryable
+ * TOO_OLD (docs/architecture.md section 7): a read at a read position the DC has collected is a
+ * retryable
  * abort, and {@code runInTransaction} runs the transaction again at a new read position.
  */
 @Timeout(30)

@@ -665,13 +665,13 @@ public class PaxosCpDB extends DB {
     } catch (TransactionAbortedException e) {
       // One description for all, so that YCSB counts them on one line.
       return SCAN_ABORTED;
+    } catch (InvalidArgumentException e) {
+      // Too many separate ranges, or an entry too large for one datagram: nothing recorded.
+      return new Status("BAD_REQUEST", e.getMessage());
     } catch (TransactionException e) {
       return unavailable(e);
     } catch (VersionNotActiveException e) {
       return new Status("VERSION_NOT_ACTIVE", e.getMessage());
-    } catch (InvalidArgumentException e) {
-      // Too many separate ranges, or an entry too large for one datagram: nothing recorded.
-      return new Status("BAD_REQUEST", e.getMessage());
     }
     result.addAll(records.values());
     return Status.OK;
@@ -793,10 +793,10 @@ public class PaxosCpDB extends DB {
       return new CounterRead(Status.OK, v);
     } catch (TransactionAbortedException e) {
       return new CounterRead(new Status("ABORTED", e.getMessage()), 0);
-    } catch (TransactionException e) {
-      return new CounterRead(unavailable(e), 0);
     } catch (InvalidArgumentException e) {
       return new CounterRead(new Status("BAD_REQUEST", e.getMessage()), 0);
+    } catch (TransactionException e) {
+      return new CounterRead(unavailable(e), 0);
     } finally {
       if (own != null && own.isActive()) {
         own.abort();

@@ -1,6 +1,8 @@
 package org.paxoscp.transport;
 
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -10,10 +12,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import org.paxoscp.config.ConfigKey;
 import org.paxoscp.config.ConfigKeys;
+import org.paxoscp.config.KeyFiles;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.Protocol;
 
@@ -312,6 +316,51 @@ public final class ClusterConfig {
   }
 
   /**
+   * Reads the cluster file {@code file} (a properties file, UTF-8, as {@code ./paxoscp cluster}
+   * and the deployment guide write it) and parses it with {@link #fromProperties(Map,
+   * ConfigKeys...)}. A file holding the key must be readable by its owner only (mode 600):
+   * {@link KeyFiles#read} refuses it otherwise. The services' own keys
+   * ({@value #SERVICE_PREFIX}*) are skipped, so an application may read a service's file.
+   *
+   * @throws IllegalArgumentException naming the file or the key, for a missing file or a
+   *     missing, unknown or invalid value
+   * @throws java.io.UncheckedIOException if the file cannot be read
+   */
+  public static ClusterConfig load(Path file) {
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException("no cluster file " + file.toAbsolutePath());
+    }
+    Map<String, String> props = new TreeMap<>(KeyFiles.read(file));
+    props.keySet().removeIf(k -> k.startsWith(SERVICE_PREFIX));
+    try {
+      return fromProperties(props);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * {@link #fromProperties(Map, ConfigKeys...)} of {@code props} as {@link Properties#load}
+   * read them (every key and value a string).
+   *
+   * @throws IllegalArgumentException for a key or value that is not a string, and as the other
+   */
+  public static ClusterConfig fromProperties(Properties props, ConfigKeys... others) {
+    Map<String, String> m = new TreeMap<>();
+    for (Map.Entry<Object, Object> e : props.entrySet()) {
+      if (!(e.getKey() instanceof String k) || !(e.getValue() instanceof String v)) {
+        throw new IllegalArgumentException("a cluster property that is not a string: "
+            + e.getKey());
+      }
+      m.put(k, v);
+    }
+    return fromProperties(m, others);
+  }
+
+  /** The prefix of the services' own keys, which {@link #load} skips. */
+  public static final String SERVICE_PREFIX = "paxoscp.service.";
+
+  /**
    * Parses a cluster configuration. Keys outside {@code paxoscp.} are ignored; unknown
    * {@code paxoscp.} keys are rejected unless they belong to {@code others} (a service's file
    * holds its own keys too, see {@code ServiceConfig}).
@@ -553,10 +602,10 @@ public final class ClusterConfig {
   }
 
   /**
-   * What leading a group's positions costs at each DC in leader combination (ARCHITECTURE 5.5),
-   * in microseconds: with WAN emulation on, its round-trip time to its nearest majority (a
-   * leader's round takes that long); empty without emulation, where every DC costs the same and
-   * each leader keeps the leadership it has (see {@code LeaderCombiner.Options}).
+   * What leading a group's positions costs at each DC in leader combination (docs/architecture.md
+   * section 5.5), in microseconds: with WAN emulation on, its round-trip time to its nearest
+   * majority (a leader's round takes that long); empty without emulation, where every DC costs the
+   * same and each leader keeps the leadership it has (see {@code LeaderCombiner.Options}).
    */
   public Map<String, Long> leaderCosts() {
     Map<String, Long> costs = new LinkedHashMap<>();

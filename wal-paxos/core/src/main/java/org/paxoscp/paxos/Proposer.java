@@ -57,7 +57,10 @@ public class Proposer {
   private final String group;
   private final ProposerId proposerId;
   private final LogEntry entry;
-  /** A leader's combined list (ARCHITECTURE 5.5), proposed like a learner's no-op; or null. */
+  /**
+   * A leader's combined list (docs/architecture.md section 5.5), proposed like a learner's no-op;
+   * or null.
+   */
   private final LogValue batch;
   /** The list's proposer already holds the position's fast-path grant (asked in advance). */
   private boolean pregranted;
@@ -120,9 +123,9 @@ public class Proposer {
   }
 
   /**
-   * A leader's proposer for a combined list at {@code position} (ARCHITECTURE 5.5): asks
-   * {@code leaderDc}'s grant and proposes {@code list} at the fast ballot when granted, else runs
-   * basic Paxos with {@code list} as its own value. Like a learner it finishes with the
+   * A leader's proposer for a combined list at {@code position} (docs/architecture.md section 5.5):
+   * asks {@code leaderDc}'s grant and proposes {@code list} at the fast ballot when granted, else
+   * runs basic Paxos with {@code list} as its own value. Like a learner it finishes with the
    * position's chosen value ({@link Outcome.Status#LEARNED}), which may or may not be the list,
    * or UNKNOWN when no quorum answered. The caller must have checked the placement rule for
    * every entry of {@code list} at {@code position}.
@@ -190,6 +193,16 @@ public class Proposer {
 
   public int promotions() {
     return promotions;
+  }
+
+  /**
+   * Whether an ACCEPT carrying this proposer's entry went out at its current position. While it
+   * has not, and every earlier position was learned chosen without the entry, the entry cannot
+   * be chosen anywhere yet: no acceptor holds it at this position, so no other proposer can
+   * adopt it here. (A stopped proposer's caller reads this under the proposer's lock.)
+   */
+  public boolean entrySentHere() {
+    return ownEntryProposedHere;
   }
 
   /** Handles a reply from DC {@code fromDc}; replies for other positions or ballots are ignored. */
@@ -539,9 +552,9 @@ public class Proposer {
   // ---- the two safety-critical rules, overridable only to plant bugs in tests -------------
 
   /**
-   * Section 5.2 and ARCHITECTURE 5.2: a value is <em>known chosen</em> only if a majority of DCs
+   * docs/architecture.md section 5.2: a value is <em>known chosen</em> only if a majority of DCs
    * report their last vote for it in the <em>same</em> ballot. Counting votes per value across
-   * ballots is not enough (see the counterexample in ARCHITECTURE 5.2).
+   * ballots is not enough (see the counterexample there).
    */
   protected Optional<LogValue> knownChosen(Iterable<PrepareReply> prepareReplies) {
     Map<Ballot, List<LogValue>> byBallot = new LinkedHashMap<>();
