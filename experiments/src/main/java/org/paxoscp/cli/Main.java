@@ -15,7 +15,7 @@ import picocli.CommandLine;
         StatusCommand.class, DcCommand.class, ClusterVersionCommand.class,
         RebuildBenchCommand.class, ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
         XgBenchCommand.class, GroupsBenchCommand.class, ScanBenchCommand.class,
-        CounterBenchCommand.class, AsyncBenchCommand.class,
+        CounterBenchCommand.class, AsyncBenchCommand.class, ClientBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,
         LifecycleBenchCommand.class, ConfigReferenceCommand.class, KeyCommand.class,
         org.paxoscp.nemesis.NemesisCommand.class, org.paxoscp.experiment.ExperimentCommand.class,

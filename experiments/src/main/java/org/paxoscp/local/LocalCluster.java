@@ -91,6 +91,8 @@ public final class LocalCluster implements AutoCloseable {
   private final Map<String, Map<String, String>> perDcSettings;
   private final Map<String, KvStore> stores = new LinkedHashMap<>();
   private final Map<String, ServiceRunner> services = new LinkedHashMap<>();
+  /** The DCs whose service answers nothing ({@link #setHung}). */
+  private final java.util.Set<String> hung = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private boolean closed;
 
   private LocalCluster(Options options, EmbeddedHBase hbase, EmbeddedZooKeeper zookeeper,
@@ -227,7 +229,24 @@ public final class LocalCluster implements AutoCloseable {
     Map<String, String> settings = new LinkedHashMap<>(serviceSettings);
     settings.putAll(perDcSettings.getOrDefault(dc, Map.of()));
     ServiceConfig sc = ServiceConfig.fromProperties(layout.serviceProperties(dc, null, settings));
-    services.put(dc, ServiceRunner.start(sc, ServiceTransportFactory.UDP, stores.get(dc)));
+    ServiceTransportFactory hangable = (cluster, localDc, bind, endpoints, handler, threads) ->
+        ServiceTransportFactory.UDP.open(cluster, localDc, bind, endpoints,
+            (from, request) -> hung.contains(dc) ? new java.util.concurrent.CompletableFuture<>()
+                : handler.handle(from, request), threads);
+    services.put(dc, ServiceRunner.start(sc, hangable, stores.get(dc)));
+  }
+
+  /**
+   * Makes DC {@code dc}'s service hang ({@code true}) or answer again: while hung it stays
+   * registered and listening, and drops every request unanswered, as a process frozen with
+   * SIGSTOP does (clients and peers see timeouts, not a service gone).
+   */
+  public void setHung(String dc, boolean isHung) {
+    if (isHung) {
+      hung.add(dc);
+    } else {
+      hung.remove(dc);
+    }
   }
 
   /** Stops DC {@code dc}'s service (its store survives); a no-op if it is not running. */

@@ -50,13 +50,16 @@ public final class ClientHooks {
 
   /** The client as released. */
   public static final ClientHooks SHIPPED = new ClientHooks(ProposerFactory.STANDARD,
-      EnumSet.noneOf(Plant.class), Integer.MAX_VALUE);
+      EnumSet.noneOf(Plant.class), Integer.MAX_VALUE, true);
 
   private final ProposerFactory proposers;
   private final Set<Plant> plants;
   private final int scanPageLimit;
+  private final boolean dcHealth;
 
-  private ClientHooks(ProposerFactory proposers, Set<Plant> plants, int scanPageLimit) {
+  private ClientHooks(ProposerFactory proposers, Set<Plant> plants, int scanPageLimit,
+      boolean dcHealth) {
+    this.dcHealth = dcHealth;
     this.proposers = proposers;
     this.plants = plants;
     this.scanPageLimit = scanPageLimit;
@@ -66,12 +69,12 @@ public final class ClientHooks {
   public static ClientHooks planting(Plant... plants) {
     EnumSet<Plant> set = EnumSet.noneOf(Plant.class);
     set.addAll(java.util.List.of(plants));
-    return new ClientHooks(ProposerFactory.STANDARD, set, Integer.MAX_VALUE);
+    return new ClientHooks(ProposerFactory.STANDARD, set, Integer.MAX_VALUE, true);
   }
 
   /** These hooks with commits' proposers made by {@code factory} (a planted proposer bug). */
   public ClientHooks withProposers(ProposerFactory factory) {
-    return new ClientHooks(Objects.requireNonNull(factory), plants, scanPageLimit);
+    return new ClientHooks(Objects.requireNonNull(factory), plants, scanPageLimit, dcHealth);
   }
 
   /**
@@ -83,7 +86,20 @@ public final class ClientHooks {
     if (entries < 1) {
       throw new IllegalArgumentException("a page holds at least one entry, was " + entries);
     }
-    return new ClientHooks(proposers, plants, entries);
+    return new ClientHooks(proposers, plants, entries, dcHealth);
+  }
+
+  /**
+   * These hooks with a fail-over that remembers no DC: every begin and read asks the DCs in the
+   * cluster's order, a silent home DC costing each its timeout (not a bug: the client before it
+   * tracked DC health, the "before" row of {@code paxoscp bench-client}).
+   */
+  public ClientHooks withoutDcHealth() {
+    return new ClientHooks(proposers, plants, scanPageLimit, false);
+  }
+
+  boolean dcHealth() {
+    return dcHealth;
   }
 
   int scanPageLimit() {
@@ -105,8 +121,8 @@ public final class ClientHooks {
 
   @Override
   public String toString() {
-    String knob = scanPageLimit == Integer.MAX_VALUE ? "" : " (scan pages of " + scanPageLimit
-        + ")";
+    String knob = (scanPageLimit == Integer.MAX_VALUE ? "" : " (scan pages of " + scanPageLimit
+        + ")") + (dcHealth ? "" : " (no DC health)");
     return (plants.isEmpty() && proposers == ProposerFactory.STANDARD ? "shipped"
         : "PLANTED BUGS " + plants + (proposers == ProposerFactory.STANDARD ? ""
             : " + a planted proposer")) + knob;

@@ -12,8 +12,8 @@ record Deadline(long atMicros, String what) {
 
   /** {@code timeout} from now, or {@link #NONE} for a null timeout. */
   static Deadline after(Scheduler scheduler, Duration timeout, String what) {
-    if (timeout == null) {
-      return NONE;
+    if (timeout == null || timeout.compareTo(Duration.ofDays(365L * 100)) > 0) {
+      return NONE; // (A century is no deadline; toNanos would overflow past 292 years.)
     }
     long micros = Math.max(0, timeout.toNanos() / 1000);
     long now = scheduler.nowMicros();

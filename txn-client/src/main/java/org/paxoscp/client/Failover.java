@@ -29,8 +29,13 @@ import org.paxoscp.transport.UnknownDcException;
  * up to {@link #LAST_PROBE}; any answer from the DC — to a probe or to a request — brings it back
  * at once. So with the home DC down a transaction pays one request timeout, not one per request.
  * A probe is a {@link Message.VersionRequest}, which every service answers without touching its
- * store. The order is only a preference: a DC asked last is still asked when the others fail, so
- * no request fails that the old order would have served.
+ * store. The order is only a preference: a DC asked last is still asked when the others fail;
+ * and an answer that would end the request with an error at a DC asked out of the configured
+ * order (TOO_OLD or BAD_REQUEST: a DC that collected or rebuilt past the position, or does not
+ * follow the cluster's version yet, while a DC asked last may still serve it) is held until the
+ * DCs asked last have been asked too, and is the request's outcome only if none of them serves
+ * it. So no request fails that the configured order would have served. Probing stops when the
+ * client closes.
  */
 final class Failover {
   /** How long after a timeout a silent DC is first probed. */
@@ -45,8 +50,11 @@ final class Failover {
   private final List<String> order;
   /** Requests a DC failed or did not answer (the client then asks the next DC, if any). */
   private final Counter failovers;
+  /** Whether silent DCs are asked last ({@link ClientHooks#withoutDcHealth} turns it off). */
+  private final boolean remember;
   /** The DCs that timed out and have not answered since, with their probe state. */
   private final Map<String, Silent> silent = new ConcurrentHashMap<>();
+  private volatile boolean closed;
 
   /** A DC that stopped answering: the wait before its next probe. */
   private static final class Silent {
@@ -59,7 +67,8 @@ final class Failover {
   }
 
   Failover(ClusterConfig cluster, String homeDc, Transport transport, Scheduler scheduler,
-      Counter failovers) {
+      Counter failovers, boolean remember) {
+    this.remember = remember;
     this.failovers = failovers;
     this.cluster = cluster;
     this.homeDc = homeDc;
@@ -84,7 +93,7 @@ final class Failover {
    * <p>The future fails with {@link UnavailableException} when no DC gave an acceptable reply,
    * {@link TransactionAbortedException} when the position was collected (TOO_OLD),
    * {@link InvalidArgumentException} when a DC refused the request as invalid or too large
-   * ({@link ReplyTooLargeException} for a reply that would not fit in a datagram), and
+   * ({@link RefusedException}), and
    * {@link DeadlineExceededException} when {@code deadline} passed first.
    */
   <R> CompletableFuture<R> request(String group, String txnId, long position, Message request,
@@ -100,9 +109,22 @@ final class Failover {
   <R> CompletableFuture<R> request(String group, String txnId, long position, Message request,
       Function<Message, R> accept, boolean anyDc, Deadline deadline) {
     CompletableFuture<R> out = new CompletableFuture<>();
-    ask(0, new Attempt<>(group, txnId, position, request, accept, anyDc, deadline, preferred(),
-        new ArrayList<>(), out));
+    List<String> dcs = preferred();
+    ask(0, new Attempt<>(group, txnId, position, request, accept, anyDc, deadline, dcs,
+        dcs == order ? 0 : firstMoved(dcs), new ArrayList<>(), new RuntimeException[1], out));
     return out;
+  }
+
+  /** The index in {@code dcs} of the first DC asked later than the configured order has it. */
+  private int firstMoved(List<String> dcs) {
+    int firstSilent = dcs.size();
+    for (int i = 0; i < dcs.size(); i++) {
+      if (silent.containsKey(dcs.get(i))) {
+        firstSilent = i;
+        break;
+      }
+    }
+    return firstSilent;
   }
 
   /** The DCs in the order to ask them now: those answering first, then the silent ones. */
@@ -124,15 +146,19 @@ final class Failover {
     return o;
   }
 
-  /** One request's fail-over state: what to ask, what failed so far, where the answer goes. */
+  /**
+   * One request's fail-over state: what to ask, what failed so far, where the answer goes.
+   * {@code dcs} from index {@code moved} on are the silent DCs, asked last; {@code held} keeps
+   * an error answer met before them, to end the request with if none of them serves it.
+   */
   private record Attempt<R>(String group, String txnId, long position, Message request,
-      Function<Message, R> accept, boolean anyDc, Deadline deadline, List<String> dcs,
-      List<Throwable> failures, CompletableFuture<R> out) {}
+      Function<Message, R> accept, boolean anyDc, Deadline deadline, List<String> dcs, int moved,
+      List<Throwable> failures, RuntimeException[] held, CompletableFuture<R> out) {}
 
   /** Asks the {@code i}-th DC of the order, and the next one when it fails. */
   private <R> void ask(int i, Attempt<R> a) {
     if (i == a.dcs().size()) {
-      a.out().completeExceptionally(unavailable(a));
+      a.out().completeExceptionally(a.held()[0] != null ? a.held()[0] : unavailable(a));
       return;
     }
     Duration timeout = cluster.requestTimeout();
@@ -156,12 +182,20 @@ final class Failover {
       a.out().completeExceptionally(e); // A broken transport: no DC would do better.
       return;
     }
+    int asked = i;
     reply.whenComplete((m, t) -> {
       heard(dc, m, t, cut);
       try {
         if (answered(dc, m, t, a)) {
           return;
         }
+      } catch (TransactionAbortedException | RefusedException e) {
+        if (asked >= a.moved() || (e instanceof RefusedException r && r.tooLarge())) {
+          a.out().completeExceptionally(e);
+          return;
+        }
+        // Out of the configured order: a DC asked last may still serve it.
+        a.held()[0] = e;
       } catch (RuntimeException e) {
         a.out().completeExceptionally(e);
         return;
@@ -205,9 +239,8 @@ final class Failover {
             CommitResult.Status.ABORTED, a.group(), a.txnId(), a.position(), 0, false,
             "position " + a.position() + " is below the group's GC watermark: "
                 + err.detail()), dc);
-        case BAD_REQUEST -> throw new InvalidArgumentException(a.group(),
-            "DC " + dc + " rejected the request: " + err.code() + " " + err.detail());
-        case TOO_LARGE -> throw new ReplyTooLargeException(a.group(),
+        case BAD_REQUEST, TOO_LARGE -> throw new RefusedException(a.group(),
+            err.code() == Message.ErrorCode.TOO_LARGE,
             "DC " + dc + " rejected the request: " + err.code() + " " + err.detail());
         default -> throw new IllegalStateException("unhandled error code " + err.code());
       }
@@ -228,7 +261,7 @@ final class Failover {
   private void heard(String dc, Message m, Throwable t, boolean cut) {
     if (m != null) {
       silent.remove(dc);
-    } else if (!cut && Futures.unwrap(t) instanceof TransportTimeoutException) {
+    } else if (remember && !cut && Futures.unwrap(t) instanceof TransportTimeoutException) {
       markSilent(dc);
     }
   }
@@ -242,7 +275,14 @@ final class Failover {
   }
 
   private void scheduleProbe(String dc, Silent s) {
-    scheduler.schedule(s.nextProbeMicros, () -> probe(dc, s));
+    if (!closed) {
+      scheduler.schedule(s.nextProbeMicros, () -> probe(dc, s));
+    }
+  }
+
+  /** Stops probing (the client closed). */
+  void close() {
+    closed = true;
   }
 
   /**
@@ -251,8 +291,8 @@ final class Failover {
    */
   private void probe(String dc, Silent s) {
     synchronized (s) {
-      if (silent.get(dc) != s || s.probing) {
-        return; // Back already (a request got an answer), or a probe is out.
+      if (closed || silent.get(dc) != s || s.probing) {
+        return; // Closed, back already (a request got an answer), or a probe is out.
       }
       s.probing = true;
     }
@@ -260,7 +300,7 @@ final class Failover {
     try {
       reply = transport.request(dc, new Message.VersionRequest(), cluster.requestTimeout());
     } catch (RuntimeException e) {
-      return; // The transport is closed, or the DC unknown: nothing to probe any more.
+      reply = CompletableFuture.failedFuture(e);
     }
     reply.whenComplete((m, t) -> {
       if (m != null) {
@@ -268,7 +308,7 @@ final class Failover {
         return;
       }
       if (Futures.unwrap(t) instanceof TransportClosedException) {
-        return;
+        return; // The client's transport closed: nothing to probe any more.
       }
       synchronized (s) {
         s.probing = false;

@@ -936,7 +936,10 @@ public final class Transaction implements AutoCloseable {
    * too. The positions it names are where the commit can be chosen: the next position in basic
    * Paxos, that and the positions of the promotions allowed in Paxos-CP (taking a handle caps a
    * commit with unlimited promotions at 16), the submit's range in leader combination. Taking it
-   * sends nothing.
+   * sends nothing. A read-only transaction commits without entering the log, so its handle
+   * settles as ABORTED (nothing of it is in the log; running it again is always safe). Settle a
+   * handle before the group's log is collected past its positions
+   * ({@code paxoscp.service.gc.retention.positions}): after that no DC can decide them.
    *
    * @throws IllegalStateException if the transaction is finished or its commit started
    */

@@ -178,7 +178,8 @@ public final class TxnClient implements AutoCloseable {
       this.direct = null;
     }
     this.metrics = new ClientMetrics(b.registry, homeDc, protocol);
-    this.failover = new Failover(cluster, homeDc, transport, scheduler, metrics.failovers());
+    this.failover = new Failover(cluster, homeDc, transport, scheduler, metrics.failovers(),
+        hooks.dcHealth());
     this.sessions = new Sessions(cluster, transport, scheduler, cluster.clientSessionGroups());
     ProposerConfig pc = b.proposer != null ? b.proposer : cluster.proposer(switch (protocol) {
       case BASIC -> Protocol.BASIC;
@@ -493,7 +494,8 @@ public final class TxnClient implements AutoCloseable {
    * whether they applied. Needs a majority of DCs.
    *
    * <p>The handle's range must be the transaction's (as the two methods above give it):
-   * settling a narrower one may report ABORTED for a transaction that commits later.
+   * settling a narrower one may report ABORTED for a transaction that commits later. A range
+   * the group's log was collected past cannot be decided any more: UNKNOWN each time.
    *
    * @return the result if the transaction committed
    * @throws TransactionAbortedException it is certainly not in the log and never will be
@@ -752,6 +754,7 @@ public final class TxnClient implements AutoCloseable {
     }
     commits.close();
     sessions.close();
+    failover.close();
     for (CompletableFuture<?> f : backingOff) {
       if (backingOff.remove(f)) {
         f.completeExceptionally(new IllegalStateException("TxnClient of " + homeDc
@@ -1008,7 +1011,10 @@ public final class TxnClient implements AutoCloseable {
     });
   }
 
-  /** One read request for {@code keys}; split in two when the reply would not fit. */
+  /**
+   * One read request for {@code keys}; split in two when a DC refuses it (its reply would not
+   * fit, or it names more keys than the service takes). A single key refused fails as it is.
+   */
   private CompletableFuture<Map<String, LogApplier.VersionedRead>> readRequest(String group,
       String txnId, long position, List<String> keys, Deadline deadline) {
     return failover.request(group, txnId, position,
@@ -1026,7 +1032,8 @@ public final class TxnClient implements AutoCloseable {
           }
           return out;
         }, deadline).exceptionallyCompose(t -> {
-          if (keys.size() > 1 && Futures.unwrap(t) instanceof ReplyTooLargeException) {
+          // A reply too large, or more keys than a service takes: fewer at once will do.
+          if (keys.size() > 1 && Futures.unwrap(t) instanceof RefusedException) {
             int half = keys.size() / 2;
             var a = readRequest(group, txnId, position, keys.subList(0, half), deadline);
             var b = readRequest(group, txnId, position, keys.subList(half, keys.size()),

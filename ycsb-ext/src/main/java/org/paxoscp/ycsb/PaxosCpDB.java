@@ -349,6 +349,8 @@ public class PaxosCpDB extends DB {
     try {
       txn = client.begin(group);
       return true;
+    } catch (InvalidArgumentException e) {
+      throw e; // An invalid group name is the workload's error, not an unavailable cluster.
     } catch (TransactionException e) {
       record(new CommitInfo(Outcome.UNAVAILABLE, 0, false, 0));
       return false;
