@@ -285,6 +285,7 @@ public final class SimulateCommand implements Callable<Integer> {
         }
         SimResult r = sim.run();
         s.add(r);
+        s.add(sim.apiCounts());
         if (!r.safe() || !r.finished()) {
           violation |= !r.safe();
           out.printf("%s seed %d: %s%n", protocol, cfg.seed(), !r.safe() ? "VIOLATION" : "DID NOT FINISH");
@@ -467,6 +468,9 @@ public final class SimulateCommand implements Callable<Integer> {
           s.exercised);
     }
     for (Summary s : summaries) {
+      out.printf("%s %s (all runs)%n", s.protocol.name().toLowerCase(Locale.ROOT), s.api);
+    }
+    for (Summary s : summaries) {
       if (updateShare > 0) {
         out.printf("%s updates (all runs): %s%n", s.protocol.name().toLowerCase(Locale.ROOT),
             s.updates);
@@ -506,6 +510,7 @@ public final class SimulateCommand implements Callable<Integer> {
     SimResult.Exercised exercised = SimResult.Exercised.none();
     SimResult.Replays replays = SimResult.Replays.NONE;
     SimResult.Updates updates = SimResult.Updates.NONE;
+    final org.paxoscp.sim.Simulator.ApiCounts api = new org.paxoscp.sim.Simulator.ApiCounts();
 
     Summary(Protocol protocol) {
       this.protocol = protocol;
@@ -527,6 +532,14 @@ public final class SimulateCommand implements Callable<Integer> {
       exercised = exercised.plus(r.exercised());
       replays = replays.plus(r.replays());
       updates = updates.plus(r.updates());
+    }
+
+    void add(org.paxoscp.sim.Simulator.ApiCounts a) {
+      api.batchReads += a.batchReads;
+      api.withDeadline += a.withDeadline;
+      api.deadlineAborts += a.deadlineAborts;
+      api.handles += a.handles;
+      api.handleSettles += a.handleSettles;
     }
   }
 }

@@ -46,6 +46,17 @@ public final class ClientHooks {
      * position where it can still be chosen.
      */
     UNKNOWN_RANGE_FIRST_ONLY,
+    /**
+     * A commit stopped at its deadline reports ABORTED even when its entry went out in an
+     * ACCEPT at the position it reached (where someone finishing the instance may choose it).
+     */
+    DEADLINE_ABORTS_SENT,
+    /**
+     * An outcome handle taken before committing names only the first position the commit is
+     * sent for, and its promotions are not capped: settled with it, a transaction promoted to a
+     * later position is reported ABORTED.
+     */
+    HANDLE_RANGE_FIRST_ONLY,
   }
 
   /** The client as released. */

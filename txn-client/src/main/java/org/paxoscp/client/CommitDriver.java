@@ -40,6 +40,8 @@ final class CommitDriver {
   private final Map<String, Set<CompletableFuture<Outcome>>> byTxn = new ConcurrentHashMap<>();
   /** Makes each commit's proposer (a planted bug's proposer in tests). */
   private final ProposerFactory proposers;
+  /** A planted bug: a commit stopped at its deadline is ABORTED even if its entry went out. */
+  private final boolean deadlineAbortsSent;
   /** A planted bug: an unknown outcome names only the first position its entry was sent for. */
   private final boolean firstPositionOnly;
   private volatile boolean closed;
@@ -60,6 +62,7 @@ final class CommitDriver {
     this.scheduler = scheduler;
     this.proposers = hooks.proposers();
     this.firstPositionOnly = hooks.has(ClientHooks.Plant.UNKNOWN_RANGE_FIRST_ONLY);
+    this.deadlineAbortsSent = hooks.has(ClientHooks.Plant.DEADLINE_ABORTS_SENT);
     this.homeDc = homeDc;
     this.dcs = List.copyOf(dcs);
     this.config = config;
@@ -127,7 +130,7 @@ final class CommitDriver {
         if (c instanceof DeadlinePassed && p != null) {
           synchronized (p) {
             // The proposer takes no step after its future failed; one in progress is done.
-            if (!p.entrySentHere()) {
+            if (!p.entrySentHere() || deadlineAbortsSent) {
               throw new DeadlineExceededException(new CommitResult(CommitResult.Status.ABORTED,
                   group, entry.txnId(), p.position(), p.promotions(), false, c.getMessage()
                       + " before the entry was sent at position " + p.position() + " (every "

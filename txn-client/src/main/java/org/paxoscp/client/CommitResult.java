@@ -53,6 +53,13 @@ public record CommitResult(Status status, String group, String txnId, long posit
     }
   }
 
+  /**
+   * Whether {@link #status} is COMMITTED. Always true for the result {@code commit()} returns
+   * (the other outcomes are exceptions); it tells the results those exceptions carry apart
+   * ({@link TransactionAbortedException#result()}, {@link OutcomeUnknownException#result()},
+   * {@link DeadlineExceededException#result()}), and a result from
+   * {@link TxnClient#outcome(OutcomeHandle)} is likewise always COMMITTED.
+   */
   public boolean committed() {
     return status == Status.COMMITTED;
   }

@@ -945,6 +945,9 @@ public final class Transaction implements AutoCloseable {
    */
   public OutcomeHandle outcomeHandle() {
     checkActive();
+    if (client.hooks().has(ClientHooks.Plant.HANDLE_RANGE_FIRST_ONLY)) {
+      return new OutcomeHandle(group, txnId, readPosition + 1, readPosition + 1);
+    }
     handleTaken = true;
     return new OutcomeHandle(group, txnId, readPosition + 1,
         client.commits().lastReachable(readPosition));

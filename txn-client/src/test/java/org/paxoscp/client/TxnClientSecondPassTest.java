@@ -161,6 +161,36 @@ class TxnClientSecondPassTest {
   }
 
   @Test
+  void aMultiTransactionReadsManyKeysPerGroupAtOnce() {
+    TxnClient c = client("A", null, CommitProtocol.CP);
+    writeKeys(c, "g1", 5, 8);
+    writeKeys(c, "g2", 5, 8);
+    try (MultiTransaction t = c.beginMulti()) {
+      assertEquals(5, t.getAll("g1", List.of(key(0), key(1), key(2), key(3), key(4))).size());
+      assertEquals(2, t.getAllAsync("g2", List.of(key(0), key(4), "none")).join().size());
+      assertEquals(java.util.Set.of("g1", "g2"), t.groups());
+    }
+  }
+
+  @Test
+  void aReadPastItsCallDeadlineFailsAndTheTransactionStaysUsable() {
+    TxnClient c = client("A", null, CommitProtocol.CP);
+    writeKeys(c, "g", 1, 8);
+    Transaction t = c.begin("g", TxnOptions.DEFAULTS.callTimeout(Duration.ofMillis(200)));
+    for (String dc : TestCluster.DCS) {
+      cluster.services.get(dc).silent = true;
+    }
+    DeadlineExceededException e = assertThrows(DeadlineExceededException.class,
+        () -> t.get(key(0)));
+    assertTrue(e.getMessage().contains("call timeout of 200 ms"), e.getMessage());
+    assertTrue(t.isActive()); // Past a call's deadline only: usable, as after an unavailable read.
+    for (String dc : TestCluster.DCS) {
+      cluster.services.get(dc).silent = false;
+    }
+    assertTrue(t.get(key(0)).isPresent());
+  }
+
+  @Test
   void aBeginPastItsDeadlineFailsTypedAndNamesTheGroup() {
     TxnClient c = client("A", null, CommitProtocol.CP);
     for (String dc : TestCluster.DCS) {

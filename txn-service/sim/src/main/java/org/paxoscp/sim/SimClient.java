@@ -20,14 +20,17 @@ import org.paxoscp.check.TxnRecord;
 import org.paxoscp.client.ClientHooks;
 import org.paxoscp.client.CommitProtocol;
 import org.paxoscp.client.CommitResult;
+import org.paxoscp.client.DeadlineExceededException;
 import org.paxoscp.client.HistoryRecorder;
 import org.paxoscp.client.InvalidArgumentException;
 import org.paxoscp.client.MultiTransaction;
+import org.paxoscp.client.OutcomeHandle;
 import org.paxoscp.client.OutcomeUnknownException;
 import org.paxoscp.client.Transaction;
 import org.paxoscp.client.TransactionAbortedException;
 import org.paxoscp.client.TransactionTooLargeException;
 import org.paxoscp.client.TxnClient;
+import org.paxoscp.client.TxnOptions;
 import org.paxoscp.client.UpdateRefusedException;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Scheduler;
@@ -60,8 +63,18 @@ import org.paxoscp.wal.Mutation;
  * sessions are gone, as a restarted process's are). A crash during a transaction across groups
  * may land before, between or after its steps, RESOLVEs in the background included.
  *
- * <p><b>Unknown outcomes.</b> Half of them are settled a while later with
- * {@link TxnClient#settleAsync}; the history then holds what the settle answered instead.
+ * <p><b>Unknown outcomes.</b> Half of them are settled a while later — with
+ * {@link TxnClient#settleAsync}, or with {@link TxnClient#outcomeAsync} and the handle taken
+ * before the commit or the exception's — and the history then holds what the settle answered
+ * instead.
+ *
+ * <p><b>The rest of the API.</b> A third of the reads of single keys read two more keys with
+ * them ({@link Transaction#getAllAsync}); a share of the transactions ({@link
+ * Simulator#withDeadlines}) begin with a deadline that passes in some reads and some commits
+ * (a commit ended at it is ABORTED: the checker judges that it is not in the log); half of the
+ * writing transactions take an {@link OutcomeHandle} before committing, and when their process
+ * dies during the commit the next process of the client settles it with that handle (the
+ * history then holds what it answered instead of CRASHED).
  */
 final class SimClient {
   final Simulator sim;
@@ -78,6 +91,14 @@ final class SimClient {
   private boolean finished;
   /** The client's live process. */
   private Process process;
+  /**
+   * Commits a dead process had in flight with a handle taken: the next process settles each
+   * ({@link TxnClient#outcomeAsync}); at the end of the run, what is left stays CRASHED.
+   */
+  private final Map<String, Orphan> orphans = new LinkedHashMap<>();
+
+  /** A commit whose process died, its record as it stood, and its handle. */
+  private record Orphan(String group, TxnRecord crashed, OutcomeHandle handle) {}
 
   SimClient(Simulator sim, int id, int home, int txns, SplittableRandom rng) {
     sim.simClients.add(this);
@@ -213,8 +234,11 @@ final class SimClient {
    * finished, UNKNOWN), so that no record is lost. Returns how many there were.
    */
   int flush() {
-    int n = process.committing.size() + process.held.size();
+    int n = process.committing.size() + process.held.size() + process.settling.size()
+        + orphans.size();
     process.die();
+    orphans.values().forEach(o -> sim.historyOf(o.group()).add(o.crashed()));
+    orphans.clear();
     return n;
   }
 
@@ -235,6 +259,7 @@ final class SimClient {
     sim.events.after(1_000_000, () -> {
       if (e == epoch) {
         process = new Process();
+        process.settleOrphans();
         scheduleNext();
       }
     });
@@ -252,6 +277,8 @@ final class SimClient {
     private final Map<String, Mutation> updated = new TreeMap<>();
     private int updateOps;
     private boolean wrote;
+    /** The handle taken before committing, or null. */
+    private OutcomeHandle handle;
 
     OneGroup(Process p, String group) {
       this.p = p;
@@ -260,7 +287,14 @@ final class SimClient {
 
     void start() {
       long floor = p.sessionFloor(group);
-      p.client.beginAsync(group).whenComplete((t, failure) -> {
+      TxnOptions options = TxnOptions.DEFAULTS;
+      if (rng.nextDouble() < sim.deadlineShare) {
+        long micros = sim.cfg.opsPerTxn() * sim.cfg.opMicros()
+            + (long) (rng.nextDouble() * 2 * commitWindow()) + 1;
+        options = options.timeout(Duration.ofNanos(micros * 1000));
+        sim.api.withDeadline++;
+      }
+      p.client.beginAsync(group, options).whenComplete((t, failure) -> {
         if (failure != null) {
           abandoned(p);
           return;
@@ -292,8 +326,13 @@ final class SimClient {
           if (updateNext()) {
             key = SimUpdates.drawRead(rng, updated);
             sim.updates.reads++;
+            done = txn.getAsync(key);
+          } else if (rng.nextInt(3) == 0) {
+            done = txn.getAllAsync(List.of(key, drawKey(), drawKey()))
+                .thenRun(() -> sim.api.batchReads++);
+          } else {
+            done = txn.getAsync(key);
           }
-          done = txn.getAsync(key);
         }
       } else {
         write(key);
@@ -347,6 +386,11 @@ final class SimClient {
         if (!sim.unknownPlant && rng.nextBoolean()) {
           p.settleIfUnknown.add(txnId);
         }
+        if (rng.nextBoolean()) {
+          handle = txn.outcomeHandle();
+          p.handles.put(txnId, handle);
+          sim.api.handles++;
+        }
       }
       long started = sim.events.now();
       txn.commitAsync().whenComplete((r, failure) -> {
@@ -370,14 +414,18 @@ final class SimClient {
             sim.updates.unknown++;
           }
           if (p.held.containsKey(txnId)) {
-            p.settleLater(e);
+            p.settleLater(e, handle);
           }
+        } else if (failure instanceof DeadlineExceededException) {
+          sim.api.deadlineAborts++;
+          sim.aborted++;
         } else {
           if (txn.isActive()) {
             txn.abort(); // (Too large to commit: nothing was sent.)
           }
           sim.aborted++;
         }
+        p.handles.remove(txnId);
         scheduleNext();
       });
     }
@@ -608,6 +656,10 @@ final class SimClient {
     final java.util.Set<String> settleIfUnknown = new java.util.HashSet<>();
     /** Unknown outcomes being settled: their record waits for what the settle answers. */
     final Map<String, Map.Entry<String, TxnRecord>> held = new HashMap<>();
+    /** The handles the commits in flight took before they were sent. */
+    final Map<String, OutcomeHandle> handles = new HashMap<>();
+    /** A dead process's commits this one settles with their handles. */
+    final Map<String, Orphan> settling = new LinkedHashMap<>();
 
     Process() {
       this.transport = new SimTransport(sim.cluster, home, false, true);
@@ -699,47 +751,70 @@ final class SimClient {
      * Settles {@code unknown} two phase timeouts from now and records what the settle answers
      * instead of the unknown outcome.
      */
-    void settleLater(OutcomeUnknownException unknown) {
+    void settleLater(OutcomeUnknownException unknown, OutcomeHandle before) {
       String txnId = unknown.result().txnId();
+      // With the exception (settle), its handle, or the handle taken before the commit: what
+      // an application that kept only that would do.
+      int how = rng.nextInt(3);
       sim.events.after(2 * sim.phaseTimeout.toNanos() / 1000, () -> {
         if (dead) {
           return;
         }
-        client.settleAsync(unknown).whenComplete((r, failure) -> {
+        CompletableFuture<CommitResult> f;
+        if (how == 1 && unknown.handle().isPresent()) {
+          sim.api.handleSettles++;
+          f = client.outcomeAsync(unknown.handle().get());
+        } else if (how == 2 && before != null) {
+          sim.api.handleSettles++;
+          f = client.outcomeAsync(before);
+        } else {
+          f = client.settleAsync(unknown);
+        }
+        f.whenComplete((r, failure) -> {
           Map.Entry<String, TxnRecord> h = held.remove(txnId);
           if (h == null) {
             return;
           }
-          TxnRecord u = h.getValue();
-          TxnRecord settled;
           if (failure == null) {
-            sim.settled.committed++;
             committed(h.getKey(), r.position());
-            settled = as(u, TxnRecord.Status.COMMITTED, r.position(), -1, -1);
-          } else if (failure instanceof UpdateRefusedException e) {
-            // In the log at its position, refused there: no effect.
-            sim.settled.committed++;
-            settled = as(u, TxnRecord.Status.ABORTED, e.position().orElse(-1), -1, -1);
-          } else if (failure instanceof TransactionAbortedException) {
-            sim.settled.aborted++;
-            settled = as(u, TxnRecord.Status.ABORTED, -1, -1, -1);
-          } else if (failure instanceof OutcomeUnknownException e) {
-            sim.settled.unknown++;
-            settled = as(u, TxnRecord.Status.UNKNOWN, -1, e.firstPosition(), e.lastPosition());
-          } else {
-            sim.settled.unknown++;
-            settled = u;
           }
-          sim.historyOf(h.getKey()).add(settled);
+          sim.historyOf(h.getKey()).add(settled(h.getValue(), r, failure));
         });
       });
+    }
+
+    /** Settles the dead processes' commits that took a handle, with it. */
+    void settleOrphans() {
+      List<Orphan> mine = new ArrayList<>(orphans.values());
+      orphans.clear();
+      for (Orphan o : mine) {
+        String txnId = o.crashed().txnId();
+        settling.put(txnId, o);
+        sim.api.handleSettles++;
+        client.outcomeAsync(o.handle()).whenComplete((r, failure) -> {
+          Orphan own = settling.remove(txnId);
+          if (own != null) {
+            sim.historyOf(own.group()).add(settled(own.crashed(), r, failure));
+          }
+        });
+      }
     }
 
     /** Dies: nothing of it runs any more; its commits in flight are recorded as they stand. */
     void die() {
       dead = true;
       transport.close();
-      committing.values().forEach(e -> sim.historyOf(e.getKey()).add(e.getValue()));
+      committing.forEach((txnId, e) -> {
+        OutcomeHandle h = handles.get(txnId);
+        if (h != null) {
+          orphans.put(txnId, new Orphan(e.getKey(), e.getValue(), h));
+        } else {
+          sim.historyOf(e.getKey()).add(e.getValue());
+        }
+      });
+      orphans.putAll(settling);
+      settling.clear();
+      handles.clear();
       held.values().forEach(e -> sim.historyOf(e.getKey()).add(e.getValue()));
       committingAcross.values().forEach(o -> {
         sim.xg.crashed++;
@@ -797,6 +872,29 @@ final class SimClient {
         default -> sim.xg.unknown++;
       }
     }
+  }
+
+  /**
+   * What a settle or an outcome by handle answered, {@code result} or {@code failure}, as the
+   * record of {@code before} (the transaction's UNKNOWN or CRASHED record).
+   */
+  private TxnRecord settled(TxnRecord before, CommitResult result, Throwable failure) {
+    if (failure == null) {
+      sim.settled.committed++;
+      return as(before, TxnRecord.Status.COMMITTED, result.position(), -1, -1);
+    } else if (failure instanceof UpdateRefusedException e) {
+      // In the log at its position, refused there: no effect.
+      sim.settled.committed++;
+      return as(before, TxnRecord.Status.ABORTED, e.position().orElse(-1), -1, -1);
+    } else if (failure instanceof TransactionAbortedException) {
+      sim.settled.aborted++;
+      return as(before, TxnRecord.Status.ABORTED, -1, -1, -1);
+    } else if (failure instanceof OutcomeUnknownException e) {
+      sim.settled.unknown++;
+      return as(before, TxnRecord.Status.UNKNOWN, -1, e.firstPosition(), e.lastPosition());
+    }
+    sim.settled.unknown++;
+    return before;
   }
 
   /** {@code r} with another status and place in the log (what a settle found). */

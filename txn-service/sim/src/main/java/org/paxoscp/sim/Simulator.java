@@ -411,6 +411,52 @@ public final class Simulator {
 
   private ClusterConfig clientCluster;
 
+  /**
+   * The library's calls beyond begin, get and commit that the workload makes: batch reads,
+   * deadlines and outcome handles (docs/client.md).
+   */
+  public static final class ApiCounts {
+    /** {@code getAll} reads completed. */
+    public int batchReads;
+    /** Transactions begun with a deadline. */
+    public int withDeadline;
+    /** Commits that ended at their deadline, certainly not in the log. */
+    public int deadlineAborts;
+    /** Commits that took an outcome handle before they were sent. */
+    public int handles;
+    /** Outcomes learned with a handle: after a crash, or for an unknown outcome. */
+    public int handleSettles;
+
+    @Override
+    public String toString() {
+      return "api: getAll=" + batchReads + " deadlines=" + withDeadline + " (aborted at it "
+          + deadlineAborts + ") handles=" + handles + " (settled with one " + handleSettles
+          + ")";
+    }
+  }
+
+  final ApiCounts api = new ApiCounts();
+
+  /** The last run's batch reads, deadlines and outcome handles. */
+  public ApiCounts apiCounts() {
+    return api;
+  }
+
+  /** The share of one-group transactions begun with a deadline (default a tenth). */
+  double deadlineShare = 0.1;
+
+  /**
+   * Begins a share {@code share} of the one-group transactions with a deadline, drawn between
+   * their think time and twice a commit's time on top: some pass in a read, some in the commit.
+   */
+  public Simulator withDeadlines(double share) {
+    if (share < 0 || share > 1) {
+      throw new IllegalArgumentException("a share is in [0, 1], was " + share);
+    }
+    this.deadlineShare = share;
+    return this;
+  }
+
   /** Unknown outcomes settled later by their clients, by what the settle answered. */
   public static final class SettledCounts {
     public int committed;

@@ -60,11 +60,38 @@ class ClientPlantedBugSimulationTest {
    */
   @Test
   void aReadUncheckedOnACutLockTableIsCaught() {
-    assertCaught("read unchecked on a cut lock table", 150,
+    assertCaught("read unchecked on a cut lock table", 400,
         seed -> CrossGroupSimulationTest.hot(Protocol.CP, Mix.CRASHES, seed)
             .withReplyLimit(CrossGroupSimulationTest.SMALL_REPLIES)
             .withClientPlant(ClientHooks.Plant.CUT_TABLE_READS_UNCHECKED),
         r -> r.check().has(Violation.Kind.LOCK_VIOLATED) || !r.check().ok());
+  }
+
+  /**
+   * A commit stopped at its deadline reported ABORTED although its entry had gone out in an
+   * ACCEPT: under loss, someone finishing that position later chooses it, and the history holds
+   * an ABORTED transaction that is in the log. Every transaction has a deadline here.
+   */
+  @Test
+  void aDeadlineAbortOfASentEntryIsCaught() {
+    assertCaught("commit past its deadline ABORTED with its entry sent", 60,
+        seed -> new Simulator(UnknownRangeSimulationTest.stormy(Protocol.CP, seed))
+            .withDeadlines(1.0)
+            .withClientPlant(ClientHooks.Plant.DEADLINE_ABORTS_SENT),
+        r -> !r.safe());
+  }
+
+  /**
+   * An outcome handle naming only the first position its commit is sent for (promotions
+   * uncapped): a crashed or unknown commit that a promotion took further is settled with it as
+   * ABORTED while it is in the log at a later position.
+   */
+  @Test
+  void aHandleNarrowerThanItsCommitIsCaught() {
+    assertCaught("outcome handle naming the first position only", 200,
+        seed -> new Simulator(UnknownRangeSimulationTest.stormy(Protocol.CP, seed))
+            .withClientPlant(ClientHooks.Plant.HANDLE_RANGE_FIRST_ONLY),
+        r -> !r.safe());
   }
 
   /**
