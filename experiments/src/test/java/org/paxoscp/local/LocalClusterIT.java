@@ -445,6 +445,10 @@ class LocalClusterIT {
           "V3 applied " + v3Applied + " although it was down at " + write.position);
 
       cluster.startService("V3");
+      // The client asked V3 while it was down and now asks it last, until a probe hears it
+      // again (docs/client.md, "Fail-over and DC health"): wait for that, then begin at home.
+      org.paxoscp.testing.Poll.until("the client hears V3 again", Duration.ofSeconds(45),
+          () -> !c.silentDcs().contains("V3"));
       Transaction t = c.begin(group);
       assertTrue(t.readPosition() >= write.position,
           "read position " + t.readPosition() + " is below the client's commit at "

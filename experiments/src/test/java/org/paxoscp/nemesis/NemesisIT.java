@@ -30,7 +30,7 @@ class NemesisIT {
     PrintWriter out = new PrintWriter(log, true);
     Path export = dir.resolve("export");
     NemesisRun.Options o = new NemesisRun.Options(List.of("V1", "V2", "O"),
-        Duration.ofSeconds(60), 20261123L, dir.resolve("work"), export, Duration.ofMillis(1000),
+        Duration.ofSeconds(45), 20261123L, dir.resolve("work"), export, Duration.ofMillis(1000),
         EnumSet.allOf(Fault.class), 2, 2, false, false);
     NemesisRun.Report r;
     try (NemesisRun run = new NemesisRun(o, out)) {

@@ -41,7 +41,7 @@ final class Failover {
   /** How long after a timeout a silent DC is first probed. */
   static final Duration FIRST_PROBE = Duration.ofMillis(500);
   /** The longest wait between two probes of a DC that stays silent. */
-  static final Duration LAST_PROBE = Duration.ofSeconds(30);
+  static final Duration LAST_PROBE = Duration.ofSeconds(10);
 
   private final ClusterConfig cluster;
   private final String homeDc;
