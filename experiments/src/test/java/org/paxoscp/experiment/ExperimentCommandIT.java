@@ -31,12 +31,12 @@ import picocli.CommandLine;
  * {@code paxoscp experiment contention|replicas --quick} on embedded HBase with the paper's
  * RTTs: the outputs are well formed, every run is one-copy serializable, and Paxos-CP commits at
  * least as many transactions as basic Paxos on the same seeds (summed over the figure's points;
- * single points of a short run are noisy). {@code --txns 10} shortens the quick runs further to
+ * single points of a short run are noisy). {@code --txns 12} shortens the quick runs further to
  * keep the suite's time down.
  */
 @Timeout(value = 420, unit = TimeUnit.SECONDS)
 class ExperimentCommandIT {
-  private static final int TXNS = 10;
+  private static final int TXNS = 12;
 
   @Test
   void quickContention(@TempDir Path dir) throws IOException {
