@@ -15,8 +15,16 @@ public final class ClientHooks {
   public enum Plant {
     /** Reads and commits ignore the cross-group lock table at their read position. */
     IGNORE_LOCKS,
-    /** A cross-group commit proposes DECIDE(COMMIT) even when a PREPARE failed. */
+    /**
+     * A cross-group commit proposes DECIDE(COMMIT) even when a PREPARE failed; in one round,
+     * it reports COMMITTED (and decides COMMIT) with a PREPARE failed or still unchosen.
+     */
     DECIDE_WITHOUT_EVERY_PREPARE,
+    /**
+     * A one-round PREPARE does not read its close key, so it can be placed in a group after a
+     * settler closed the group for its transaction.
+     */
+    PREPARE_IGNORES_CLOSE,
     /** A DECIDE does not read the decision key, so a second DECIDE can enter the log. */
     DECIDE_BLIND,
     /** A read-only transaction over several groups commits without validating its reads. */

@@ -12,7 +12,9 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
+import java.util.Set;
 import org.paxoscp.transport.Scheduler;
+import org.paxoscp.version.ClusterVersion;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.Mutation;
@@ -110,11 +112,12 @@ final class CrossGroupCommit {
       return validateReadOnly(txnId, parts, startMs);
     }
     long deadline = client.wallMillis() + lockTimeout.toMillis();
+    boolean oneRound = client.clusterVersionAtLeast(ClusterVersion.XG_ONE_ROUND);
     Map<String, LogEntry> entries = new LinkedHashMap<>();
     for (var p : parts.entrySet()) {
-      XgStep step = p.getKey().equals(coordinator) ? XgStep.decide(txnId, groups, true)
-          : XgStep.prepare(txnId, groups, deadline);
-      LogEntry e = p.getValue().stepEntry(step);
+      XgStep step = p.getKey().equals(coordinator) && !oneRound
+          ? XgStep.decide(txnId, groups, true) : XgStep.prepare(txnId, groups, deadline);
+      LogEntry e = p.getValue().stepEntry(step, oneRound);
       p.getValue().checkSize(e);
       entries.put(p.getKey(), e);
     }
@@ -122,7 +125,7 @@ final class CrossGroupCommit {
     CompletableFuture<Void> checked = CompletableFuture.completedFuture(null);
     for (var p : parts.entrySet()) {
       checked = checked.thenCompose(v -> p.getValue().checkLocks(entries.get(p.getKey())));
-      if (!p.getKey().equals(coordinator)) {
+      if (oneRound || !p.getKey().equals(coordinator)) {
         checked = checked.thenCompose(v -> checkBudget(txnId, coordinator, p.getKey(),
             p.getValue(), entries.get(p.getKey())));
       }
@@ -134,8 +137,269 @@ final class CrossGroupCommit {
     }).thenCompose(v -> {
       parts.values().forEach(Transaction::markFinished);
       client.recordCommittingAcrossGroups(txnId, parts.values(), startMs);
-      return prepare(txnId, groups, parts, entries);
+      return oneRound ? prepareEverywhere(txnId, groups, parts, entries)
+          : prepare(txnId, groups, parts, entries);
     });
+  }
+
+  /**
+   * One round (cluster version {@link ClusterVersion#XG_ONE_ROUND}): a PREPARE in every group,
+   * the coordinator's too, all at once. The transaction is committed exactly when every PREPARE
+   * is chosen (a settler decides ABORT only after a CLOSE proved one absent, and a CLOSE cannot
+   * be chosen where the PREPARE holds its locks, nor a PREPARE after a CLOSE), so the client
+   * reports COMMITTED then; DECIDE and the RESOLVEs follow in the background.
+   */
+  private CompletableFuture<CommitResult> prepareEverywhere(String txnId, List<String> groups,
+      SortedMap<String, Transaction> parts, Map<String, LogEntry> entries) {
+    String coordinator = groups.get(0);
+    Map<String, CompletableFuture<CommitResult>> prepares = new LinkedHashMap<>();
+    for (String g : groups) {
+      prepares.put(g, parts.get(g).commitUnrecorded(entries.get(g)));
+    }
+    return CompletableFuture.allOf(prepares.values().stream().map(f -> f.handle((r, t) -> null))
+        .toArray(CompletableFuture[]::new)).thenCompose(v -> {
+          Set<String> prepared = new TreeSet<>();
+          List<String> maybe = new ArrayList<>();
+          String failure = null;
+          boolean neverCommits = false;
+          for (var f : prepares.entrySet()) {
+            Throwable c = failureOf(f.getValue());
+            if (c == null) {
+              prepared.add(f.getKey());
+              continue;
+            }
+            if (c instanceof TransactionAbortedException || c instanceof UnavailableException) {
+              neverCommits = true; // That PREPARE is not in the log and never will be.
+            } else {
+              maybe.add(f.getKey());
+            }
+            if (failure == null) {
+              failure = "PREPARE in " + f.getKey() + ": " + c.getMessage();
+            }
+          }
+          CommitResult first = prepares.get(coordinator).getNow(null);
+          if (failure == null || hooks.has(ClientHooks.Plant.DECIDE_WITHOUT_EVERY_PREPARE)) {
+            decideInBackground(txnId, groups, entries, Set.copyOf(groups), true);
+            return CompletableFuture.completedFuture(first != null
+                ? new CommitResult(CommitResult.Status.COMMITTED, coordinator, txnId,
+                    first.position(), first.promotions(), first.combined(), "")
+                : new CommitResult(CommitResult.Status.COMMITTED, coordinator, txnId, -1, 0,
+                    false, "one PREPARE not known chosen (planted)"));
+          }
+          List<String> held = new ArrayList<>(prepared);
+          held.addAll(maybe);
+          if (neverCommits) {
+            decideInBackground(txnId, groups, entries, prepared, false);
+            return Futures.failed(aborted(coordinator, txnId, failure));
+          }
+          // Every PREPARE chosen or in doubt: close the groups in doubt, then decide.
+          String why = failure;
+          return settleClosing(txnId, groups, prepared, false).thenApply(outcome -> {
+            if (outcome.isEmpty()) {
+              throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN,
+                  coordinator, txnId, -1, 0, false, "a PREPARE's fate is unknown (" + why
+                  + ") and closing its group did not finish; TxnClient.crossGroupOutcome("
+                  + txnId + ", " + groups + ") reads it later"), client.homeDc(),
+                  new IllegalStateException(why));
+            }
+            resolveEverywhere(txnId, groups, entries, held, outcome.get());
+            if (!outcome.get()) {
+              throw aborted(coordinator, txnId, why + "; its group was closed before it");
+            }
+            return new CommitResult(CommitResult.Status.COMMITTED, coordinator, txnId, -1, 0,
+                false, "every PREPARE was chosen, one learned by closing its group");
+          });
+        });
+  }
+
+  /**
+   * After a one-round commit's outcome is known: DECIDE it in the coordinator (so readers that
+   * meet the locks learn it in one read; the DECIDE also releases the coordinator's locks), then
+   * RESOLVE in the other groups of {@code held}, where a PREPARE may hold locks. A RESOLVE is proposed only after the decision is chosen, which is
+   * what lets a settler that finds no lock where a CLOSE was chosen conclude that no PREPARE
+   * is there, or that the transaction is decided already (docs/cross-group.md).
+   */
+  private void decideInBackground(String txnId, List<String> groups,
+      Map<String, LogEntry> prepares, Set<String> held, boolean commit) {
+    CompletableFuture<Optional<Boolean>> decided = Futures.guard(
+        () -> decideOneRound(txnId, groups, commit, STEP_ATTEMPTS));
+    // The DECIDE releases the coordinator's locks itself (any DECIDE of the transaction).
+    track(groups.get(0), () -> decided.thenApply(Optional::isPresent));
+    for (String g : held) {
+      if (g.equals(groups.get(0))) {
+        continue;
+      }
+      SortedMap<String, Mutation> writes = prepares.get(g).writes();
+      track(g, () -> decided.thenCompose(d -> {
+        if (d.isEmpty()) {
+          return CompletableFuture.completedFuture(false); // Left to the readers.
+        }
+        if (d.get() != commit) {
+          LOG.error("cross-group transaction {} was decided {} while its client knew it {}",
+              txnId, d.get() ? "COMMIT" : "ABORT", commit ? "committed" : "aborted");
+        }
+        return resolve(g, txnId, groups, d.get(), d.get() ? writes : new TreeMap<>(),
+            STEP_ATTEMPTS);
+      }));
+    }
+  }
+
+  /**
+   * The RESOLVEs of a one-round commit settled by closing, in {@code held} but the coordinator
+   * (its DECIDE, chosen already, released the coordinator's locks).
+   */
+  private void resolveEverywhere(String txnId, List<String> groups,
+      Map<String, LogEntry> prepares, List<String> held, boolean commit) {
+    for (String g : held) {
+      if (g.equals(groups.get(0))) {
+        continue; // The DECIDE released the coordinator's locks.
+      }
+      SortedMap<String, Mutation> writes = commit ? prepares.get(g).writes() : new TreeMap<>();
+      track(g, () -> resolve(g, txnId, groups, commit, writes, STEP_ATTEMPTS));
+    }
+  }
+
+  /**
+   * Proposes DECIDE({@code commit}) for a transaction whose outcome is known to be {@code
+   * commit}: reads the decision key at a fresh read position and, while it is absent, proposes
+   * a DECIDE that reads it there (so at most one DECIDE enters the log).
+   *
+   * @return the decision in the log (which must equal {@code commit}), or empty if no attempt
+   *     finished; never fails
+   */
+  private CompletableFuture<Optional<Boolean>> decideOneRound(String txnId, List<String> groups,
+      boolean commit, int attempts) {
+    if (attempts == 0) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    String coordinator = groups.get(0);
+    String dk = XgStep.decisionKey(txnId);
+    return client.begin(coordinator, false, TxnClient.Timing.NONE).thenCompose(t -> {
+      t.markFinished();
+      return client.read(coordinator, t.txnId(), t.readPosition(), dk).thenCompose(r -> {
+        if (r.value().isPresent()) {
+          return CompletableFuture.completedFuture(
+              Optional.of(r.value().get()[0] == XgStep.COMMIT_VALUE[0]));
+        }
+        return t.commitUnrecorded(decideEntry(t, txnId, groups, commit))
+            .thenApply(c -> Optional.of(commit));
+      });
+    }).handle((d, t) -> retried(d, t, txnId, "deciding",
+        () -> decideOneRound(txnId, groups, commit, attempts - 1))).thenCompose(f -> f);
+  }
+
+  /** A DECIDE that reads the decision key at {@code at}'s read position and writes it. */
+  private LogEntry decideEntry(Transaction at, String txnId, List<String> groups,
+      boolean commit) {
+    String dk = XgStep.decisionKey(txnId);
+    return new LogEntry(at.txnId(), client.homeDc(), at.readPosition(),
+        hooks.has(ClientHooks.Plant.DECIDE_BLIND) ? new TreeSet<>() : new TreeSet<>(List.of(dk)),
+        new TreeMap<>(Map.of(dk, Mutation.put(commit ? XgStep.COMMIT_VALUE
+            : XgStep.ABORT_VALUE))), XgStep.decide(txnId, groups, commit));
+  }
+
+  /**
+   * {@code d} if the step succeeded; else another attempt ({@code again}) after an abort or an
+   * unknown outcome (someone's DECIDE came first, the position was lost, a DC was silent), or
+   * empty after an error that another attempt cannot help.
+   */
+  private static <T> CompletableFuture<Optional<T>> retried(Optional<T> d, Throwable t,
+      String txnId, String what,
+      java.util.function.Supplier<CompletableFuture<Optional<T>>> again) {
+    if (t == null) {
+      return CompletableFuture.completedFuture(d);
+    }
+    Throwable c = Futures.unwrap(t);
+    if (!(c instanceof TransactionAbortedException)) {
+      LOG.debug("{} {}: {}", what, txnId, c.toString());
+    }
+    if (!(c instanceof TransactionException) || c instanceof InvalidArgumentException) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    return again.get();
+  }
+
+  /**
+   * Settles a one-round transaction (docs/cross-group.md, "One round"): learns in every group
+   * not in {@code prepared} whether its PREPARE is there (its lock is listed) or closes the
+   * group (a CLOSE, which the lock rule keeps out where the PREPARE holds locks and which keeps
+   * every later PREPARE out), then reads the decision at a fresh read position and, while there
+   * is none, proposes the DECIDE the groups prove: COMMIT if every PREPARE is in, else ABORT.
+   * The DECIDE reads the decision key where it was read absent, so it is refused if anyone
+   * decided since; a group found without the lock because the transaction was decided and
+   * resolved there already is such a case (a RESOLVE follows the DECIDE).
+   *
+   * @param prepared groups known to hold the transaction's PREPARE
+   * @param knownAbort a PREPARE is known never to be chosen: decide ABORT without closing
+   * @return the outcome (true: COMMIT), or empty if no attempt finished; never fails
+   */
+  CompletableFuture<Optional<Boolean>> settleClosing(String txnId, List<String> groups,
+      Set<String> prepared, boolean knownAbort) {
+    return settleClosing(txnId, groups, prepared, knownAbort, STEP_ATTEMPTS);
+  }
+
+  private CompletableFuture<Optional<Boolean>> settleClosing(String txnId, List<String> groups,
+      Set<String> prepared, boolean knownAbort, int attempts) {
+    if (attempts == 0) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    CompletableFuture<Boolean> allIn = knownAbort ? CompletableFuture.completedFuture(false)
+        : Futures.guard(() -> everyPrepareIn(txnId, groups, prepared));
+    return allIn.thenCompose(commit -> decideOneRound(txnId, groups, commit, STEP_ATTEMPTS))
+        .handle((d, t) -> retried(d, t, txnId, "settling",
+            () -> settleClosing(txnId, groups, prepared, knownAbort, attempts - 1)))
+        .thenCompose(f -> f);
+  }
+
+  /**
+   * True if every group holds the PREPARE (known, or its lock listed at a fresh begin); false as
+   * soon as a CLOSE is chosen in a group whose full lock table did not list it. Fails (an
+   * unknown outcome) when a group's begin listed only the oldest locks, or a CLOSE's fate is
+   * unknown.
+   */
+  private CompletableFuture<Boolean> everyPrepareIn(String txnId, List<String> groups,
+      Set<String> prepared) {
+    List<CompletableFuture<Boolean>> in = new ArrayList<>();
+    for (String g : groups) {
+      if (!prepared.contains(g)) {
+        in.add(prepareIn(g, txnId, groups, STEP_ATTEMPTS));
+      }
+    }
+    return CompletableFuture.allOf(in.toArray(CompletableFuture[]::new))
+        .thenApply(v -> in.stream().allMatch(CompletableFuture::join));
+  }
+
+  /** Is the PREPARE in {@code group}? Its lock listed: yes; else closes the group: no. */
+  private CompletableFuture<Boolean> prepareIn(String group, String txnId, List<String> groups,
+      int attempts) {
+    return client.begin(group, false, TxnClient.Timing.NONE).thenCompose(t -> {
+      t.markFinished();
+      if (t.locks().lockOf(txnId).isPresent()) {
+        return CompletableFuture.completedFuture(true);
+      }
+      if (t.locksCut()) {
+        // Not listed may mean cut: closing now could be placed past the PREPARE's lock.
+        return Futures.<Boolean>failed(new OutcomeUnknownException(new CommitResult(
+            CommitResult.Status.UNKNOWN, group, txnId, -1, 0, false, "group " + group
+            + " holds more locks than a begin lists"), client.homeDc(),
+            new IllegalStateException("lock table cut")));
+      }
+      String ck = XgStep.closeKey(txnId);
+      return t.commitUnrecorded(new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
+          new TreeSet<>(), new TreeMap<>(Map.of(ck, Mutation.put(XgStep.CLOSED_VALUE))),
+          XgStep.close(txnId, groups))).thenApply(c -> false);
+    }).handle((in, t) -> {
+      if (t == null) {
+        return CompletableFuture.completedFuture(in);
+      }
+      Throwable c = Futures.unwrap(t);
+      if (c instanceof TransactionAbortedException && attempts > 1) {
+        // The PREPARE may have been placed meanwhile (it keeps the CLOSE out), or the position
+        // was lost: look again.
+        return prepareIn(group, txnId, groups, attempts - 1);
+      }
+      return Futures.<Boolean>failed(c);
+    }).thenCompose(f -> f);
   }
 
   /** Phase 1, PREPARE everywhere but the coordinator, in parallel; then phase 2. */
@@ -337,7 +601,11 @@ final class CrossGroupCommit {
           return CompletableFuture.completedFuture("undecided; its client has " + left
               + " ms left before others may abort it");
         }
-        decided = settle(s.txn(), s.groups(), false);
+        // From cluster version 6 a transaction may have committed in one round without a
+        // DECIDE: only closing the groups where its PREPARE is not seen may prove it aborted.
+        decided = client.clusterVersionAtLeast(ClusterVersion.XG_ONE_ROUND)
+            ? settleClosing(s.txn(), s.groups(), Set.of(group), false)
+            : settle(s.txn(), s.groups(), false);
       }
       return decided.thenCompose(d -> {
         if (d.isEmpty()) {

@@ -992,8 +992,21 @@ public final class Transaction implements AutoCloseable {
    * key, read (absent at the read position) and written.
    */
   LogEntry stepEntry(XgStep step) {
+    return stepEntry(step, false);
+  }
+
+  /**
+   * {@link #stepEntry(XgStep)}; a PREPARE of a one-round commit ({@code readsCloseKey}) also
+   * reads the transaction's close key, absent at the read position, so that no PREPARE of it
+   * is placed after a CLOSE (docs/cross-group.md, "One round").
+   */
+  LogEntry stepEntry(XgStep step, boolean readsCloseKey) {
     TreeSet<String> readKeys = new TreeSet<>(reads.keySet());
     TreeMap<String, Mutation> w = new TreeMap<>(writes);
+    if (readsCloseKey && step.kind() == XgStep.Kind.PREPARE
+        && !client.hooks().has(ClientHooks.Plant.PREPARE_IGNORES_CLOSE)) {
+      readKeys.add(XgStep.closeKey(step.txn()));
+    }
     if (step.kind() == XgStep.Kind.DECIDE) {
       String dk = XgStep.decisionKey(step.txn());
       if (!client.hooks().has(ClientHooks.Plant.DECIDE_BLIND)) {

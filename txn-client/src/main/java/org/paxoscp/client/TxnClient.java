@@ -1090,6 +1090,10 @@ public final class TxnClient implements AutoCloseable {
    *
    * @throws VersionNotActiveException naming {@code what} and both versions
    */
+  boolean clusterVersionAtLeast(int version) {
+    return (versions == null ? ClusterVersion.LATEST : versions.active()) >= version;
+  }
+
   void requireClusterVersion(int needed, String what) {
     int active = versions == null ? ClusterVersion.LATEST : versions.active();
     if (active < needed) {

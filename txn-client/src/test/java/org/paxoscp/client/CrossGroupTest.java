@@ -108,9 +108,16 @@ class CrossGroupTest {
     assertEquals(XgStep.Kind.PREPARE, inB.get(0).xg().kind());
     assertEquals(XgStep.Kind.RESOLVE, inB.get(inB.size() - 1).xg().kind());
     assertTrue(inB.get(inB.size() - 1).xg().commit());
-    LogEntry decide = entries("ga", 1).get(0);
+    // One round: a PREPARE in the coordinator too, reading the close key; then the DECIDE,
+    // which also releases the coordinator's locks (no RESOLVE there).
+    List<LogEntry> inA = entries("ga", 2);
+    assertEquals(XgStep.Kind.PREPARE, inA.get(0).xg().kind());
+    assertTrue(inA.get(0).readSet().contains(XgStep.closeKey(t.txnId())));
+    LogEntry decide = inA.get(inA.size() - 1);
     assertEquals(XgStep.Kind.DECIDE, decide.xg().kind());
+    assertTrue(decide.xg().commit());
     assertTrue(decide.writes().containsKey(XgStep.decisionKey(t.txnId())));
+    assertEquals(2, inA.size(), "the coordinator holds its PREPARE and the DECIDE: " + inA);
 
     CrossGroupChecker.Result verdict = check(List.of());
     assertTrue(verdict.ok(), verdict.summary());

@@ -230,7 +230,9 @@ public final class Simulator {
     /** DECIDE(COMMIT) goes out even when a PREPARE was not chosen. */
     DECIDE_WITHOUT_EVERY_PREPARE,
     /** A read-only transaction over several groups commits without its VALIDATEs. */
-    SKIP_READ_ONLY_VALIDATION
+    SKIP_READ_ONLY_VALIDATION,
+    /** A one-round PREPARE does not read its close key (it may follow a CLOSE of its group). */
+    PREPARE_IGNORES_CLOSE
   }
 
   XgPlant plant = XgPlant.NONE;
@@ -379,6 +381,7 @@ public final class Simulator {
       case IGNORE_LOCKS -> p.add(ClientHooks.Plant.IGNORE_LOCKS);
       case DECIDE_WITHOUT_EVERY_PREPARE -> p.add(ClientHooks.Plant.DECIDE_WITHOUT_EVERY_PREPARE);
       case SKIP_READ_ONLY_VALIDATION -> p.add(ClientHooks.Plant.READ_ONLY_UNVALIDATED);
+      case PREPARE_IGNORES_CLOSE -> p.add(ClientHooks.Plant.PREPARE_IGNORES_CLOSE);
       case NONE -> { }
     }
     if (rangePlant == RangePlant.DROP_RANGES_FROM_ENTRIES) {
@@ -487,12 +490,14 @@ public final class Simulator {
     public int locksMet;
     public int resolves;
     public int abortDecides;
+    /** CLOSE steps chosen: settlers proving a one-round PREPARE absent. */
+    public int closes;
 
     @Override
     public String toString() {
       return "xg committed=" + committed + " aborted=" + aborted + " unknown=" + unknown
           + " crashed=" + crashed + " readOnly=" + readOnly + " locksMet=" + locksMet
-          + " resolves=" + resolves + " abortDecides=" + abortDecides;
+          + " resolves=" + resolves + " abortDecides=" + abortDecides + " closes=" + closes;
     }
   }
 
@@ -820,6 +825,7 @@ public final class Simulator {
     tooOldReads = (int) aborts("too_old");
     xg.resolves = 0;
     xg.abortDecides = 0;
+    xg.closes = 0;
     for (var byDc : logs.values()) {
       for (LogValue v : byDc.get(cfg.dcs().get(0)).values()) {
         for (var e : v.entries()) {
@@ -829,6 +835,7 @@ public final class Simulator {
           switch (e.xg().kind()) {
             case RESOLVE -> xg.resolves++;
             case DECIDE -> xg.abortDecides += e.xg().commit() ? 0 : 1;
+            case CLOSE -> xg.closes++;
             default -> { }
           }
         }

@@ -97,6 +97,7 @@ class CrossGroupSimulationTest {
       total.locksMet += c.locksMet;
       total.resolves += c.resolves;
       total.abortDecides += c.abortDecides;
+      total.closes += c.closes;
       oneGroupCommits += r.commitsByRound().values().stream().mapToInt(Integer::intValue).sum();
       updates = updates.plus(r.updates());
     }

@@ -32,7 +32,9 @@ import org.paxoscp.wal.XgStep;
  *       RESOLVE(COMMIT) as the writes.
  *   <li>Outcomes: at most one DECIDE per cross-group transaction ({@link Kind#XG_OUTCOME}); a
  *       RESOLVE agrees with the DECIDE; a transaction decided COMMIT has a PREPARE in every other
- *       group it names, none of its groups released it as aborted, and no transaction not decided
+ *       group it names (in every group, its coordinator too, for a one-round transaction: one
+ *       with a PREPARE in its coordinator, which is committed exactly when every group holds its
+ *       PREPARE, DECIDE or not, and none of whose PREPAREs may follow a CLOSE of its group), none of its groups released it as aborted, and no transaction not decided
  *       COMMIT had its writes made visible ({@link Kind#XG_ATOMICITY}); what a client reported
  *       agrees with the decision.
  *   <li>Serializability across groups: one conflict graph over every committed transaction of
@@ -174,10 +176,39 @@ public final class CrossGroupChecker {
     Map<String, TreeMap<String, List<Version>>> versions = new TreeMap<>();
     List<Read> reads = new ArrayList<>();
     List<Scanned> scanned = new ArrayList<>();
+    Map<String, Steps> steps = new HashMap<>();
     for (var g : merged.entrySet()) {
       replay(g.getKey(), g.getValue(), out, decisions, prepared, resolutions,
           versions.computeIfAbsent(g.getKey(), k -> new TreeMap<>(KeyRange.ORDER)), reads,
-          scanned);
+          scanned, steps);
+    }
+    // One round: a transaction with a PREPARE in its coordinator committed exactly when every
+    // one of its groups holds its PREPARE; no PREPARE of it may follow a CLOSE of its group.
+    Set<String> oneRound = new HashSet<>();
+    for (var t : steps.entrySet()) {
+      Steps st = t.getValue();
+      if (!st.prepares.containsKey(st.groups.get(0))) {
+        continue;
+      }
+      oneRound.add(t.getKey());
+      for (var c : st.closes.entrySet()) {
+        Long p = st.prepares.get(c.getKey());
+        if (p != null && p > c.getValue()) {
+          out.add(Kind.XG_ATOMICITY, p, t.getKey(), "PREPARE of " + t.getKey() + " at position "
+              + p + " of group " + c.getKey() + ", after the CLOSE at position " + c.getValue()
+              + " that closed the group for it");
+        }
+      }
+      boolean allIn = st.prepares.keySet().containsAll(st.groups);
+      Decision d = decisions.get(t.getKey());
+      if (allIn && d == null) {
+        decisions.put(t.getKey(), new Decision(st.groups.get(0), -1, true, st.groups));
+      } else if (allIn && !d.commit()) {
+        out.add(Kind.XG_ATOMICITY, d.position(), t.getKey(), "one-round transaction "
+            + t.getKey() + " is decided ABORT at position " + d.position() + " of " + d.group()
+            + " but every one of its groups holds its PREPARE: it committed when the last was "
+            + "chosen");
+      }
     }
     // Outcomes and atomicity.
     for (Resolution r : resolutions) {
@@ -205,7 +236,7 @@ public final class CrossGroupChecker {
       }
       committed++;
       for (String g : d.getValue().groups()) {
-        if (!g.equals(d.getValue().group())
+        if ((!g.equals(d.getValue().group()) || oneRound.contains(d.getKey()))
             && !prepared.getOrDefault(d.getKey(), Set.of()).contains(g)) {
           out.add(Kind.XG_ATOMICITY, d.getValue().position(), d.getKey(), "cross-group "
               + "transaction " + d.getKey() + " is decided COMMIT in " + d.getValue().group()
@@ -296,7 +327,22 @@ public final class CrossGroupChecker {
         graph.nodes.size(), graph.edgeCount);
   }
 
+  /**
+   * A cross-group transaction's decision: its DECIDE, or for a one-round transaction without
+   * one whose every group holds its PREPARE, COMMIT at no position ({@code position} -1).
+   */
   private record Decision(String group, long position, boolean commit, List<String> groups) {}
+
+  /** Where a cross-group transaction's first PREPARE and first CLOSE are, per group. */
+  private static final class Steps {
+    final List<String> groups;
+    final Map<String, Long> prepares = new HashMap<>();
+    final Map<String, Long> closes = new HashMap<>();
+
+    Steps(List<String> groups) {
+      this.groups = groups;
+    }
+  }
 
   /**
    * A RESOLVE in a group; {@code held}: its transaction held locks there (else it was void, but
@@ -319,7 +365,7 @@ public final class CrossGroupChecker {
   private static void replay(String group, SortedMap<Long, LogValue> log, ViolationCollector out,
       Map<String, Decision> decisions, Map<String, Set<String>> prepared,
       List<Resolution> resolutions, Map<String, List<Version>> versions, List<Read> reads,
-      List<Scanned> scanned) {
+      List<Scanned> scanned, Map<String, Steps> steps) {
     Map<String, XgLocks.Lock> locks = new LinkedHashMap<>();
     // The group's values, replayed as the applier folds them, only to tell which one-group
     // entries a commutative update refused: those took no effect, so they neither read nor
@@ -345,8 +391,11 @@ public final class CrossGroupChecker {
           continue;
         }
         String node = "x:" + x.txn();
+        Steps st = steps.computeIfAbsent(x.txn(), t -> new Steps(x.groups()));
         switch (x.kind()) {
+          case CLOSE -> st.closes.putIfAbsent(group, q);
           case PREPARE -> {
+            st.prepares.putIfAbsent(group, q);
             prepared.computeIfAbsent(x.txn(), t -> new HashSet<>()).add(group);
             locks.putIfAbsent(x.txn(), new XgLocks.Lock(q, e));
             readAll(reads, scanned, node, group, e);
@@ -364,6 +413,14 @@ public final class CrossGroupChecker {
             if (x.commit()) {
               readAll(reads, scanned, node, group, e);
               writeAll(versions, node, q, e);
+            }
+            XgLocks.Lock held = locks.remove(x.txn());
+            if (held != null) {
+              // One round: the DECIDE is also the coordinator's RESOLVE.
+              resolutions.add(new Resolution(group, q, x.txn(), x.commit(), true));
+              if (x.commit()) {
+                writeAll(versions, node, q, held.prepare());
+              }
             }
           }
           case VALIDATE -> {
@@ -388,7 +445,7 @@ public final class CrossGroupChecker {
   private static void readAll(List<Read> reads, List<Scanned> scanned, String node,
       String group, LogEntry e) {
     for (String k : e.readSet()) {
-      if (!k.startsWith(XgStep.DECISION_PREFIX)) {
+      if (!XgStep.isStepKey(k)) {
         reads.add(new Read(node, group, k, e.readPosition(), -1));
       }
     }
@@ -400,7 +457,7 @@ public final class CrossGroupChecker {
   private static void writeAll(Map<String, List<Version>> versions, String node, long q,
       LogEntry e) {
     for (String k : e.writes().keySet()) {
-      if (!k.startsWith(XgStep.DECISION_PREFIX)) {
+      if (!XgStep.isStepKey(k)) {
         versions.computeIfAbsent(k, x -> new ArrayList<>()).add(new Version(q, node));
       }
     }

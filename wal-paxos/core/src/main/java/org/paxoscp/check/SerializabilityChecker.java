@@ -326,6 +326,13 @@ public final class SerializabilityChecker {
             }
           } else {
             applyWrites(position, i, e.txnId(), e.writes());
+            if (x != null && x.kind() == XgStep.Kind.DECIDE) {
+              // A one-round transaction's DECIDE is also its RESOLVE in the coordinator.
+              XgLocks.Lock held = locks.remove(x.txn());
+              if (held != null && x.commit()) {
+                applyWrites(position, i, held.txn(), held.prepare().writes());
+              }
+            }
           }
         }
         if (position < firstGap) {

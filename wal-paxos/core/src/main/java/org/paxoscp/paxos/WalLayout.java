@@ -87,13 +87,15 @@ public final class WalLayout {
 
   /**
    * A key the store may hold: an application's key ({@link #validateKey}) or a cross-group
-   * transaction's decision key ({@link XgStep#decisionKey}), which the NUL in its prefix keeps
-   * apart from every application key.
+   * transaction's decision or close key ({@link XgStep#decisionKey}, {@link XgStep#closeKey}),
+   * which the NUL in its prefix keeps apart from every application key.
    */
   public static void validateStoredKey(String key) {
     if (key != null && key.startsWith(XgStep.DECISION_PREFIX)) {
       validateName("decision key", key.substring(XgStep.DECISION_PREFIX.length()),
           MAX_KEY_BYTES);
+    } else if (key != null && key.startsWith(XgStep.CLOSE_PREFIX)) {
+      validateName("close key", key.substring(XgStep.CLOSE_PREFIX.length()), MAX_KEY_BYTES);
     } else {
       validateKey(key);
     }

@@ -46,6 +46,19 @@ public final class ClusterVersion {
    * messages; docs/client.md "Counters and counting sets").
    */
   public static final int COMMUTATIVE_UPDATES = 5;
+  /**
+   * Transactions across groups commit in one round: a PREPARE in every group, the coordinator's
+   * too, committed once all are chosen; settlers close the groups they cannot see prepared
+   * (CLOSE steps) before they may decide ABORT (docs/cross-group.md).
+   */
+  public static final int XG_ONE_ROUND = 6;
+  /**
+   * Snapshot pages stay within one datagram whatever the group's lock table holds: a rebuild
+   * asks for the lock table in pages of its own, sliced by size, values included, each page
+   * naming a digest of the whole table (the SNAPSHOT_REQUEST and SNAPSHOT_REPLY fields of
+   * docs/wire.md; docs/rebuilding.md).
+   */
+  public static final int SNAPSHOT_LOCK_PAGES = 7;
 
   /** Every version, oldest first; {@code ALL.get(n - 1).number() == n}. */
   public static final List<Version> ALL = List.of(
@@ -58,7 +71,12 @@ public final class ClusterVersion {
       new Version(RANGE_READS, "range-reads", "clients scan key ranges; log entries carry the "
           + "ranges they read (log value format 3)", false),
       new Version(COMMUTATIVE_UPDATES, "commutative-updates", "log entries carry counter adds "
-          + "and counting-set updates (log value format 4)", false));
+          + "and counting-set updates (log value format 4)", false),
+      new Version(XG_ONE_ROUND, "xg-one-round", "transactions across groups commit in one "
+          + "round: a PREPARE in every group, the coordinator's too, and CLOSE steps "
+          + "(docs/cross-group.md)", false),
+      new Version(SNAPSHOT_LOCK_PAGES, "snapshot-lock-pages", "a rebuild copies a group's lock "
+          + "table in pages of one datagram each (docs/rebuilding.md)", false));
 
   /** The oldest version this build speaks. */
   public static final int OLDEST = WIRE_3;

@@ -40,10 +40,12 @@ public final class XgLocks {
      * The lock rule: may {@code e} not be placed while this lock is held? True if {@code e} reads
      * a key the PREPARE writes (by key, or inside a range it scanned), or writes a key the
      * PREPARE reads (by key or inside a range) or writes, unless {@code e} is a step of the same
-     * cross-group transaction (its RESOLVE writes the prepared keys).
+     * cross-group transaction (its RESOLVE writes the prepared keys) other than its CLOSE: a
+     * CLOSE writes the close key the PREPARE reads, and is kept out while the PREPARE holds its
+     * locks, which is what lets a chosen CLOSE prove the PREPARE absent.
      */
     public boolean blocks(LogEntry e) {
-      if (e.xg() != null && e.xg().txn().equals(txn())) {
+      if (e.xg() != null && e.xg().txn().equals(txn()) && e.xg().kind() != XgStep.Kind.CLOSE) {
         return false;
       }
       if (prepare.writesWhatIsReadBy(e)) {
@@ -129,8 +131,9 @@ public final class XgLocks {
 
   /**
    * Applies the value chosen at {@code position} (the table being the one at {@code position -
-   * 1}): entries in list order; an ordinary entry or a DECIDE writes its writes (a VALIDATE has
-   * none); a PREPARE takes
+   * 1}): entries in list order; an ordinary entry, a DECIDE or a CLOSE writes its writes (a
+   * VALIDATE has none), and a DECIDE where its transaction holds locks (one round: the
+   * coordinator's PREPARE) is also its RESOLVE there; a PREPARE takes
    * its transaction's locks (a second PREPARE of one transaction keeps the first); a RESOLVE
    * releases its transaction's locks and, for COMMIT, writes the prepared writes, or does nothing
    * when the transaction holds no lock here (a duplicate, or a PREPARE that was never chosen).
@@ -140,11 +143,17 @@ public final class XgLocks {
     List<Updates.Effect> writes = new ArrayList<>();
     for (LogEntry e : value.entries()) {
       XgStep x = e.xg();
-      if (x == null || x.kind() == XgStep.Kind.DECIDE || x.kind() == XgStep.Kind.VALIDATE) {
-        if (!e.writes().isEmpty()) { // (a VALIDATE has none)
+      if (x == null || x.kind() == XgStep.Kind.DECIDE || x.kind() == XgStep.Kind.VALIDATE
+          || x.kind() == XgStep.Kind.CLOSE) {
+        if (!e.writes().isEmpty()) { // (a VALIDATE has none; a CLOSE writes its close key)
           writes.add(new Updates.Effect(e.txnId(), e.writes()));
         }
-        continue;
+        if (x == null || x.kind() != XgStep.Kind.DECIDE
+            || !(next == null ? byTxn : next).containsKey(x.txn())) {
+          continue;
+        }
+        // A DECIDE where its transaction holds locks (a one-round commit's coordinator) is
+        // also its RESOLVE there: on to the release below.
       }
       if (next == null) {
         next = new TreeMap<>(byTxn);
@@ -280,5 +289,21 @@ public final class XgLocks {
   @Override
   public String toString() {
     return byTxn.isEmpty() ? "no locks" : "locks" + byTxn.values();
+  }
+
+  /**
+   * The table holding exactly {@code locks}: a slice of a table, or a table put together again
+   * from its slices (a rebuild copies a large table in pages, docs/rebuilding.md).
+   *
+   * @throws IllegalArgumentException if two locks belong to one transaction
+   */
+  public static XgLocks of(java.util.Collection<Lock> locks) {
+    TreeMap<String, Lock> m = new TreeMap<>();
+    for (Lock l : locks) {
+      if (m.put(l.txn(), l) != null) {
+        throw new IllegalArgumentException("two locks of transaction " + l.txn());
+      }
+    }
+    return m.isEmpty() ? EMPTY : new XgLocks(m);
   }
 }

@@ -24,6 +24,12 @@ import java.util.TreeSet;
  *       RESOLVE(ABORT) nothing. Applying the first RESOLVE for a transaction that holds locks in
  *       the group releases them and, for COMMIT, writes the prepared writes (the PREPARE's, which
  *       the copy equals) at the RESOLVE's position. A later one, or one without a lock, is void.
+ *   <li>{@link Kind#CLOSE} in a group g (one-round commits, cluster version 6): reads nothing,
+ *       writes the transaction's {@link #closeKey close key} in g, which every one-round PREPARE
+ *       of the transaction reads; so once a CLOSE is chosen in g, no PREPARE of the transaction
+ *       can be placed there (the placement rule), and the lock rule keeps the CLOSE out while the
+ *       transaction's PREPARE holds its locks in g. A settler closes the groups where it cannot
+ *       see the transaction's PREPARE before it may decide ABORT (docs/cross-group.md).
  *   <li>{@link Kind#VALIDATE} in every group a read-only transaction over several groups read:
  *       its reads at its read position there, no writes. Applying it does nothing; placing it
  *       under the placement and lock rules proves the reads still current at its position,
@@ -43,10 +49,12 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
     boolean commit) {
 
   /** Which step of the protocol an entry is. */
-  public enum Kind { PREPARE, DECIDE, RESOLVE, VALIDATE }
+  public enum Kind { PREPARE, DECIDE, RESOLVE, VALIDATE, CLOSE }
 
   /** Prefix of decision keys; application keys may not contain NUL, so none can collide. */
   public static final String DECISION_PREFIX = "\u0000xg\u0000";
+  /** Prefix of close keys ({@link #closeKey}); NUL keeps them apart from application keys. */
+  public static final String CLOSE_PREFIX = "\u0000xc\u0000";
 
   public XgStep {
     Objects.requireNonNull(kind, "kind");
@@ -62,7 +70,7 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
     if (deadlineMillis < 0 || (kind != Kind.PREPARE && deadlineMillis != 0)) {
       throw new IllegalArgumentException("only a PREPARE has a deadline, >= 0");
     }
-    if ((kind == Kind.PREPARE || kind == Kind.VALIDATE) && commit) {
+    if ((kind == Kind.PREPARE || kind == Kind.VALIDATE || kind == Kind.CLOSE) && commit) {
       throw new IllegalArgumentException("a " + kind + " has no outcome");
     }
   }
@@ -83,6 +91,10 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
     return new XgStep(Kind.VALIDATE, txn, groups, 0, false);
   }
 
+  public static XgStep close(String txn, List<String> groups) {
+    return new XgStep(Kind.CLOSE, txn, groups, 0, false);
+  }
+
   /** The coordinator group: the first of the transaction's groups. */
   public String coordinator() {
     return groups.get(0);
@@ -96,6 +108,23 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
     return DECISION_PREFIX + txn;
   }
 
+  /**
+   * The key of every group of {@code txn} that its one-round PREPAREs read (absent at their read
+   * position) and a CLOSE writes: once a CLOSE is chosen in a group, the placement rule keeps
+   * every later PREPARE of the transaction out of it.
+   */
+  public static String closeKey(String txn) {
+    return CLOSE_PREFIX + txn;
+  }
+
+  /** Is {@code key} one of the protocol's own keys (a decision or close key), not the application's? */
+  public static boolean isStepKey(String key) {
+    return key.startsWith(DECISION_PREFIX) || key.startsWith(CLOSE_PREFIX);
+  }
+
+  /** The value a CLOSE writes to the close key. */
+  public static final byte[] CLOSED_VALUE = {'X'};
+
   /** The value a DECIDE(COMMIT) writes to the decision key. */
   public static final byte[] COMMIT_VALUE = {'C'};
   /** The value a DECIDE(ABORT) writes to the decision key. */
@@ -103,7 +132,7 @@ public record XgStep(Kind kind, String txn, List<String> groups, long deadlineMi
 
   @Override
   public String toString() {
-    return kind + (kind == Kind.PREPARE || kind == Kind.VALIDATE ? "" : commit ? "(COMMIT)"
+    return kind + (kind == Kind.PREPARE || kind == Kind.VALIDATE || kind == Kind.CLOSE ? "" : commit ? "(COMMIT)"
         : "(ABORT)") + "[" + txn
         + " groups=" + groups + "]";
   }
