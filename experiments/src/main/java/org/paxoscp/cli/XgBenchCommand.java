@@ -76,6 +76,12 @@ public final class XgBenchCommand implements Callable<Integer> {
       description = "Measured transactions per client (default: ${DEFAULT-VALUE}).")
   int txns;
 
+  @Option(names = "--rounds", defaultValue = "one", split = ",",
+      description = "Commit protocols across groups to measure, each on a cluster of its own, "
+          + "one after the other in this run: one (cluster version 6, the default) and two "
+          + "(a cluster held at version 5: PREPAREs, then the DECIDE); e.g. two,one.")
+  List<String> rounds;
+
   @Option(names = "--quick", description = "A short run: 2 warm-up and 12 measured "
       + "transactions per client, groups 1,2,5, the in-memory store.")
   boolean quick;
@@ -101,18 +107,61 @@ public final class XgBenchCommand implements Callable<Integer> {
       throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
           "need --home among --dcs, --clients and --txns >= 1, groups per transaction 1..25");
     }
+    if (rounds.isEmpty() || !List.of("one", "two").containsAll(rounds)) {
+      throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+          "--rounds takes one, two or both, not " + rounds);
+    }
     ClusterConfig.Wan base = WanOptions.wan(dcs, List.of(), true);
     ClusterConfig.Wan wan = new ClusterConfig.Wan(true, base.latency(), 0, 0, 0, 0, Set.of());
     long nm = NearestMajority.rttMicros(wan.latency(), dcs, home);
     o.printf(Locale.ROOT, "bench-xg: dcs=%s store=%s wan=%s protocol=%s home=%s "
-        + "(nearest-majority RTT %.0f ms), %d clients x %d measured transactions per load%n",
-        dcs, store, WanOptions.rttSummary(wan, dcs), protocol.name().toLowerCase(Locale.ROOT),
-        home, nm / 1000.0, clients, txns);
-    List<CrossGroupLoad.Result> rows = new ArrayList<>();
+        + "(nearest-majority RTT %.0f ms), %d clients x %d measured transactions per load, "
+        + "rounds %s%n", dcs, store, WanOptions.rttSummary(wan, dcs),
+        protocol.name().toLowerCase(Locale.ROOT), home, nm / 1000.0, clients, txns,
+        String.join(",", rounds));
+    Files.createDirectories(out);
+    Path csv = out.resolve("xg.csv");
+    boolean ok = true;
+    List<CrossGroupLoad.Result> charted = new ArrayList<>();
+    try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv))) {
+      w.println("rounds,load,groups_per_txn,txn_per_s,commit_p50_ms,commit_p99_ms,committed,"
+          + "aborted,unknown,checker,protocol,home,store");
+      for (String r : rounds) {
+        o.printf("%s round%s: %s%n", r, r.equals("one") ? "" : "s", r.equals("one")
+            ? "cluster version 6 (xg-one-round): every PREPARE at once, committed when all are "
+                + "chosen"
+            : "a cluster held at version 5: the PREPAREs, then the DECIDE");
+        List<CrossGroupLoad.Result> rows = new ArrayList<>();
+        String verdict = measure(r, dcs, store, wan, rows);
+        table(r, rows, verdict);
+        ok &= verdict.startsWith("ok");
+        for (CrossGroupLoad.Result x : rows) {
+          w.printf(Locale.ROOT, "%s,%s,%d,%.2f,%.1f,%.1f,%d,%d,%d,%s,%s,%s,%s%n", r, x.name(),
+              x.groupsPerTxn(), x.txnPerSecond(), x.p50Millis(), x.p99Millis(), x.committed(),
+              x.aborted(), x.unknown(), verdict.startsWith("ok") ? "ok" : "violation",
+              protocol.name().toLowerCase(Locale.ROOT), home, store);
+        }
+        charted = rows;
+      }
+    }
+    Path png = out.resolve("xg.png");
+    chart(charted, png);
+    o.println("wrote " + csv + " and " + png + " (the chart: " + rounds.get(rounds.size() - 1)
+        + " round" + (rounds.get(rounds.size() - 1).equals("one") ? "" : "s") + ")");
+    return ok ? 0 : 1;
+  }
+
+  /** One cluster, every load on it, the checker; fills {@code rows}, returns the verdict. */
+  private String measure(String round, List<String> dcs, LocalCluster.StoreKind store,
+      ClusterConfig.Wan wan, List<CrossGroupLoad.Result> rows) throws Exception {
     Path dataDir = Files.createTempDirectory("paxoscp-bench-xg-");
     String verdict;
+    // Two rounds: every process held to cluster version 5, where commits across groups take
+    // the protocol of the builds before version 6.
+    Map<String, String> settings = round.equals("two")
+        ? Map.of("paxoscp.cluster.version.max", "5") : Map.of();
     try (LocalCluster cluster = LocalCluster.start(new LocalCluster.Options(dcs, store, dataDir,
-        wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line))) {
+        wan, Duration.ofSeconds(2), 16), line -> o.println("  " + line), settings)) {
       // The first load would otherwise also pay the JIT's warm-up: one load, not reported.
       o.println("warm-up: 2-group transactions, not reported");
       CrossGroupLoad.Result warm = CrossGroupLoad.start(cluster, protocol, "warm-up", "warm", 2,
@@ -142,23 +191,7 @@ public final class XgBenchCommand implements Callable<Integer> {
       verdict = check(cluster, rows);
     }
     rows.remove(0); // the warm-up, checked but not reported
-    table(rows, verdict);
-    Files.createDirectories(out);
-    Path csv = out.resolve("xg.csv");
-    try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv))) {
-      w.println("load,groups_per_txn,txn_per_s,commit_p50_ms,commit_p99_ms,committed,aborted,"
-          + "unknown,checker,protocol,home,store");
-      for (CrossGroupLoad.Result r : rows) {
-        w.printf(Locale.ROOT, "%s,%d,%.2f,%.1f,%.1f,%d,%d,%d,%s,%s,%s,%s%n", r.name(),
-            r.groupsPerTxn(), r.txnPerSecond(), r.p50Millis(), r.p99Millis(), r.committed(),
-            r.aborted(), r.unknown(), verdict.startsWith("ok") ? "ok" : "violation",
-            protocol.name().toLowerCase(Locale.ROOT), home, store);
-      }
-    }
-    Path png = out.resolve("xg.png");
-    chart(rows, png);
-    o.println("wrote " + csv + " and " + png);
-    return verdict.startsWith("ok") ? 0 : 1;
+    return verdict;
   }
 
   /** The cross-group checker over every group the loads wrote. */
@@ -177,11 +210,12 @@ public final class XgBenchCommand implements Callable<Integer> {
         : c.summary();
   }
 
-  private void table(List<CrossGroupLoad.Result> rows, String verdict) {
+  private void table(String round, List<CrossGroupLoad.Result> rows, String verdict) {
     o.printf(Locale.ROOT, "%-12s %6s %9s %9s %9s %9s %8s %8s%n", "load", "groups", "txn/s",
         "p50 ms", "p99 ms", "committed", "aborted", "unknown");
     double oneAlone = Double.NaN;
     double twoAlone = Double.NaN;
+    double tenAlone = Double.NaN;
     double oneBeside = Double.NaN;
     double oneBesideOne = Double.NaN;
     for (CrossGroupLoad.Result r : rows) {
@@ -192,14 +226,21 @@ public final class XgBenchCommand implements Callable<Integer> {
         oneAlone = r.p50Millis();
       } else if (r.name().equals("2 alone")) {
         twoAlone = r.p50Millis();
+      } else if (r.name().equals("10 alone")) {
+        tenAlone = r.p50Millis();
       } else if (r.name().equals("1 beside 2")) {
         oneBeside = r.p50Millis();
       } else if (r.name().equals("1 beside 1")) {
         oneBesideOne = r.p50Millis();
       }
     }
-    o.printf(Locale.ROOT, "two-group / one-group commit p50: %.2f (target <= 2.2)%n",
-        twoAlone / oneAlone);
+    boolean one = round.equals("one");
+    o.printf(Locale.ROOT, "two-group / one-group commit p50: %.2f (target <= %s)%n",
+        twoAlone / oneAlone, one ? "1.2" : "2.2, two rounds");
+    if (!Double.isNaN(tenAlone)) {
+      o.printf(Locale.ROOT, "ten-group / one-group commit p50: %.2f%s%n", tenAlone / oneAlone,
+          one ? " (target <= 1.5)" : "");
+    }
     o.printf(Locale.ROOT, "one-group commit p50 beside two-group load / alone: %.2f "
         + "(target <= 1.10)%n", oneBeside / oneAlone);
     o.printf(Locale.ROOT, "one-group commit p50 beside two-group load / beside as many "

@@ -314,6 +314,96 @@ class CrossGroupTest {
   }
 
   /**
+   * One round: a client that crashed once its PREPAREs were chosen everywhere, before any
+   * DECIDE, committed. A reader that meets a lock after the deadline sees the transaction's
+   * locks in every group, decides COMMIT and resolves, and reads the prepared write.
+   */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void aOneRoundClientCrashedAfterEveryPrepareCommitted(CommitProtocol protocol) {
+    TxnClient crashed = client("A", protocol, Duration.ofMillis(500), 8);
+    List<String> groups = List.of("ga", "gb");
+    String xg = "A-one-round-every-prepare";
+    long deadline = System.currentTimeMillis() + 500;
+    long prepared = 0;
+    for (String g : groups) {
+      Transaction p = crashed.begin(g);
+      p.put("k", g + "-value");
+      prepared = Futures.join(p.commitUnrecorded(p.stepEntry(XgStep.prepare(xg, groups,
+          deadline), true))).position();
+    }
+    TxnClient reader = client("C", protocol, Duration.ofSeconds(30), 9);
+    String seen = null;
+    for (int attempt = 0; attempt < 100 && seen == null; attempt++) {
+      Transaction x = TestCluster.beginAtLeast(reader, "gb", prepared);
+      try {
+        seen = x.getString("k").orElse("none");
+        x.commit();
+      } catch (TransactionAbortedException e) {
+        sleepQuietly(50); // The lock, until the deadline passes and the reader settles it.
+      }
+    }
+    assertEquals("gb-value", seen, "every PREPARE was chosen: the transaction committed");
+    assertEquals(CommitResult.Status.COMMITTED, reader.crossGroupOutcome(xg, groups));
+    assertEquals(Optional.of("ga-value"), reader.runInTransaction("ga",
+        x -> x.getString("k")), "the coordinator's write too");
+    CrossGroupChecker.Result verdict = check(List.of());
+    assertTrue(verdict.ok(), verdict.summary());
+    assertEquals(1, verdict.committed());
+  }
+
+  /**
+   * One round: a client that crashed with its PREPARE chosen in one group only. A reader that
+   * meets the lock after the deadline closes the other group (a CLOSE there), decides ABORT,
+   * and a PREPARE of the transaction sent there afterwards is refused.
+   */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void aOneRoundClientCrashedAfterOnePrepareIsClosedAndAborted(CommitProtocol protocol) {
+    TxnClient crashed = client("A", protocol, Duration.ofMillis(500), 10);
+    List<String> groups = List.of("ga", "gb");
+    String xg = "A-one-round-one-prepare";
+    long deadline = System.currentTimeMillis() + 500;
+    Transaction late = crashed.begin("ga"); // Its PREPARE in ga, sent only after the close.
+    late.put("k", "ga-value");
+    Transaction pb = crashed.begin("gb");
+    pb.put("k", "gb-value");
+    long prepared = Futures.join(pb.commitUnrecorded(pb.stepEntry(XgStep.prepare(xg, groups,
+        deadline), true))).position();
+
+    TxnClient reader = client("C", protocol, Duration.ofSeconds(30), 11);
+    String seen = null;
+    for (int attempt = 0; attempt < 100 && seen == null; attempt++) {
+      Transaction x = TestCluster.beginAtLeast(reader, "gb", prepared);
+      try {
+        seen = x.getString("k").orElse("none");
+        x.commit();
+      } catch (TransactionAbortedException e) {
+        sleepQuietly(50);
+      }
+    }
+    assertEquals("none", seen, "the PREPARE in ga was missing: the transaction aborted");
+    assertEquals(CommitResult.Status.ABORTED, reader.crossGroupOutcome(xg, groups));
+    assertTrue(entries("ga").stream().anyMatch(e -> e.xg() != null
+        && e.xg().kind() == XgStep.Kind.CLOSE && e.xg().txn().equals(xg)),
+        "the reader closed ga before deciding ABORT");
+    assertThrows(TransactionAbortedException.class, () -> Futures.join(late.commitUnrecorded(
+        late.stepEntry(XgStep.prepare(xg, groups, deadline), true))),
+        "a PREPARE after its group's CLOSE is refused");
+    CrossGroupChecker.Result verdict = check(List.of());
+    assertTrue(verdict.ok(), verdict.summary());
+    assertEquals(1, verdict.aborted());
+  }
+
+  private static void sleepQuietly(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
    * A closed economy across groups: concurrent transfers between accounts of different groups,
    * one-group transfers beside them, and read-only audits over every group that must always see
    * the initial total; then the checker judges every group's log and every observation.

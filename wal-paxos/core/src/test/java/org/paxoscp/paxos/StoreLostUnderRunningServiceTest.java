@@ -173,6 +173,58 @@ class StoreLostUnderRunningServiceTest {
     assertEquals("t5", new String(applier.read(G, "k-t5", 9).orElseThrow()));
   }
 
+  /**
+   * The lock table kept beside the watermark, across a loss: a PREPARE chosen at 2 and resolved
+   * (COMMIT) at 6; the running applier remembers position 8 with no lock. The store is rebuilt
+   * at 3, where the PREPARE still holds its lock. The applier takes the store's watermark and
+   * table, not what it remembers: it reports the lock at 3, applies 4..9 from there, releases the
+   * lock at 6 and writes the prepared value there.
+   */
+  @Test
+  void theApplierTakesARebuiltStoresLockTableNotTheOneItRemembers() {
+    LogApplier applier = new LogApplier(w);
+    Acceptor acceptor = new Acceptor(w);
+    java.util.List<String> groups = java.util.List.of("a-group", G);
+    org.paxoscp.wal.LogEntry prepare = new org.paxoscp.wal.LogEntry("xg-p", "dc1", 1,
+        new java.util.TreeSet<>(), new java.util.TreeMap<>(Map.of("locked",
+            org.paxoscp.wal.Mutation.put("prepared".getBytes()))),
+        org.paxoscp.wal.XgStep.prepare("xg", groups, 1));
+    org.paxoscp.wal.LogEntry resolve = new org.paxoscp.wal.LogEntry("xg-r", "dc1", 5,
+        new java.util.TreeSet<>(), new java.util.TreeMap<>(Map.of("locked",
+            org.paxoscp.wal.Mutation.put("prepared".getBytes()))),
+        org.paxoscp.wal.XgStep.resolve("xg", groups, true));
+    Map<Long, LogValue> log = new java.util.TreeMap<>();
+    for (long p = 1; p <= 9; p++) {
+      log.put(p, p == 2 ? LogValue.of(prepare) : p == 6 ? LogValue.of(resolve)
+          : value("t" + p));
+    }
+    for (long p = 1; p <= 8; p++) {
+      acceptor.apply(new Apply(G, p, log.get(p)));
+      applier.applyKnown(G, p, log.get(p));
+    }
+    assertEquals(8, applier.knownApplied(G));
+    assertTrue(applier.appliedState(G).locks().isEmpty(), "resolved at 6");
+    org.paxoscp.wal.XgLocks atThree = org.paxoscp.wal.XgLocks.EMPTY.apply(1, log.get(1L))
+        .locks().apply(2, log.get(2L)).locks().apply(3, log.get(3L)).locks();
+    assertEquals(1, atThree.size());
+    w.wipe();
+    String id = StoreMarker.markRebuilding(w).id();
+    assertTrue(RebuildInstall.finish(w, G, 3, atThree, log.get(3L), 9, id));
+    StoreMarker.markRebuilt(w, id, 4);
+    LogApplier.AppliedState now = applier.appliedState(G);
+    assertEquals(3, now.position(), "the store's watermark, not the remembered 8");
+    assertEquals(atThree, now.locks(), "the store's lock table, not the remembered empty one");
+    acceptor.apply(new Apply(G, 9, log.get(9L)));
+    assertEquals(3, applier.applyKnown(G, 9, log.get(9L)), "4..8 are not recorded here yet");
+    for (long p = 4; p <= 8; p++) {
+      acceptor.apply(new Apply(G, p, log.get(p)));
+    }
+    assertEquals(9, applier.applyKnown(G));
+    assertTrue(applier.appliedState(G).locks().isEmpty(), "released again at 6");
+    assertEquals(Optional.empty(), applier.read(G, "locked", 5).map(String::new));
+    assertEquals("prepared", new String(applier.read(G, "locked", 6).orElseThrow()));
+  }
+
   @Test
   void plantedApplierThatTrustsItsMemoryJumpsOverThem() {
     LogApplier applier = new LogApplier(w, 100, new RebuildGuard(w), new LogApplier.Rules(true));
