@@ -246,6 +246,22 @@ public final class XgBenchCommand implements Callable<Integer> {
     o.printf(Locale.ROOT, "one-group commit p50 beside two-group load / beside as many "
         + "one-group clients: %.2f (cross-group load against the same added load)%n",
         oneBeside / oneBesideOne);
+    // What parallel PREPAREs cannot beat: a k-group commit waits for the slowest of k
+    // one-group commits, whose median is the one-group latency's 0.5^(1/k) quantile.
+    CrossGroupLoad.Result single = rows.stream().filter(r -> r.name().equals("1 alone"))
+        .findFirst().orElse(null);
+    if (single != null && single.commitMicros().getTotalCount() > 0) {
+      for (CrossGroupLoad.Result r : rows) {
+        int k = r.groupsPerTxn();
+        if (k > 1 && r.name().equals(k + " alone")) {
+          double q = 100 * Math.pow(0.5, 1.0 / k);
+          double slowest = single.commitMicros().getValueAtPercentile(q) / 1000.0;
+          o.printf(Locale.ROOT, "  %d groups: the slowest of %d one-group commits has p50 %.1f ms "
+              + "(the one-group p%.0f): %.2f x one-group; measured %.2f%n", k, k, slowest, q,
+              slowest / oneAlone, r.p50Millis() / oneAlone);
+        }
+      }
+    }
     o.println("checker: " + verdict);
   }
 

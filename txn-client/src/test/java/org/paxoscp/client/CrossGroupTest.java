@@ -216,6 +216,47 @@ class CrossGroupTest {
         + verdict.summary());
   }
 
+  /**
+   * The two budgets at different settings: the services' begin replies list at most half their
+   * datagram of locks (here 2,048 bytes), a client refuses to PREPARE where the table would pass
+   * a quarter of its own. A client with four times the services' datagram PREPAREs past what a
+   * begin lists (then the services' cut applies: it refuses reads there and resolves the
+   * oldest); one with a quarter of the services' datagram refuses to PREPARE first (its budget
+   * of 256 bytes, helping resolve the oldest). Either way begins answer and the transaction commits once the
+   * stuck locks are resolved.
+   */
+  @Test
+  void lockBudgetsAtMismatchedSettingsStillLetTransactionsThrough() throws Exception {
+    cluster.close();
+    cluster = new TestCluster(Duration.ofSeconds(1), 4096);
+    TxnClient crashed = client("A", CommitProtocol.CP, Duration.ofSeconds(60), 13);
+    String longKey = "k".repeat(150);
+    for (int i = 0; i < 18; i++) { // about 2,900 bytes of locked keys in gb
+      Transaction p = crashed.begin("gb");
+      p.put(longKey + i, "v");
+      Futures.join(p.commitUnrecorded(p.stepEntry(XgStep.prepare("A-stuck-" + (char) ('a' + i),
+          List.of("ga", "gb"), System.currentTimeMillis() + 200))));
+    }
+    for (int datagram : List.of(16_384, 1024)) {
+      ClusterConfig config = cluster.config.withMaxDatagramBytes(datagram)
+          .withCrossGroup(new ClusterConfig.CrossGroup(25, Duration.ofSeconds(5)));
+      TxnClient c = cluster.closeLater(TxnClient.builder(config, "B", CommitProtocol.CP)
+          .transport(cluster.network.transport("B")).random(new SplittableRandom(datagram))
+          .maxAttempts(200).retryBackoff(Duration.ofMillis(5), Duration.ofMillis(100)).build());
+      c.runInMultiTransaction(t -> {
+        t.put("ga", "x", "a" + datagram);
+        t.put("gb", "y" + datagram, "b");
+        return null;
+      });
+      assertEquals(Optional.of("b"), c.runInTransaction("gb", x -> x.getString("y" + datagram)),
+          "datagram " + datagram + ": committed past the stuck locks");
+    }
+    CrossGroupChecker.Result verdict = check(List.of());
+    assertTrue(verdict.ok(), verdict.summary());
+    assertEquals(18, verdict.aborted(), "every stuck PREPARE aborted past its deadline: "
+        + verdict.summary());
+  }
+
   /** A recording client writes one line per transaction across groups, of its own shape. */
   @Test
   void aTransactionAcrossGroupsIsRecordedAsOneHistoryLine(@TempDir Path tmp) throws Exception {

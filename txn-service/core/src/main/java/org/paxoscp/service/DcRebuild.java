@@ -20,6 +20,7 @@ import org.paxoscp.transport.Message.ExtentRequest;
 import org.paxoscp.transport.Message.SnapshotReply;
 import org.paxoscp.transport.Message.SnapshotRequest;
 import org.paxoscp.transport.Transport;
+import org.paxoscp.version.ClusterVersion;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgLocks;
 
@@ -99,6 +100,8 @@ public final class DcRebuild {
   private final Mode mode;
   /** The store marker's id when this rebuild began: what its completion must name. */
   private final String rebuildId;
+  /** Whether the lock table is copied in pages of its own (cluster version 7). */
+  private final boolean lockPages;
 
   /**
    * Reads the store's marker; a store without one is marked as being rebuilt (from then on it
@@ -108,9 +111,13 @@ public final class DcRebuild {
    * @param timeout how long one request to a peer waits for its reply (each is tried 3 times)
    * @param storeWork runs what follows a peer's reply (store reads and writes): replies complete
    *     on the transport's receiving thread, which must never wait for the store
+   * @param lockPages whether the cluster runs at {@link ClusterVersion#SNAPSHOT_LOCK_PAGES} or
+   *     above: the lock table is then asked for in pages of its own, each within a datagram
+   *     whatever the locks hold; below it, in the format before (the first page carries the
+   *     whole table, which fails when it does not fit a datagram)
    */
   public DcRebuild(String dc, List<String> dcs, KvStore store, Transport transport,
-      Duration timeout, Executor storeWork) {
+      Duration timeout, Executor storeWork, boolean lockPages) {
     this.dc = Objects.requireNonNull(dc);
     this.peers = dcs.stream().filter(d -> !d.equals(dc)).toList();
     if (peers.size() != dcs.size() - 1 || peers.isEmpty()) {
@@ -120,6 +127,7 @@ public final class DcRebuild {
     this.transport = Objects.requireNonNull(transport);
     this.timeout = Objects.requireNonNull(timeout);
     this.storeWork = Objects.requireNonNull(storeWork);
+    this.lockPages = lockPages;
     StoreMarker m = StoreMarker.read(store).orElse(null);
     this.mode = m != null && m.state() == StoreMarker.State.SERVING ? Mode.BEHIND : Mode.LOST;
     this.rebuildId = mode == Mode.LOST ? StoreMarker.markRebuilding(store).id() : m.id();
@@ -195,8 +203,8 @@ public final class DcRebuild {
               + group + " was copied (lost again, or rebuilt by another instance): start the "
               + "rebuild again");
         }
-        if (!RebuildInstall.finish(store, group, c.position, c.locks, c.chosen, fence,
-            rebuildId)) {
+        if (!RebuildInstall.finish(store, group, c.position, c.table(group, src), c.chosen,
+            fence, rebuildId)) {
           return new GroupResult(group, Outcome.ALREADY_REBUILT, 0, 0, 0, "", applied);
         }
         return new GroupResult(group, Outcome.REBUILT, c.position, fence, c.items, src,
@@ -252,48 +260,90 @@ public final class DcRebuild {
   /** A group's data copied at one position, pages written to the store as they come. */
   private static final class Copy {
     long position;
+    /** The lock table, whole (the format before lock pages) or put together from its pages. */
     XgLocks locks = XgLocks.EMPTY;
+    /** In lock pages: the digest of the table every page must name; null before them. */
+    byte[] locksDigest;
     LogValue chosen;
     int items;
+    /** The last key copied so far ("" for none): where the next data page goes on from. */
+    String lastKey = "";
+
+    /**
+     * The table to install: in lock pages, the slices must make up the table whose digest each
+     * named (they do unless a peer pages wrongly; then nothing is installed).
+     */
+    XgLocks table(String group, String source) {
+      if (locksDigest != null
+          && !java.util.Arrays.equals(SnapshotLocks.digest(locks), locksDigest)) {
+        throw new IllegalStateException("group " + group + ": the lock pages of DC " + source
+            + " do not make up the table they were cut from; nothing installed");
+      }
+      return locks;
+    }
   }
 
   private CompletableFuture<Copy> copy(String group, String source, int attemptsLeft) {
     Copy c = new Copy();
-    return page(group, source, c, new SnapshotRequest(group, 0, "")).handle((ok, t) -> {
-      Throwable cause = t instanceof CompletionException && t.getCause() != null
-          ? t.getCause() : t;
-      if (cause instanceof TooOldMeanwhile && attemptsLeft > 1) {
-        // The peer collected past the position while it was copied: again, at a newer one.
-        return copy(group, source, attemptsLeft - 1);
-      }
-      return t == null ? CompletableFuture.completedFuture(ok)
-          : CompletableFuture.<Copy>failedFuture(cause);
-    }).thenCompose(f -> f);
+    return page(group, source, c, new SnapshotRequest(group, 0, "", lockPages ? "" : null))
+        .handle((ok, t) -> {
+          Throwable cause = t instanceof CompletionException && t.getCause() != null
+              ? t.getCause() : t;
+          if (cause instanceof CopyAgain && attemptsLeft > 1) {
+            // The peer collected past the position while it was copied, or its lock table
+            // changed between lock pages: again, at a newer position.
+            return copy(group, source, attemptsLeft - 1);
+          }
+          return t == null ? CompletableFuture.completedFuture(ok)
+              : CompletableFuture.<Copy>failedFuture(cause);
+        }).thenCompose(f -> f);
   }
 
   private CompletableFuture<Copy> page(String group, String source, Copy c, SnapshotRequest q) {
     return ask(source, q, ATTEMPTS).thenCompose(m -> {
       if (m instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.TOO_OLD) {
-        throw new TooOldMeanwhile();
+        throw new CopyAgain("collected meanwhile");
       }
-      if (!(m instanceof SnapshotReply r)) {
+      if (!(m instanceof SnapshotReply r)
+          || (q.locksAfter() != null) != (r.locksDigest() != null)) {
         throw new IllegalStateException("group " + group + ": DC " + source
-            + " answered a snapshot request with " + m);
+            + " answered a snapshot request " + q + " with " + m);
       }
       if (q.position() == 0) {
         c.position = r.position();
-        c.locks = r.locks();
         c.chosen = r.chosen();
+        c.locks = r.locks();
+        c.locksDigest = r.locksDigest();
+      } else if (q.lockPage()) {
+        if (!java.util.Arrays.equals(r.locksDigest(), c.locksDigest)) {
+          throw new CopyAgain("its lock table changed while it was copied");
+        }
+        if (r.locks().isEmpty() || !r.items().isEmpty()
+            || r.locks().locks().get(0).txn().compareTo(q.locksAfter()) <= 0) {
+          throw new IllegalStateException("group " + group + ": DC " + source
+              + " answered lock page " + q + " with " + r);
+        }
+        List<XgLocks.Lock> all = new ArrayList<>(c.locks.locks());
+        all.addAll(r.locks().locks());
+        c.locks = XgLocks.of(all);
       }
       List<RebuildInstall.Item> items = r.items().stream()
           .map(i -> new RebuildInstall.Item(i.key(), i.version(), i.cell())).toList();
       RebuildInstall.writeItems(store, group, items);
       c.items += items.size();
+      if (!r.items().isEmpty()) {
+        c.lastKey = r.items().get(r.items().size() - 1).key();
+      }
+      if (r.locksMore()) {
+        // The locks are installed only once every page arrived (RebuildInstall.finish).
+        List<XgLocks.Lock> got = c.locks.locks();
+        String lastTxn = got.isEmpty() ? "" : got.get(got.size() - 1).txn();
+        return page(group, source, c, new SnapshotRequest(group, c.position, "", lastTxn));
+      }
       if (!r.more()) {
         return CompletableFuture.completedFuture(c);
       }
-      String last = r.items().isEmpty() ? q.after() : r.items().get(r.items().size() - 1).key();
-      return page(group, source, c, new SnapshotRequest(group, c.position, last));
+      return page(group, source, c, new SnapshotRequest(group, c.position, c.lastKey));
     });
   }
 
@@ -322,12 +372,15 @@ public final class DcRebuild {
     }
   }
 
-  /** The copy's position was collected at the source meanwhile. */
-  private static final class TooOldMeanwhile extends RuntimeException {
+  /**
+   * The copy cannot be finished at its position: the source collected past it meanwhile, or its
+   * lock table changed between two lock pages. The copy starts again at a newer one.
+   */
+  private static final class CopyAgain extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    TooOldMeanwhile() {
-      super("collected meanwhile", null, false, false);
+    CopyAgain(String why) {
+      super(why, null, false, false);
     }
   }
 }

@@ -97,6 +97,8 @@ public final class TransactionService implements RequestHandler {
   private static final int MAX_WAITING_SUBMITS = 4096;
   /** Data rows one snapshot page reads from the store at most. */
   private static final int SNAPSHOT_PAGE_ROWS = 512;
+  /** Room for a snapshot page's digest of the lock table and its lock-pages mark. */
+  private static final int LOCK_PAGE_OVERHEAD = 48;
   /** Groups one {@link GroupsReply} names at most. */
   private static final int GROUPS_PAGE = 128;
 
@@ -444,6 +446,9 @@ public final class TransactionService implements RequestHandler {
         requireVersion(ClusterVersion.COMMUTATIVE_UPDATES, "a vote for a value with counter or "
             + "set updates");
       }
+      if (carriesClose(a.value())) {
+        requireVersion(ClusterVersion.XG_ONE_ROUND, "a vote for a value with a CLOSE step");
+      }
       return new Message.Paxos(acceptor.accept(a));
     } else if (m instanceof GrantRequest g) {
       if (g.requester() == null || g.requester().isEmpty()) {
@@ -593,6 +598,14 @@ public final class TransactionService implements RequestHandler {
 
   private static boolean carriesUpdates(LogValue v) {
     return v != null && v.entries().stream().anyMatch(LogEntry::hasUpdates);
+  }
+
+  private static boolean carriesClose(LogValue v) {
+    return v != null && v.entries().stream().anyMatch(TransactionService::isClose);
+  }
+
+  private static boolean isClose(LogEntry e) {
+    return e.xg() != null && e.xg().kind() == org.paxoscp.wal.XgStep.Kind.CLOSE;
   }
 
   /**
@@ -766,6 +779,9 @@ public final class TransactionService implements RequestHandler {
     if (e.hasUpdates()) {
       requireVersion(ClusterVersion.COMMUTATIVE_UPDATES, "an entry with counter or set updates");
     }
+    if (isClose(e)) {
+      requireVersion(ClusterVersion.XG_ONE_ROUND, "a CLOSE step");
+    }
     if (!dcs.contains(e.originDc())) {
       throw new Rejected("entry " + e.txnId() + " names origin DC '" + e.originDc()
           + "', not one of " + dcs);
@@ -810,7 +826,8 @@ public final class TransactionService implements RequestHandler {
     // Made for each request: it reads the store's marker now (a rebuild's state is all in the
     // store), so no request acts on what an earlier one saw of a store lost or rebuilt since.
     DcRebuild r = new DcRebuild(dc, dcs, store, catchUp.transport(), limits.catchUpWait(),
-        scheduler.executor());
+        scheduler.executor(),
+        clusterVersion.getAsInt() >= ClusterVersion.SNAPSHOT_LOCK_PAGES);
     // The rebuild may have begun just now, or be about to end: this process drops its caches of
     // the store before at once (a catch-up of a rebuilt group must not count on them).
     guard.refresh();
@@ -890,33 +907,66 @@ public final class TransactionService implements RequestHandler {
    * key, the newest version at or below it. The GC watermark is read after the data (as reads
    * do, docs/operating.md "Storage lifecycle"): if it reached the position meanwhile, a version
    * read may already have been superseded by collection, and the answer is TOO_OLD.
+   *
+   * <p>The lock table: before cluster version 7 the first page carries it whole, with nothing
+   * keeping that within a datagram. A request in lock pages ({@code locksAfter}) gets it in
+   * slices by size, values included ({@link SnapshotLocks}): the first page the locks that fit
+   * beside the chosen value, each lock page after it at least one lock, and every page the
+   * table's digest; data pages follow the last lock page.
    */
   private Message snapshot(SnapshotRequest q) {
     String g = q.group();
+    boolean paged = q.locksAfter() != null;
+    if (paged) {
+      requireVersion(ClusterVersion.SNAPSHOT_LOCK_PAGES, "a snapshot in lock pages");
+    }
     long position = q.position();
     XgLocks locks = XgLocks.EMPTY;
     LogValue chosen = null;
-    int budget = limits.maxReplyBytes() - REPLY_OVERHEAD - g.length() * 4;
+    byte[] digest = null;
+    boolean locksMore = false;
+    long budget = limits.maxReplyBytes() - REPLY_OVERHEAD - g.length() * 4L
+        - (paged ? LOCK_PAGE_OVERHEAD : 0);
     StoreMarker at = served(g);
-    if (position == 0) {
+    if (position == 0 || q.lockPage()) {
+      // The table is kept only with the applied watermark: a lock page is read from the table
+      // there now, and its digest says whether that is still the first page's table.
       LogApplier.AppliedState s = applier.appliedState(g);
-      position = s.position();
-      locks = s.locks();
-      if (position > 0) {
-        long applied = position;
-        chosen = acceptor.chosen(g, applied).orElseThrow(() -> new IllegalStateException(
-            "DC " + dc + " applied position " + applied + " of group " + g
-            + " without its chosen value"));
-        budget -= org.paxoscp.wal.LogCodec.encode(chosen).length;
+      if (position == 0) {
+        position = s.position();
+        if (position > 0) {
+          long applied = position;
+          chosen = acceptor.chosen(g, applied).orElseThrow(() -> new IllegalStateException(
+              "DC " + dc + " applied position " + applied + " of group " + g
+              + " without its chosen value"));
+          budget -= org.paxoscp.wal.LogCodec.encode(chosen).length;
+        }
+      } else if (position > s.position()) {
+        throw new Rejected("position " + position + " of group " + g + " is not applied at DC "
+            + dc);
       }
-      budget -= locks.encode().length;
+      if (paged) {
+        digest = SnapshotLocks.digest(s.locks());
+        SnapshotLocks.Slice slice = SnapshotLocks.slice(s.locks(),
+            q.lockPage() ? q.locksAfter() : "", budget, q.lockPage());
+        locks = slice.locks();
+        locksMore = slice.more();
+        budget -= slice.bytes();
+      } else {
+        locks = s.locks();
+        budget -= locks.encode().length;
+      }
     } else if (position > applier.appliedWatermark(g)) {
       throw new Rejected("position " + position + " of group " + g + " is not applied at DC "
           + dc);
     }
     List<SnapshotItem> items = new java.util.ArrayList<>();
     boolean more = false;
-    if (position > 0) {
+    if (locksMore || q.lockPage()) {
+      // No data beside a slice of locks but the last one of the first page: the data pages
+      // follow the lock pages, from the first key.
+      more = true;
+    } else if (position > 0) {
       byte[] from = q.after().isEmpty() ? WalLayout.groupRowsStart(g)
           : java.util.Arrays.copyOf(WalLayout.dataRow(g, q.after()),
               WalLayout.dataRow(g, q.after()).length + 1);
@@ -944,7 +994,8 @@ public final class TransactionService implements RequestHandler {
       throw new TooOldException(g, position, gc);
     }
     guard.verify(g, at);
-    return new SnapshotReply(g, position, gc, locks, chosen, items, more);
+    return paged ? new SnapshotReply(g, position, gc, locks, chosen, items, more, locksMore,
+        digest) : new SnapshotReply(g, position, gc, locks, chosen, items, more);
   }
 
   /**

@@ -733,6 +733,13 @@ public final class ClusterConfig {
     return Optional.ofNullable(wire.keyRole());
   }
 
+  /** A copy whose datagrams hold at most {@code bytes}; for tests of mismatched settings. */
+  public ClusterConfig withMaxDatagramBytes(int bytes) {
+    return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, bytes, requestTimeout,
+        discoveryConnectTimeout, wan, proposerProperties, clientBind, clientSessionGroups,
+        crossGroup, acceptedKeys, wire);
+  }
+
   /** A copy that speaks on the wire as {@code settings} say; for launchers and tests. */
   public ClusterConfig withWire(Wire settings) {
     return new ClusterConfig(dcs, key, discoveryZk, discoveryPath, maxDatagramBytes,

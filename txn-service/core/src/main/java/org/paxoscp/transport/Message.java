@@ -358,14 +358,35 @@ public sealed interface Message {
    * first page names position 0 and key "" (the peer picks its applied watermark and says it), the
    * next ones that position and the last key copied so far ("" if none). Answered by
    * {@link SnapshotReply}.
+   *
+   * <p>{@code locksAfter} asks for the lock table in pages of its own (cluster version 7,
+   * {@code snapshot-lock-pages}; null: the format before it, where the first page carries the
+   * whole table): "" on the first page (position 0), and on a <em>lock page</em> (the copy's
+   * position, key "") the transaction id of the last lock copied so far ("" if none), after which
+   * the page goes on. A data page names null.
    */
-  record SnapshotRequest(String group, long position, String after) implements Message {
+  record SnapshotRequest(String group, long position, String after, String locksAfter)
+      implements Message {
     public SnapshotRequest {
       Objects.requireNonNull(after);
       if (position < 0 || (position == 0 && !after.isEmpty())) {
         throw new IllegalArgumentException("a first page names position 0 and no key; a next "
             + "one the position and the last key before it (\"\": none yet)");
       }
+      if (locksAfter != null && (!after.isEmpty() || (position == 0 && !locksAfter.isEmpty()))) {
+        throw new IllegalArgumentException("a lock page names no key; a first page in lock "
+            + "pages asks for the locks from the first (\"\")");
+      }
+    }
+
+    /** A page in the format before lock pages (a data page, or a first page at version 6-). */
+    public SnapshotRequest(String group, long position, String after) {
+      this(group, position, after, null);
+    }
+
+    /** Whether this asks for one of the lock pages after the first page. */
+    public boolean lockPage() {
+      return locksAfter != null && position > 0;
     }
   }
 
@@ -397,16 +418,55 @@ public sealed interface Message {
    * version at or below it. The first page also carries the lock table at {@code position} and
    * the value chosen there ({@code chosen}, null on later pages and at position 0); {@code more}
    * says another page follows.
+   *
+   * <p>In lock pages (a request with {@code locksAfter}, cluster version 7) {@code locks} is a
+   * slice of the table: on the first page the locks that fit beside the chosen value (maybe none),
+   * on a lock page the next locks in transaction order that fit one datagram (at least one);
+   * {@code locksMore} says lock pages follow (the page then carries no items, and data pages
+   * follow them from the first key); {@code locksDigest} is the SHA-256 of the whole table's
+   * encoding ({@link XgLocks#encode}) where the page was read, so that slices of two different
+   * tables are never put together. Null in the format before (then {@code locksMore} is false).
    */
   record SnapshotReply(String group, long position, long gcWatermark, XgLocks locks,
-      org.paxoscp.wal.LogValue chosen, List<SnapshotItem> items, boolean more)
-      implements Message {
+      org.paxoscp.wal.LogValue chosen, List<SnapshotItem> items, boolean more,
+      boolean locksMore, byte[] locksDigest) implements Message {
+    /** The length of {@link #locksDigest}: a SHA-256. */
+    public static final int DIGEST_BYTES = 32;
+
     public SnapshotReply {
       Objects.requireNonNull(locks);
       items = List.copyOf(items);
       if (gcWatermark < 0 || position < 0) {
         throw new IllegalArgumentException("positions must be >= 0");
       }
+      if (locksDigest == null ? locksMore : locksDigest.length != DIGEST_BYTES) {
+        throw new IllegalArgumentException("a page in lock pages names the table's digest ("
+            + DIGEST_BYTES + " bytes); one before them has none and no lock pages");
+      }
+      if (locksMore && (!items.isEmpty() || !more)) {
+        throw new IllegalArgumentException("a page that lock pages follow carries no items, "
+            + "and data pages follow");
+      }
+    }
+
+    /** A page in the format before lock pages. */
+    public SnapshotReply(String group, long position, long gcWatermark, XgLocks locks,
+        org.paxoscp.wal.LogValue chosen, List<SnapshotItem> items, boolean more) {
+      this(group, position, gcWatermark, locks, chosen, items, more, false, null);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof SnapshotReply r && group.equals(r.group) && position == r.position
+          && gcWatermark == r.gcWatermark && locks.equals(r.locks)
+          && Objects.equals(chosen, r.chosen) && items.equals(r.items) && more == r.more
+          && locksMore == r.locksMore && Arrays.equals(locksDigest, r.locksDigest);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(group, position, gcWatermark, locks, chosen, items, more, locksMore)
+          * 31 + Arrays.hashCode(locksDigest);
     }
   }
 

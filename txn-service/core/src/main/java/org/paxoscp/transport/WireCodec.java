@@ -71,7 +71,11 @@ import org.paxoscp.wal.XgLocks;
  * limit:varint reversed:bool; SCAN_REPLY complete:bool lastKey:str n:varint (key:str value:bytes
  * version:varint)*, keys strictly in scan order (both at cluster version 4 and above);
  * UPDATES_REQUEST txnId:str; UPDATES_REPLY txnId:str found:bool refused:str (both
- * at cluster version 5 and above).
+ * at cluster version 5 and above); EXTENT_REPLY applied:varint gc:varint lastWal:varint
+ * fence:varint; SNAPSHOT_REQUEST after:str [locksAfter:str]; SNAPSHOT_REPLY gc:varint
+ * locks:bytes opt(value) n:varint (key:str version:varint cell:bytes)* more:bool
+ * [locksMore:bool digest:bytes (32)], the bracketed fields present only in lock pages (cluster
+ * version 7 and above; docs/rebuilding.md).
  *
  * <p>Decoding checks, in order: the length bounds, the version and flags (a clear datagram is
  * refused unless {@code paxoscp.wire.require.encrypted=false}), the key id ({@link #precheck}:
@@ -685,7 +689,14 @@ final class WireCodec {
         w.writeVarint(e.applied()).writeVarint(e.gcWatermark()).writeVarint(e.lastWalPosition())
             .writeVarint(e.fence());
       }
-      case SNAPSHOT_REQUEST -> w.writeString(((Message.SnapshotRequest) m).after());
+      case SNAPSHOT_REQUEST -> {
+        Message.SnapshotRequest q = (Message.SnapshotRequest) m;
+        w.writeString(q.after());
+        // Present only in lock pages (cluster version 7): the format before is unchanged.
+        if (q.locksAfter() != null) {
+          w.writeString(q.locksAfter());
+        }
+      }
       case SNAPSHOT_REPLY -> {
         Message.SnapshotReply r = (Message.SnapshotReply) m;
         w.writeVarint(r.gcWatermark()).writeBytes(r.locks().encode());
@@ -695,6 +706,9 @@ final class WireCodec {
           w.writeString(i.key()).writeVarint(i.version()).writeBytes(i.cell());
         }
         w.writeByte(r.more() ? 1 : 0);
+        if (r.locksDigest() != null) {
+          w.writeByte(r.locksMore() ? 1 : 0).writeBytes(r.locksDigest());
+        }
       }
       case REBUILD_REQUEST -> {
         Message.RebuildRequest q = (Message.RebuildRequest) m;
@@ -1001,8 +1015,11 @@ final class WireCodec {
         yield new Message.ExtentReply(group, r.readVarint("applied"), r.readVarint("gc watermark"),
             r.readVarint("last WAL position"), r.readVarint("fence"));
       }
-      case SNAPSHOT_REQUEST -> new Message.SnapshotRequest(group, position,
-          r.readString("after key"));
+      case SNAPSHOT_REQUEST -> {
+        String after = r.readString("after key");
+        yield new Message.SnapshotRequest(group, position, after,
+            r.remaining() == 0 ? null : r.readString("locks after"));
+      }
       case SNAPSHOT_REPLY -> {
         long gc = r.readVarint("gc watermark");
         XgLocks locks = XgLocks.decode(r.readBytes("locks"), 0);
@@ -1018,8 +1035,13 @@ final class WireCodec {
           items.add(new Message.SnapshotItem(k, r.readVarint("version"), r.readBytes("cell")));
           prev = k;
         }
-        yield new Message.SnapshotReply(group, position, gc, locks, chosen, items,
-            readBool(r, "more"));
+        boolean more = readBool(r, "more");
+        if (r.remaining() == 0) {
+          yield new Message.SnapshotReply(group, position, gc, locks, chosen, items, more);
+        }
+        boolean locksMore = readBool(r, "locks more");
+        yield new Message.SnapshotReply(group, position, gc, locks, chosen, items, more,
+            locksMore, r.readBytes("locks digest"));
       }
       case GROUPS_REQUEST -> {
         requireNoPosition(position);

@@ -21,6 +21,11 @@ public final class ObservedService implements RequestHandler {
     this.service = service;
   }
 
+  /** The service observed. */
+  public TransactionService service() {
+    return service;
+  }
+
   @Override
   public CompletableFuture<Message> handle(String fromDc, Message request) {
     if (silent) {

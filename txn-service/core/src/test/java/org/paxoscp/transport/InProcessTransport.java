@@ -14,8 +14,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A transport that calls the DCs' {@link RequestHandler}s directly, in this process, on a worker
  * pool: the shape of a cluster without sockets, for unit tests of the service and the client.
- * {@link Network#setDown} makes a DC drop everything, like a DC whose services are all down.
- * Explicit opt-in only; the product's transport is {@link UdpTransport}.
+ * {@link Network#setDown} makes a DC drop everything, like a DC whose services are all down;
+ * {@link Network#limitDatagrams} carries every message in a sealed datagram of the cluster's size,
+ * as UDP does. Explicit opt-in only; the product's transport is {@link UdpTransport}.
  */
 public final class InProcessTransport implements Transport {
 
@@ -23,6 +24,8 @@ public final class InProcessTransport implements Transport {
   public static final class Network implements AutoCloseable {
     private final Map<String, RequestHandler> handlers = new ConcurrentHashMap<>();
     private final Set<String> down = ConcurrentHashMap.newKeySet();
+    /** What every message is carried through ({@link #limitDatagrams}); null: passed as is. */
+    private volatile WireCodec codec;
     private final ExecutorService workers = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "inproc-transport");
       t.setDaemon(true);
@@ -41,6 +44,36 @@ public final class InProcessTransport implements Transport {
       } else {
         down.remove(dc);
       }
+    }
+
+    /**
+     * From now on every message is sealed in one datagram of at most {@code maxDatagramBytes}
+     * and opened again, as {@link UdpTransport} carries it: a request or one-way message that
+     * does not fit fails with {@link MessageTooLargeException}; a reply that does not fit is
+     * answered {@code TOO_LARGE} in its place, as a service's transport answers it.
+     */
+    public void limitDatagrams(int maxDatagramBytes) {
+      codec = new WireCodec(new byte[32], maxDatagramBytes);
+    }
+
+    /** {@code m} from {@code fromDc} as the receiver gets it (see {@link #limitDatagrams}). */
+    Message carry(String fromDc, Message m, boolean reply) {
+      WireCodec c = codec;
+      if (c == null) {
+        return m;
+      }
+      Envelope e = new Envelope(0, fromDc, reply, m);
+      byte[] datagram;
+      try {
+        datagram = c.encode(e);
+      } catch (MessageTooLargeException tooLarge) {
+        if (!reply) {
+          throw tooLarge;
+        }
+        datagram = c.encode(new Envelope(0, fromDc, true, RequestDispatcher.error(m,
+            Message.ErrorCode.TOO_LARGE, tooLarge.getMessage())));
+      }
+      return c.decode(datagram).message();
     }
 
     /** A transport speaking for {@code localDc}. */
@@ -91,13 +124,24 @@ public final class InProcessTransport implements Transport {
         throw new TransportTimeoutException("no reply from DC " + dc + " in " + timeout);
       });
     }
+    Message carried;
+    try {
+      carried = network.carry(localDc, request, false);
+    } catch (MessageTooLargeException e) {
+      f.completeExceptionally(e);
+      return f;
+    }
     network.workers.execute(() -> {
       try {
-        h.handle(localDc, request).whenComplete((reply, t) -> {
+        h.handle(localDc, carried).whenComplete((reply, t) -> {
           if (t != null) {
             f.completeExceptionally(t);
           } else if (reply != null && !isCut(dc)) {
-            f.complete(reply);
+            try {
+              f.complete(network.carry(dc, reply, true));
+            } catch (RuntimeException e) {
+              f.completeExceptionally(e);
+            }
           }
         });
       } catch (RuntimeException e) {
@@ -124,7 +168,8 @@ public final class InProcessTransport implements Transport {
     if (closed.get() || isCut(dc)) {
       return;
     }
-    network.workers.execute(() -> h.handle(localDc, message));
+    Message carried = network.carry(localDc, message, false);
+    network.workers.execute(() -> h.handle(localDc, carried));
   }
 
   private boolean isCut(String dc) {

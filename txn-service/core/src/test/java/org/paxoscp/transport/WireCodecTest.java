@@ -107,6 +107,19 @@ class WireCodecTest {
         new Message.SnapshotReply("g", 120, 20, XgLocks.EMPTY, v,
             List.of(new Message.SnapshotItem("a", 3, new byte[] {1, 2}),
                 new Message.SnapshotItem("b", 120, new byte[] {0})), true),
+        // In lock pages (cluster version 7): a first page, lock pages, and their replies.
+        new Message.SnapshotRequest("g", 0, "", ""),
+        new Message.SnapshotRequest("g", 120, "", ""),
+        new Message.SnapshotRequest("g", 120, "", "T7"),
+        new Message.SnapshotReply("g", 0, 0, XgLocks.EMPTY, null, List.of(), false, false,
+            digest(0)),
+        new Message.SnapshotReply("g", 120, 20, XgLocks.EMPTY, v, List.of(), true, true,
+            digest(1)),
+        new Message.SnapshotReply("g", 120, 20, locks(), null, List.of(), true, false,
+            digest(2)),
+        new Message.SnapshotReply("g", 120, 20, locks(), v,
+            List.of(new Message.SnapshotItem("a", 3, new byte[] {1, 2})), false, false,
+            digest(3)),
         new Message.GroupsRequest(""),
         new Message.GroupsRequest("g"),
         new Message.GroupsReply("", List.of(), false),
@@ -146,6 +159,72 @@ class WireCodecTest {
 
   private static Message paxos(PaxosMessage m) {
     return new Message.Paxos(m);
+  }
+
+  /** A 32-byte digest whose bytes start at {@code seed}. */
+  private static byte[] digest(int seed) {
+    byte[] d = new byte[Message.SnapshotReply.DIGEST_BYTES];
+    for (int i = 0; i < d.length; i++) {
+      d[i] = (byte) (seed + i);
+    }
+    return d;
+  }
+
+  /** A table of two locks, one with a prepared value. */
+  private static XgLocks locks() {
+    XgLocks t = XgLocks.EMPTY;
+    for (String txn : List.of("T1", "T2")) {
+      t = t.apply(txn.equals("T1") ? 4 : 9, LogValue.of(new LogEntry("p" + txn, "V1", 3,
+          new TreeSet<>(Set.of("r")), new TreeMap<>(Map.of("w" + txn,
+              Mutation.put(new byte[] {7, 8}))),
+          org.paxoscp.wal.XgStep.prepare(txn, List.of("a", "g"), 99)))).locks();
+    }
+    return t;
+  }
+
+  /**
+   * Lock pages leave the format before them as it was (a process below cluster version 7, or of
+   * the build before, reads what is sent then): their fields are appended, present only in lock
+   * pages, and read in their one encoding.
+   */
+  @Test
+  void snapshotLockPagesOnlyAppendToTheFormatBefore() {
+    java.util.function.Function<Message, byte[]> enc =
+        m -> WireCodec.encodeMessage(new Envelope(1, "V1", false, m));
+    byte[] before = enc.apply(new Message.SnapshotRequest("g", 120, ""));
+    byte[] paged = enc.apply(new Message.SnapshotRequest("g", 120, "", "T7"));
+    assertArrayEquals(before, java.util.Arrays.copyOf(paged, before.length));
+    assertEquals(before.length + 3, paged.length, "locksAfter:str appended");
+
+    Message.SnapshotReply old = new Message.SnapshotReply("g", 120, 20, locks(), value(),
+        List.of(), true);
+    byte[] oldBytes = enc.apply(old);
+    byte[] pagedBytes = enc.apply(new Message.SnapshotReply("g", 120, 20, locks(), value(),
+        List.of(), true, true, digest(5)));
+    assertArrayEquals(oldBytes, java.util.Arrays.copyOf(pagedBytes, oldBytes.length));
+    assertEquals(oldBytes.length + 1 + 1 + 32, pagedBytes.length,
+        "locksMore:bool digest:bytes appended");
+    assertEquals(old, WireCodec.decodeMessage("V1", oldBytes).message(),
+        "the format before reads as before: no digest");
+
+    org.paxoscp.wal.BinaryWriter shortDigest = new org.paxoscp.wal.BinaryWriter()
+        .writeRaw(oldBytes).writeByte(0).writeBytes(new byte[31]);
+    org.paxoscp.wal.BinaryWriter badMark = new org.paxoscp.wal.BinaryWriter()
+        .writeRaw(oldBytes).writeByte(2).writeBytes(digest(5));
+    org.paxoscp.wal.BinaryWriter locksMoreWithItems = new org.paxoscp.wal.BinaryWriter()
+        .writeRaw(enc.apply(new Message.SnapshotReply("g", 120, 20, locks(), null,
+            List.of(new Message.SnapshotItem("a", 3, new byte[] {1})), true)))
+        .writeByte(1).writeBytes(digest(5));
+    org.paxoscp.wal.BinaryWriter lockPageWithAKey = new org.paxoscp.wal.BinaryWriter()
+        .writeRaw(enc.apply(new Message.SnapshotRequest("g", 120, "k17"))).writeString("T7");
+    org.paxoscp.wal.BinaryWriter firstPageAfterALock = new org.paxoscp.wal.BinaryWriter()
+        .writeRaw(enc.apply(new Message.SnapshotRequest("g", 0, ""))).writeString("T7");
+    for (org.paxoscp.wal.BinaryWriter bad : List.of(shortDigest, badMark, locksMoreWithItems,
+        lockPageWithAKey, firstPageAfterALock)) {
+      MalformedDatagramException e = assertThrows(MalformedDatagramException.class,
+          () -> WireCodec.decodeMessage("V1", bad.toByteArray()));
+      assertEquals(Reason.MALFORMED, e.reason(), e.getMessage());
+    }
   }
 
   static Stream<Envelope> envelopes() {
