@@ -25,10 +25,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The client's side of cross-group transactions (docs/architecture.md section 10,
- * docs/cross-group.md):
- * two-phase commit through the groups' logs, and resolving a PREPARE that a read or a commit met.
+ * docs/cross-group.md): commit through the groups' logs, and resolving a PREPARE that a read or
+ * a commit met.
  * Every step is an ordinary log entry committed through the client's commit protocol (basic,
  * Paxos-CP or leader combination); nothing here keeps replicated state.
+ *
+ * <p>From cluster version 6 ({@link ClusterVersion#XG_ONE_ROUND}) a commit takes one round: a
+ * PREPARE in every group, the coordinator's too, committed exactly when every one is chosen; the
+ * DECIDE (which also releases the coordinator's locks) and the RESOLVEs follow in the
+ * background, and a settler proves a missing PREPARE absent by closing its group before it may
+ * decide ABORT ({@link #prepareEverywhere}, {@link #settleClosing}; docs/cross-group.md, "One
+ * round"). Below that version, two rounds, as follows.
  *
  * <p>The outcome of a cross-group transaction T is the first DECIDE for T in its coordinator
  * group's log, which the decision key makes the only one (a DECIDE reads and writes it, so the
