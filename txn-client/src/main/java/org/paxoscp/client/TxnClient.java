@@ -133,6 +133,8 @@ public final class TxnClient implements AutoCloseable {
   private final List<AutoCloseable> owned;
   /** The cluster's version as this client follows it; null on a transport it was given. */
   private final VersionProbe.Follower versions;
+  /** The cluster version assumed when {@link #versions} is null (a transport was given). */
+  private final int givenVersion;
 
   private TxnClient(Builder b) {
     this.cluster = b.cluster;
@@ -147,6 +149,7 @@ public final class TxnClient implements AutoCloseable {
     this.random = b.random;
     this.owned = b.owned;
     this.versions = b.versions;
+    this.givenVersion = b.givenVersion;
     this.hooks = b.hooks;
     if (b.scheduler != null) {
       this.timers = null;
@@ -1091,11 +1094,16 @@ public final class TxnClient implements AutoCloseable {
    * @throws VersionNotActiveException naming {@code what} and both versions
    */
   boolean clusterVersionAtLeast(int version) {
-    return (versions == null ? ClusterVersion.LATEST : versions.active()) >= version;
+    return activeClusterVersion() >= version;
+  }
+
+  /** The version this client speaks: followed, or fixed on a given transport. */
+  private int activeClusterVersion() {
+    return versions == null ? givenVersion : versions.active();
   }
 
   void requireClusterVersion(int needed, String what) {
-    int active = versions == null ? ClusterVersion.LATEST : versions.active();
+    int active = activeClusterVersion();
     if (active < needed) {
       throw new VersionNotActiveException(what, needed, active);
     }
@@ -1173,8 +1181,8 @@ public final class TxnClient implements AutoCloseable {
   private CompletableFuture<Void> checkUpdatesApplied(String group, LogEntry entry,
       CommitResult r) {
     boolean standIn = entry.writes().isEmpty() && entry.xg() == null;
-    if (!entry.hasUpdates() && !(standIn && (versions == null
-        || versions.active() >= ClusterVersion.COMMUTATIVE_UPDATES))) {
+    if (!entry.hasUpdates() && !(standIn
+        && activeClusterVersion() >= ClusterVersion.COMMUTATIVE_UPDATES)) {
       return CompletableFuture.completedFuture(null);
     }
     long position = r.position();
@@ -1271,6 +1279,7 @@ public final class TxnClient implements AutoCloseable {
     private List<AutoCloseable> owned = List.of();
     /** Set when the client opened its own transport: it follows the cluster's version. */
     private VersionProbe.Follower versions;
+    private int givenVersion = ClusterVersion.LATEST;
     private HistoryRecorder history;
     private ClientHooks hooks = ClientHooks.SHIPPED;
     private Scheduler scheduler;
@@ -1302,6 +1311,17 @@ public final class TxnClient implements AutoCloseable {
      */
     public Builder transport(Transport transport) {
       this.transport = Objects.requireNonNull(transport);
+      return this;
+    }
+
+    /**
+     * The cluster version a client on a {@link #transport given transport} speaks (default: the
+     * newest this build knows); a client that opens its own transport follows the cluster's
+     * instead. For the simulator and tests that run a cluster held at an earlier version.
+     */
+    public Builder clusterVersion(int version) {
+      ClusterVersion.of(version);
+      this.givenVersion = version;
       return this;
     }
 

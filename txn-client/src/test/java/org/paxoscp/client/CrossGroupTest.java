@@ -32,6 +32,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.paxoscp.check.CrossGroupChecker;
 import org.paxoscp.check.TxnRecord;
 import org.paxoscp.transport.ClusterConfig;
+import org.paxoscp.version.ClusterVersion;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.paxoscp.wal.XgStep;
@@ -119,6 +120,34 @@ class CrossGroupTest {
     assertTrue(decide.writes().containsKey(XgStep.decisionKey(t.txnId())));
     assertEquals(2, inA.size(), "the coordinator holds its PREPARE and the DECIDE: " + inA);
 
+    CrossGroupChecker.Result verdict = check(List.of());
+    assertTrue(verdict.ok(), verdict.summary());
+    assertEquals(1, verdict.committed());
+  }
+
+  /**
+   * Below cluster version 6 a commit takes the two rounds of the builds before it: PREPARE in
+   * every group but the coordinator, then DECIDE(COMMIT) there, carrying its writes.
+   */
+  @ParameterizedTest
+  @EnumSource(CommitProtocol.class)
+  void belowClusterVersion6ACommitTakesTwoRounds(CommitProtocol protocol) {
+    TxnClient c = cluster.closeLater(TxnClient.builder(cluster.config.withCrossGroup(
+        new ClusterConfig.CrossGroup(25, Duration.ofSeconds(5))), "A", protocol)
+        .transport(cluster.network.transport("A")).random(new SplittableRandom(14))
+        .clusterVersion(ClusterVersion.COMMUTATIVE_UPDATES).build());
+    MultiTransaction t = c.beginMulti();
+    t.put("ga", "x", "a2");
+    t.put("gb", "x", "b2");
+    assertEquals(CommitResult.Status.COMMITTED, t.commit().status());
+    assertEquals(Optional.of("a2"), c.begin("ga").getString("x"));
+    assertEquals(Optional.of("b2"), c.begin("gb").getString("x"));
+    List<LogEntry> inA = entries("ga", 1);
+    assertEquals(1, inA.size(), "no PREPARE in the coordinator: " + inA);
+    assertEquals(XgStep.Kind.DECIDE, inA.get(0).xg().kind());
+    assertTrue(inA.get(0).writes().containsKey("x"), "the DECIDE carries the coordinator's writes");
+    assertFalse(entries("gb").get(0).readSet().contains(XgStep.closeKey(t.txnId())),
+        "a two-round PREPARE reads no close key");
     CrossGroupChecker.Result verdict = check(List.of());
     assertTrue(verdict.ok(), verdict.summary());
     assertEquals(1, verdict.committed());
