@@ -58,6 +58,11 @@ final class CrossGroupCommit {
   private static final Logger LOG = LoggerFactory.getLogger(CrossGroupCommit.class);
   /** Attempts at one step (DECIDE(ABORT), RESOLVE) before giving up on it for now. */
   private static final int STEP_ATTEMPTS = 3;
+  /**
+   * How many settles, each of a lesser transaction id than the one before, a settle blocked by
+   * a cut lock table helps in turn before it reports unknown for now.
+   */
+  private static final int MAX_HELP_DEPTH = 4;
 
   private final TxnClient client;
   private final ClientHooks hooks;
@@ -342,34 +347,35 @@ final class CrossGroupCommit {
    */
   CompletableFuture<Optional<Boolean>> settleClosing(String txnId, List<String> groups,
       Set<String> prepared, boolean knownAbort) {
-    return settleClosing(txnId, groups, prepared, knownAbort, STEP_ATTEMPTS);
+    return settleClosing(txnId, groups, prepared, knownAbort, STEP_ATTEMPTS, 0);
   }
 
+  /** {@code depth}: how many settles this one helps, each of a lesser id (bounded). */
   private CompletableFuture<Optional<Boolean>> settleClosing(String txnId, List<String> groups,
-      Set<String> prepared, boolean knownAbort, int attempts) {
+      Set<String> prepared, boolean knownAbort, int attempts, int depth) {
     if (attempts == 0) {
       return CompletableFuture.completedFuture(Optional.empty());
     }
     CompletableFuture<Boolean> allIn = knownAbort ? CompletableFuture.completedFuture(false)
-        : Futures.guard(() -> everyPrepareIn(txnId, groups, prepared));
+        : Futures.guard(() -> everyPrepareIn(txnId, groups, prepared, depth));
     return allIn.thenCompose(commit -> decideOneRound(txnId, groups, commit, STEP_ATTEMPTS))
         .handle((d, t) -> retried(d, t, txnId, "settling",
-            () -> settleClosing(txnId, groups, prepared, knownAbort, attempts - 1)))
+            () -> settleClosing(txnId, groups, prepared, knownAbort, attempts - 1, depth)))
         .thenCompose(f -> f);
   }
 
   /**
    * True if every group holds the PREPARE (known, or its lock listed at a fresh begin); false as
    * soon as a CLOSE is chosen in a group whose full lock table did not list it. Fails (an
-   * unknown outcome) when a group's begin listed only the oldest locks, or a CLOSE's fate is
-   * unknown.
+   * unknown outcome) when a group's begin listed only the first locks and they stop before this
+   * transaction's id, or a CLOSE's fate is unknown.
    */
   private CompletableFuture<Boolean> everyPrepareIn(String txnId, List<String> groups,
-      Set<String> prepared) {
+      Set<String> prepared, int depth) {
     List<CompletableFuture<Boolean>> in = new ArrayList<>();
     for (String g : groups) {
       if (!prepared.contains(g)) {
-        in.add(prepareIn(g, txnId, groups, STEP_ATTEMPTS));
+        in.add(prepareIn(g, txnId, groups, STEP_ATTEMPTS, depth));
       }
     }
     return CompletableFuture.allOf(in.toArray(CompletableFuture[]::new))
@@ -378,18 +384,28 @@ final class CrossGroupCommit {
 
   /** Is the PREPARE in {@code group}? Its lock listed: yes; else closes the group: no. */
   private CompletableFuture<Boolean> prepareIn(String group, String txnId, List<String> groups,
-      int attempts) {
+      int attempts, int depth) {
     return client.begin(group, false, TxnClient.Timing.NONE).thenCompose(t -> {
       t.markFinished();
       if (t.locks().lockOf(txnId).isPresent()) {
         return CompletableFuture.completedFuture(true);
       }
-      if (t.locksCut()) {
-        // Not listed may mean cut: closing now could be placed past the PREPARE's lock.
-        return Futures.<Boolean>failed(new OutcomeUnknownException(new CommitResult(
-            CommitResult.Status.UNKNOWN, group, txnId, -1, 0, false, "group " + group
-            + " holds more locks than a begin lists"), client.homeDc(),
-            new IllegalStateException("lock table cut")));
+      if (t.locksCut() && !t.locks().cutListsIfHeld(txnId)) {
+        // Not listed may mean cut off: closing now could be placed past the PREPARE's lock.
+        // A cut table lists a prefix in id order, so the least id holding locks anywhere is
+        // listed wherever it holds one and can always be settled: help settle this group's
+        // first (a lesser id than ours, so the chain of helps ends), then report unknown; the
+        // settle is tried again, and the group's list moves on.
+        XgLocks.Lock first = t.locks().first().orElseThrow();
+        CompletableFuture<String> helped = depth < MAX_HELP_DEPTH
+            ? meetLock(group, first, depth + 1)
+            : CompletableFuture.completedFuture("not helped: " + MAX_HELP_DEPTH + " deep");
+        return helped.thenApply(m -> {
+          throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN, group,
+              txnId, -1, 0, false, "group " + group + " holds more locks than a begin lists, "
+              + "and its list stops before " + txnId + "; helped " + first.txn() + ": " + m),
+              client.homeDc(), new IllegalStateException("lock table cut"));
+        });
       }
       String ck = XgStep.closeKey(txnId);
       return t.commitUnrecorded(new LogEntry(t.txnId(), client.homeDc(), t.readPosition(),
@@ -403,7 +419,7 @@ final class CrossGroupCommit {
       if (c instanceof TransactionAbortedException && attempts > 1) {
         // The PREPARE may have been placed meanwhile (it keeps the CLOSE out), or the position
         // was lost: look again.
-        return prepareIn(group, txnId, groups, attempts - 1);
+        return prepareIn(group, txnId, groups, attempts - 1, depth);
       }
       return Futures.<Boolean>failed(c);
     }).thenCompose(f -> f);
@@ -501,7 +517,7 @@ final class CrossGroupCommit {
   /**
    * Refuses a PREPARE that would grow {@code group}'s lock table past the budget (at the read
    * position; concurrent PREPAREs can add more, which the quarter-datagram margin absorbs), and
-   * helps resolve the oldest lock there first.
+   * helps resolve the first lock there (in id order) first.
    */
   private CompletableFuture<Void> checkBudget(String txnId, String coordinator, String group,
       Transaction part, LogEntry prepare) {
@@ -514,9 +530,7 @@ final class CrossGroupCommit {
     }
     CompletableFuture<String> met = table.locks().isEmpty()
         ? CompletableFuture.completedFuture("")
-        : meetLock(group, table.locks().stream()
-            .min(java.util.Comparator.comparingLong(XgLocks.Lock::position)).orElseThrow())
-            .thenApply(m -> "; " + m);
+        : meetLock(group, table.first().orElseThrow()).thenApply(m -> "; " + m);
     return met.thenApply(m -> {
       throw aborted(coordinator, txnId, "group " + group + " holds " + table.size()
           + " unresolved cross-group transactions (" + bytes + " bytes of locked keys with this "
@@ -597,6 +611,10 @@ final class CrossGroupCommit {
    * @return what happened, for the caller's error message
    */
   CompletableFuture<String> meetLock(String group, XgLocks.Lock lock) {
+    return meetLock(group, lock, 0);
+  }
+
+  private CompletableFuture<String> meetLock(String group, XgLocks.Lock lock, int depth) {
     XgStep s = lock.prepare().xg();
     return Futures.guard(() -> readDecision(s.coordinator(), s.txn()).thenCompose(read -> {
       CompletableFuture<Optional<Boolean>> decided;
@@ -608,10 +626,13 @@ final class CrossGroupCommit {
           return CompletableFuture.completedFuture("undecided; its client has " + left
               + " ms left before others may abort it");
         }
-        // From cluster version 6 a transaction may have committed in one round without a
-        // DECIDE: only closing the groups where its PREPARE is not seen may prove it aborted.
-        decided = client.clusterVersionAtLeast(ClusterVersion.XG_ONE_ROUND)
-            ? settleClosing(s.txn(), s.groups(), Set.of(group), false)
+        // A one-round transaction may have committed without a DECIDE: only closing the groups
+        // where its PREPARE is not seen may prove it aborted. Chosen by the transaction met,
+        // not by this client's version (which may not have learned a raise yet): a one-round
+        // PREPARE proves the cluster at version 6. From 6 on, two-round ones settle so too.
+        decided = oneRound(lock.prepare(), group)
+            || client.clusterVersionAtLeast(ClusterVersion.XG_ONE_ROUND)
+            ? settleClosing(s.txn(), s.groups(), Set.of(group), false, STEP_ATTEMPTS, depth)
             : settle(s.txn(), s.groups(), false);
       }
       return decided.thenCompose(d -> {
@@ -626,6 +647,15 @@ final class CrossGroupCommit {
       });
     })).handle((m, t) -> t == null ? m : "resolving it failed: " + Futures.unwrap(t)
         .getMessage());
+  }
+
+  /**
+   * Is {@code prepare} (chosen in {@code group}) a one-round commit's? It reads its close key, or
+   * it is in its coordinator, where two-round commits place no PREPARE.
+   */
+  private static boolean oneRound(LogEntry prepare, String group) {
+    XgStep s = prepare.xg();
+    return prepare.readSet().contains(XgStep.closeKey(s.txn())) || s.coordinator().equals(group);
   }
 
   /**

@@ -55,7 +55,9 @@ public final class Transaction implements AutoCloseable {
   private final int maxEntryBytes;
   /** The group's cross-group locks at the read position (docs/architecture.md section 10). */
   private final XgLocks locks;
-  /** The begin's reply held only the oldest locks: no read or commit can be checked. */
+  /**
+   * The begin's reply held only the first locks in id order: no read or commit can be checked.
+   */
   private final boolean locksCut;
   /** Values read from the store, in read order: the read set, and the cache for repeated gets. */
   private final Map<String, Optional<byte[]>> reads = new LinkedHashMap<>();
@@ -281,7 +283,7 @@ public final class Transaction implements AutoCloseable {
     }
     for (String key : missing) {
       Optional<XgLocks.Lock> lock = locksCut && !client.hooks().has(
-          ClientHooks.Plant.CUT_TABLE_READS_UNCHECKED) ? Optional.of(oldestLock())
+          ClientHooks.Plant.CUT_TABLE_READS_UNCHECKED) ? Optional.of(firstLock())
           : locks.blockingRead(key);
       if (lock.isPresent() && obeyLocks()) {
         return lockedOut(lock.get(), "a read of " + key);
@@ -526,7 +528,7 @@ public final class Transaction implements AutoCloseable {
             + ", got " + limit);
       }
       client.requireClusterVersion(ClusterVersion.RANGE_READS, "a range read");
-      Optional<XgLocks.Lock> lock = locksCut ? Optional.of(oldestLock())
+      Optional<XgLocks.Lock> lock = locksCut ? Optional.of(firstLock())
           : locks.blockingScan(range);
       if (lock.isPresent() && obeyLocks()) {
         return lockedOut(lock.get(), "a scan of " + range);
@@ -829,7 +831,7 @@ public final class Transaction implements AutoCloseable {
    * {@code entry} then.
    */
   CompletableFuture<Void> checkLocks(LogEntry entry) {
-    Optional<XgLocks.Lock> lock = locksCut && !neverBlocked(entry) ? Optional.of(oldestLock())
+    Optional<XgLocks.Lock> lock = locksCut && !neverBlocked(entry) ? Optional.of(firstLock())
         : locks.blocking(entry);
     if (lock.isPresent() && obeyLocks()) {
       return lockedOut(lock.get(), "its commit");
@@ -850,14 +852,14 @@ public final class Transaction implements AutoCloseable {
         || (x.kind() == XgStep.Kind.DECIDE && !x.commit()));
   }
 
-  /** Whether the begin's reply listed only the oldest of the group's locks. */
+  /** Whether the begin's reply listed only the first of the group's locks, in id order. */
   boolean locksCut() {
     return locksCut;
   }
 
-  private XgLocks.Lock oldestLock() {
-    return locks.locks().stream()
-        .min(java.util.Comparator.comparingLong(XgLocks.Lock::position)).orElseThrow();
+  /** The lock a reader of a cut table helps resolve: the first listed, in id order. */
+  private XgLocks.Lock firstLock() {
+    return locks.first().orElseThrow();
   }
 
   /**
@@ -877,7 +879,7 @@ public final class Transaction implements AutoCloseable {
     String why = locksCut
         ? what + " cannot be checked against the locks of group " + group + ": it holds more "
             + "unresolved cross-group transactions than a begin reply lists; helped resolve the "
-            + "oldest, " + lock.txn() + " since position " + lock.position() + " (" + resolution
+            + "first listed, " + lock.txn() + " since position " + lock.position() + " (" + resolution
             + "); retry"
         : what + " needs keys that cross-group transaction " + lock.txn() + " holds in group "
             + group + " since position " + lock.position() + " (" + resolution + "); retry";

@@ -544,8 +544,8 @@ public final class TransactionService implements RequestHandler {
 
   private BeginReply reply(String group, LogApplier.AppliedState s) {
     XgLocks all = s.locks().withoutValues();
-    // Half a datagram at most (the oldest locks then), so that the reply is always sent.
-    XgLocks sent = all.oldestWithin(limits.maxReplyBytes() / 2);
+    // Half a datagram at most (the first locks in id order then), so that the reply is sent.
+    XgLocks sent = all.firstWithin(limits.maxReplyBytes() / 2);
     return new BeginReply(group, s.position(), leaderAfter(group, s.position()), sent,
         sent.size() < all.size());
   }

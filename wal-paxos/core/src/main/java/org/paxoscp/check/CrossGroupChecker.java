@@ -33,7 +33,7 @@ import org.paxoscp.wal.XgStep;
  *   <li>Outcomes: at most one DECIDE per cross-group transaction ({@link Kind#XG_OUTCOME}); a
  *       RESOLVE agrees with the DECIDE; a transaction decided COMMIT has a PREPARE in every other
  *       group it names (in every group, its coordinator too, for a one-round transaction: one
- *       with a PREPARE in its coordinator, which is committed exactly when every group holds its
+ *       with a PREPARE in its coordinator or a PREPARE that reads its close key, which is committed exactly when every group holds its
  *       PREPARE, DECIDE or not, and none of whose PREPAREs may follow a CLOSE of its group), none of its groups released it as aborted, and no transaction not decided
  *       COMMIT had its writes made visible ({@link Kind#XG_ATOMICITY}); what a client reported
  *       agrees with the decision.
@@ -187,15 +187,17 @@ public final class CrossGroupChecker {
     Set<String> oneRound = new HashSet<>();
     for (var t : steps.entrySet()) {
       Steps st = t.getValue();
-      if (!st.prepares.containsKey(st.groups.get(0))) {
+      if (!st.prepares.containsKey(st.groups.get(0)) && !st.readsCloseKey) {
         continue;
       }
       oneRound.add(t.getKey());
       for (var c : st.closes.entrySet()) {
-        Long p = st.prepares.get(c.getKey());
-        if (p != null && p > c.getValue()) {
-          out.add(Kind.XG_ATOMICITY, p, t.getKey(), "PREPARE of " + t.getKey() + " at position "
-              + p + " of group " + c.getKey() + ", after the CLOSE at position " + c.getValue()
+        long[] p = st.prepares.get(c.getKey());
+        long[] k = c.getValue();
+        if (p != null && (p[0] > k[0] || (p[0] == k[0] && p[1] > k[1]))) {
+          out.add(Kind.XG_ATOMICITY, p[0], t.getKey(), "PREPARE of " + t.getKey()
+              + " at position " + p[0] + " #" + p[1] + " of group " + c.getKey()
+              + ", after the CLOSE at position " + k[0] + " #" + k[1]
               + " that closed the group for it");
         }
       }
@@ -333,11 +335,15 @@ public final class CrossGroupChecker {
    */
   private record Decision(String group, long position, boolean commit, List<String> groups) {}
 
-  /** Where a cross-group transaction's first PREPARE and first CLOSE are, per group. */
+  /**
+   * Where a cross-group transaction's first PREPARE and first CLOSE are, per group (position,
+   * index in its value), and whether a PREPARE of it read its close key (one round).
+   */
   private static final class Steps {
     final List<String> groups;
-    final Map<String, Long> prepares = new HashMap<>();
-    final Map<String, Long> closes = new HashMap<>();
+    final Map<String, long[]> prepares = new HashMap<>();
+    final Map<String, long[]> closes = new HashMap<>();
+    boolean readsCloseKey;
 
     Steps(List<String> groups) {
       this.groups = groups;
@@ -379,7 +385,9 @@ public final class CrossGroupChecker {
           k -> state.getOrDefault(k, java.util.Optional.empty()));
       state.putAll(folded.values());
       table = applied.locks();
-      for (LogEntry e : p.getValue().entries()) {
+      List<LogEntry> list = p.getValue().entries();
+      for (int index = 0; index < list.size(); index++) {
+        LogEntry e = list.get(index);
         XgStep x = e.xg();
         if (x == null) {
           if (folded.refused().containsKey(e.txnId())) {
@@ -393,9 +401,10 @@ public final class CrossGroupChecker {
         String node = "x:" + x.txn();
         Steps st = steps.computeIfAbsent(x.txn(), t -> new Steps(x.groups()));
         switch (x.kind()) {
-          case CLOSE -> st.closes.putIfAbsent(group, q);
+          case CLOSE -> st.closes.putIfAbsent(group, new long[] {q, index});
           case PREPARE -> {
-            st.prepares.putIfAbsent(group, q);
+            st.prepares.putIfAbsent(group, new long[] {q, index});
+            st.readsCloseKey |= e.readSet().contains(XgStep.closeKey(x.txn()));
             prepared.computeIfAbsent(x.txn(), t -> new HashSet<>()).add(group);
             locks.putIfAbsent(x.txn(), new XgLocks.Lock(q, e));
             readAll(reads, scanned, node, group, e);

@@ -197,19 +197,20 @@ public final class XgLocks {
   }
 
   /**
-   * The oldest locks (lowest positions) whose {@link #encode} fits {@code maxBytes}, and always
-   * at least the oldest one: what a begin reply carries when the whole table would not fit a
-   * datagram. A lock held longer is met first by a reader, who then helps resolve it.
+   * The first locks in transaction id order whose {@link #encode} fits {@code maxBytes}, and
+   * always at least the first one: what a begin reply carries when the whole table would not fit
+   * a datagram (a <em>cut</em> table). One order for every group, so that a cut table proves
+   * something of a transaction it does not list ({@link #cutListsIfHeld}), and so that the
+   * transaction with the least id of all that hold locks anywhere is listed in every group where
+   * it holds one: resolving that one first always makes progress (docs/cross-group.md).
    */
-  public XgLocks oldestWithin(int maxBytes) {
+  public XgLocks firstWithin(int maxBytes) {
     if (encode().length <= maxBytes) {
       return this;
     }
-    List<Lock> byAge = new ArrayList<>(byTxn.values());
-    byAge.sort(java.util.Comparator.comparingLong(Lock::position).thenComparing(Lock::txn));
     TreeMap<String, Lock> kept = new TreeMap<>();
     int bytes = 1 + 5; // format and count, at most
-    for (Lock l : byAge) {
+    for (Lock l : byTxn.values()) {
       // position, length prefix (at most 5 bytes) and the one-entry value
       int size = 8 + 5 + LogCodec.encode(LogValue.of(l.prepare())).length;
       if (!kept.isEmpty() && bytes + size > maxBytes) {
@@ -219,6 +220,20 @@ public final class XgLocks {
       bytes += size;
     }
     return new XgLocks(kept);
+  }
+
+  /**
+   * On a table {@link #firstWithin cut} from a group's whole table: would {@code txn} be listed
+   * here if it held a lock in the group? True when its id is not above the last one listed (the
+   * cut keeps a prefix in id order), so then its absence proves it holds none.
+   */
+  public boolean cutListsIfHeld(String txn) {
+    return !byTxn.isEmpty() && txn.compareTo(byTxn.lastKey()) <= 0;
+  }
+
+  /** The first lock in transaction id order: the one a reader of a cut table helps resolve. */
+  public Optional<Lock> first() {
+    return byTxn.isEmpty() ? Optional.empty() : Optional.of(byTxn.get(byTxn.firstKey()));
   }
 
   /**

@@ -2,6 +2,7 @@ package org.paxoscp.wal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -73,22 +74,27 @@ class XgLocksTest {
   }
 
   @Test
-  void theOldestWithinABudgetKeepAtLeastTheOldestAndFit() {
-    // Transaction ids in the reverse order of their positions, so age is not id order.
+  void theFirstWithinABudgetKeepAPrefixInIdOrderAndFit() {
+    // Transaction ids in the reverse order of their positions, so id order is not age.
     XgLocks t = XgLocks.EMPTY;
     for (int i = 0; i < 10; i++) {
       t = t.apply(10 + i, LogValue.of(prepare("e" + i, "T" + (9 - i), "r" + i, "w" + i)))
           .locks();
     }
     int whole = t.encode().length;
-    assertEquals(t, t.oldestWithin(whole), "a table that fits is kept whole");
-    XgLocks half = t.oldestWithin(whole / 2);
+    assertEquals(t, t.firstWithin(whole), "a table that fits is kept whole");
+    XgLocks half = t.firstWithin(whole / 2);
     assertTrue(half.size() > 0 && half.size() < 10, half.toString());
     assertTrue(half.encode().length <= whole / 2);
-    long newestKept = half.locks().stream().mapToLong(XgLocks.Lock::position).max().orElseThrow();
-    assertEquals(10 + half.size() - 1, newestKept, "the kept ones are the oldest");
-    XgLocks one = t.oldestWithin(1);
-    assertEquals(1, one.size(), "the oldest lock even when it alone is over the budget");
-    assertEquals(10, one.locks().get(0).position());
+    for (int i = 0; i < half.size(); i++) {
+      assertEquals("T" + i, half.locks().get(i).txn(), "the kept ones are the first ids");
+    }
+    String lastKept = "T" + (half.size() - 1);
+    assertTrue(half.cutListsIfHeld(lastKept) && half.cutListsIfHeld("T0"));
+    assertTrue(half.cutListsIfHeld("S"), "an id below the last listed would have been listed");
+    assertFalse(half.cutListsIfHeld("T9"), "an id past the cut may hold an unlisted lock");
+    XgLocks one = t.firstWithin(1);
+    assertEquals(1, one.size(), "the first lock even when it alone is over the budget");
+    assertEquals("T0", one.first().orElseThrow().txn());
   }
 }
