@@ -605,7 +605,9 @@ final class CrossGroupCommit {
 
   /**
    * Helps resolve a PREPARE that {@code group}'s lock table holds: reads the decision; if there
-   * is none and the PREPARE's deadline passed, decides ABORT; then proposes the RESOLVE. Takes a
+   * is none and the PREPARE's deadline passed, settles it ({@link #settleClosing} for a
+   * one-round transaction, and for any from cluster version 6; else DECIDE(ABORT)); then
+   * proposes the RESOLVE. Takes a
    * few rounds at most; never fails.
    *
    * @return what happened, for the caller's error message

@@ -553,7 +553,8 @@ public final class TxnClient implements AutoCloseable {
    * in the coordinator group, the first of the sorted groups.
    *
    * @return COMMITTED or ABORTED once decided; UNKNOWN while undecided (its PREPAREs may still
-   *     hold keys until their deadline, after which any reader that meets them decides ABORT)
+   *     hold keys until their deadline, after which any reader that meets them decides it:
+   *     from cluster version 6, COMMIT if every PREPARE is chosen, which it may be already)
    */
   public CommitResult.Status crossGroupOutcome(String txnId, java.util.Collection<String> groups) {
     ensureOpen();
