@@ -58,11 +58,6 @@ final class CrossGroupCommit {
   private static final Logger LOG = LoggerFactory.getLogger(CrossGroupCommit.class);
   /** Attempts at one step (DECIDE(ABORT), RESOLVE) before giving up on it for now. */
   private static final int STEP_ATTEMPTS = 3;
-  /**
-   * How many settles, each of a lesser transaction id than the one before, a settle blocked by
-   * a cut lock table helps in turn before it reports unknown for now.
-   */
-  private static final int MAX_HELP_DEPTH = 4;
 
   private final TxnClient client;
   private final ClientHooks hooks;
@@ -347,44 +342,79 @@ final class CrossGroupCommit {
    */
   CompletableFuture<Optional<Boolean>> settleClosing(String txnId, List<String> groups,
       Set<String> prepared, boolean knownAbort) {
-    return settleClosing(txnId, groups, prepared, knownAbort, STEP_ATTEMPTS, 0);
+    return settleClosing(txnId, groups, prepared, knownAbort, STEP_ATTEMPTS, helpedSet());
   }
 
-  /** {@code depth}: how many settles this one helps, each of a lesser id (bounded). */
+  /** A set of transaction ids for one settle and every settle it helps (each helped once). */
+  private static Set<String> helpedSet() {
+    return ConcurrentHashMap.newKeySet();
+  }
+
+  /**
+   * {@code helped}: the transactions this settle, and the settles it helps, helped already (a
+   * help goes to a lesser id each time, so the chain ends; the set keeps it from fanning out).
+   */
   private CompletableFuture<Optional<Boolean>> settleClosing(String txnId, List<String> groups,
-      Set<String> prepared, boolean knownAbort, int attempts, int depth) {
+      Set<String> prepared, boolean knownAbort, int attempts, Set<String> helped) {
     if (attempts == 0) {
       return CompletableFuture.completedFuture(Optional.empty());
     }
+    helped.add(txnId);
     CompletableFuture<Boolean> allIn = knownAbort ? CompletableFuture.completedFuture(false)
-        : Futures.guard(() -> everyPrepareIn(txnId, groups, prepared, depth));
+        : Futures.guard(() -> everyPrepareIn(txnId, groups, prepared, helped));
+    // (A cut table's unknown is not retried here: LockListCut is no TransactionException.)
     return allIn.thenCompose(commit -> decideOneRound(txnId, groups, commit, STEP_ATTEMPTS))
         .handle((d, t) -> retried(d, t, txnId, "settling",
-            () -> settleClosing(txnId, groups, prepared, knownAbort, attempts - 1, depth)))
+            () -> settleClosing(txnId, groups, prepared, knownAbort, attempts - 1, helped)))
         .thenCompose(f -> f);
   }
 
   /**
    * True if every group holds the PREPARE (known, or its lock listed at a fresh begin); false as
-   * soon as a CLOSE is chosen in a group whose full lock table did not list it. Fails (an
-   * unknown outcome) when a group's begin listed only the first locks and they stop before this
-   * transaction's id, or a CLOSE's fate is unknown.
+   * soon as a CLOSE is chosen in a group whose lock table proved the PREPARE absent, even while
+   * other groups are unknown (that PREPARE can never be chosen). Fails otherwise when a group's
+   * begin listed only the first locks and they stop before this transaction's id ({@link
+   * LockListCut}), or a CLOSE's fate is unknown.
    */
   private CompletableFuture<Boolean> everyPrepareIn(String txnId, List<String> groups,
-      Set<String> prepared, int depth) {
+      Set<String> prepared, Set<String> helped) {
     List<CompletableFuture<Boolean>> in = new ArrayList<>();
     for (String g : groups) {
       if (!prepared.contains(g)) {
-        in.add(prepareIn(g, txnId, groups, STEP_ATTEMPTS, depth));
+        in.add(prepareIn(g, txnId, groups, STEP_ATTEMPTS, helped));
       }
     }
-    return CompletableFuture.allOf(in.toArray(CompletableFuture[]::new))
-        .thenApply(v -> in.stream().allMatch(CompletableFuture::join));
+    return CompletableFuture.allOf(in.stream().map(f -> f.handle((r, t) -> null))
+        .toArray(CompletableFuture[]::new)).thenApply(v -> {
+          Throwable failed = null;
+          for (CompletableFuture<Boolean> f : in) {
+            Throwable c = failureOf(f);
+            if (c == null && !f.join()) {
+              return false; // Closed there: never all prepared.
+            }
+            failed = failed == null ? c : failed;
+          }
+          if (failed != null) {
+            throw failed instanceof RuntimeException r ? r : new IllegalStateException(failed);
+          }
+          return true;
+        });
+  }
+
+  /**
+   * A group's begin listed only the first locks in id order, and the list stops before the
+   * transaction being settled: whether it holds a lock there is unknown for now. Not a
+   * TransactionException, so the settle reports unknown at once instead of trying again.
+   */
+  private static final class LockListCut extends RuntimeException {
+    LockListCut(String message) {
+      super(message, null, false, false);
+    }
   }
 
   /** Is the PREPARE in {@code group}? Its lock listed: yes; else closes the group: no. */
   private CompletableFuture<Boolean> prepareIn(String group, String txnId, List<String> groups,
-      int attempts, int depth) {
+      int attempts, Set<String> helped) {
     return client.begin(group, false, TxnClient.Timing.NONE).thenCompose(t -> {
       t.markFinished();
       if (t.locks().lockOf(txnId).isPresent()) {
@@ -394,17 +424,14 @@ final class CrossGroupCommit {
         // Not listed may mean cut off: closing now could be placed past the PREPARE's lock.
         // A cut table lists a prefix in id order, so the least id holding locks anywhere is
         // listed wherever it holds one and can always be settled: help settle this group's
-        // first (a lesser id than ours, so the chain of helps ends), then report unknown; the
-        // settle is tried again, and the group's list moves on.
+        // first (a lesser id than ours, so the chain of helps ends; each helped once), then
+        // report unknown for now; the group's list moves on.
         XgLocks.Lock first = t.locks().first().orElseThrow();
-        CompletableFuture<String> helped = depth < MAX_HELP_DEPTH
-            ? meetLock(group, first, depth + 1)
-            : CompletableFuture.completedFuture("not helped: " + MAX_HELP_DEPTH + " deep");
-        return helped.thenApply(m -> {
-          throw new OutcomeUnknownException(new CommitResult(CommitResult.Status.UNKNOWN, group,
-              txnId, -1, 0, false, "group " + group + " holds more locks than a begin lists, "
-              + "and its list stops before " + txnId + "; helped " + first.txn() + ": " + m),
-              client.homeDc(), new IllegalStateException("lock table cut"));
+        CompletableFuture<String> help = helped.add(first.txn())
+            ? meetLock(group, first, helped) : CompletableFuture.completedFuture("helped");
+        return help.thenApply(m -> {
+          throw new LockListCut("group " + group + " holds more locks than a begin lists, and "
+              + "its list stops before " + txnId + "; helped " + first.txn() + ": " + m);
         });
       }
       String ck = XgStep.closeKey(txnId);
@@ -419,7 +446,7 @@ final class CrossGroupCommit {
       if (c instanceof TransactionAbortedException && attempts > 1) {
         // The PREPARE may have been placed meanwhile (it keeps the CLOSE out), or the position
         // was lost: look again.
-        return prepareIn(group, txnId, groups, attempts - 1, depth);
+        return prepareIn(group, txnId, groups, attempts - 1, helped);
       }
       return Futures.<Boolean>failed(c);
     }).thenCompose(f -> f);
@@ -613,10 +640,11 @@ final class CrossGroupCommit {
    * @return what happened, for the caller's error message
    */
   CompletableFuture<String> meetLock(String group, XgLocks.Lock lock) {
-    return meetLock(group, lock, 0);
+    return meetLock(group, lock, helpedSet());
   }
 
-  private CompletableFuture<String> meetLock(String group, XgLocks.Lock lock, int depth) {
+  private CompletableFuture<String> meetLock(String group, XgLocks.Lock lock,
+      Set<String> helped) {
     XgStep s = lock.prepare().xg();
     return Futures.guard(() -> readDecision(s.coordinator(), s.txn()).thenCompose(read -> {
       CompletableFuture<Optional<Boolean>> decided;
@@ -634,13 +662,13 @@ final class CrossGroupCommit {
         // PREPARE proves the cluster at version 6. From 6 on, two-round ones settle so too.
         decided = oneRound(lock.prepare(), group)
             || client.clusterVersionAtLeast(ClusterVersion.XG_ONE_ROUND)
-            ? settleClosing(s.txn(), s.groups(), Set.of(group), false, STEP_ATTEMPTS, depth)
+            ? settleClosing(s.txn(), s.groups(), Set.of(group), false, STEP_ATTEMPTS, helped)
             : settle(s.txn(), s.groups(), false);
       }
       return decided.thenCompose(d -> {
         if (d.isEmpty()) {
           return CompletableFuture.completedFuture(
-              "past its deadline, and deciding ABORT did not finish");
+              "past its deadline, and settling it did not finish");
         }
         return resolve(group, s.txn(), s.groups(), d.get(),
             d.get() ? lock.prepare().writes() : new TreeMap<>(), STEP_ATTEMPTS)
