@@ -52,8 +52,10 @@ import org.paxoscp.wal.Mutation;
  * probability {@link SimConfig#readFraction} (a range read with probability
  * {@link SimConfig#scanShare}, a read of a counter or set with {@link SimConfig#updateShare}) and
  * otherwise a put (an add or set update with {@link SimConfig#updateShare}), after a think time
- * of {@link SimConfig#opMicros} per operation. Half of the clients read ranges in pages of 1-4
- * entries, so that the small ranges of the simulation still take several pages.
+ * of {@link SimConfig#opMicros} per operation; in the share of them that
+ * {@link Simulator#withOneGroupReadOnly} makes read-only, every operation is a read. Half of the
+ * clients read ranges in pages of 1-4 entries, so that the small ranges of the simulation still
+ * take several pages.
  *
  * <p><b>Crashes.</b> With crashes in the fault mix, a tenth of the writing transactions kill
  * their client's process in mid-commit: its scheduler runs nothing more and its transport drops
@@ -195,7 +197,10 @@ final class SimClient {
     }
     String group = sim.groupCount == 1 ? Simulator.GROUP
         : sim.groups().get(rng.nextInt(sim.groupCount));
-    new OneGroup(process, group).start();
+    // (Drawn only with the share on, so that runs without it replay as they did.)
+    boolean readOnly = sim.oneGroupReadOnlyShare > 0
+        && rng.nextDouble() < sim.oneGroupReadOnlyShare;
+    new OneGroup(process, group, readOnly).start();
   }
 
   /** The end of a transaction that ended before its commit (nothing of it is in the log). */
@@ -272,6 +277,8 @@ final class SimClient {
   private final class OneGroup {
     private final Process p;
     private final String group;
+    /** Every operation a read ({@link Simulator#withOneGroupReadOnly}). */
+    private final boolean readOnly;
     private Transaction txn;
     /** The keys this transaction updated (a read of one of them reads the sum). */
     private final Map<String, Mutation> updated = new TreeMap<>();
@@ -280,9 +287,10 @@ final class SimClient {
     /** The handle taken before committing, or null. */
     private OutcomeHandle handle;
 
-    OneGroup(Process p, String group) {
+    OneGroup(Process p, String group, boolean readOnly) {
       this.p = p;
       this.group = group;
+      this.readOnly = readOnly;
     }
 
     void start() {
@@ -317,7 +325,7 @@ final class SimClient {
       }
       String key = drawKey();
       CompletionStage<?> done;
-      if (rng.nextDouble() < sim.cfg.readFraction()) {
+      if (readOnly || rng.nextDouble() < sim.cfg.readFraction()) {
         if (scanNext()) {
           ScanSpec spec = drawScan(key);
           done = txn.scanAsync(spec.range(), spec.limit(), spec.reversed())
@@ -350,6 +358,9 @@ final class SimClient {
           return;
         }
         // Aborted (a lock met, the read position collected), or no DC answered.
+        if (readOnly && lockRefusal(failure)) {
+          sim.xg.readOnlyRefused++;
+        }
         txn.abort();
         abandoned(p);
       });
@@ -429,6 +440,19 @@ final class SimClient {
         scheduleNext();
       });
     }
+  }
+
+  /**
+   * Whether a read or scan failed because the client refused it for a cross-group lock at the
+   * read position (a lock on a key it reads, or a begin reply that listed only the first
+   * locks) rather than for TOO_OLD (both abort retryably). The library tells them apart only in
+   * the abort's reason, which for a lock names the cross-group transaction(s) holding it.
+   */
+  static boolean lockRefusal(Throwable failure) {
+    Throwable t = failure instanceof java.util.concurrent.CompletionException
+        && failure.getCause() != null ? failure.getCause() : failure;
+    return t instanceof TransactionAbortedException e
+        && e.result().reason().contains("cross-group transaction");
   }
 
   /**

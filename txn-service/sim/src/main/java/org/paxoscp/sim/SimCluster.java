@@ -91,8 +91,12 @@ final class SimCluster {
     final Acceptor acceptor;
     final LogApplier applier;
     final List<Instance> live = new ArrayList<>();
-    /** The chosen values this DC's collectors removed, kept for the checker. */
-    final SortedMap<Long, LogValue> collected = new TreeMap<>();
+    /** Per group, the chosen values this DC's collectors removed, kept for the checker. */
+    final Map<String, SortedMap<Long, LogValue>> collected = new TreeMap<>();
+    /** What the collectors write through: it archives each WAL row before deleting it. */
+    final KvStore collectorStore;
+    /** Reads this DC's applied lock tables, for the counts of what was collected. */
+    private final LogApplier lockReader;
 
     Dc(int index, String name, boolean watermarkBlind, boolean scanAtLatest,
         SplittableRandom faultRandom) {
@@ -106,6 +110,25 @@ final class SimCluster {
       this.acceptor = new Acceptor(store);
       this.applier = new LogApplier(store, LogApplier.DEFAULT_MAX_GROUPS, new RebuildGuard(store),
           applierRules);
+      this.collectorStore = new ArchivingStore(store, this::archive);
+      this.lockReader = new LogApplier(store);
+    }
+
+    /**
+     * A collector of this DC removed {@code position} of {@code group}: kept for the checker,
+     * and counted (a PREPARE whose lock this DC still holds, a DECIDE).
+     */
+    private void archive(String group, long position, LogValue value) {
+      collected.computeIfAbsent(group, g -> new TreeMap<>()).put(position, value);
+      for (var e : value.entries()) {
+        if (e.isPrepare() && lockReader.appliedState(group).locks().locks().stream()
+            .anyMatch(l -> l.position() == position && l.txn().equals(e.xg().txn()))) {
+          collectedLockedPrepares++;
+        }
+        if (e.xg() != null && e.xg().kind() == org.paxoscp.wal.XgStep.Kind.DECIDE) {
+          collectedDecides++;
+        }
+      }
     }
   }
 
@@ -124,9 +147,10 @@ final class SimCluster {
       this.catchUp = new CatchUp(dc.name, cfg.dcs(), dc.serviceStore, transport, catchUpSettings,
           scheduler, LogApplier.DEFAULT_MAX_GROUPS, new RebuildGuard(dc.serviceStore),
           applierRules);
-      // The collector writes the watermark to the real store, whatever view the service reads.
+      // The collector writes the watermark to the real store, whatever view the service reads,
+      // through the view that archives what it deletes (by group and position).
       this.collector = gcSettings == null ? null : new GroupCollector(dc.name, cfg.dcs(),
-          dc.store, transport, gcSettings, scheduler, dc.collected::put);
+          dc.collectorStore, transport, gcSettings, scheduler);
       this.service = new TransactionService(dc.name, cfg.dcs(), dc.serviceStore, catchUp, limits,
           scheduler, collector, new LeaderCombiner.Options(leaderCosts, leaderRules,
               LeaderCombiner.Options.DEFAULT_HOLD_SHARE, cfg.latency(),
@@ -431,6 +455,20 @@ final class SimCluster {
   long collectedPositions() {
     return everyInstance.stream().filter(i -> i.collector != null)
         .mapToLong(i -> i.collector.collectedPositions()).sum();
+  }
+
+  /** Positions holding a PREPARE collected while the DC still held the PREPARE's lock. */
+  private long collectedLockedPrepares;
+  /** Positions holding a DECIDE collected. */
+  private long collectedDecides;
+
+  /** What the collectors removed, by group and by what it held, summed over DCs. */
+  Simulator.Collected collected() {
+    Map<String, Long> byGroup = new TreeMap<>();
+    for (Dc dc : dcs) {
+      dc.collected.forEach((g, log) -> byGroup.merge(g, (long) log.size(), Long::sum));
+    }
+    return new Simulator.Collected(byGroup, collectedLockedPrepares, collectedDecides);
   }
 
   /** Ends the store faults (the recovery phase). */

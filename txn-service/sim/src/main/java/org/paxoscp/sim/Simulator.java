@@ -159,7 +159,11 @@ public final class Simulator {
     return this;
   }
 
-  /** Runs log and version GC concurrently with the workload (see {@link SimGc}). */
+  /**
+   * Runs log and version GC concurrently with the workload (see {@link SimGc}), in every group
+   * at every DC; what the collectors remove is archived per group and position
+   * ({@code ArchivingStore}), so the checker judges every group's whole log.
+   */
   public Simulator withGc(SimGc gc) {
     this.gc = gc;
     return this;
@@ -218,6 +222,23 @@ public final class Simulator {
     this.groupCount = groups;
     this.xgFraction = fraction;
     this.lockTimeoutMicros = lockTimeoutMicros;
+    return this;
+  }
+
+  /** The share of one-group transactions that only read (0: reads and writes as drawn). */
+  double oneGroupReadOnlyShare;
+
+  /**
+   * Makes a share {@code share} of the one-group transactions read-only: every operation a read
+   * (of keys, ranges, counters and sets), none a write. Beside transactions across groups, their
+   * reads meet PREPAREs' locks at their read position, and the client refuses them (it helps
+   * resolve the lock and aborts retryably); {@link XgCounts#readOnlyRefused} counts them.
+   */
+  public Simulator withOneGroupReadOnly(double share) {
+    if (!(share >= 0 && share <= 1)) {
+      throw new IllegalArgumentException("a share is in [0, 1], was " + share);
+    }
+    this.oneGroupReadOnlyShare = share;
     return this;
   }
 
@@ -294,9 +315,9 @@ public final class Simulator {
 
   /**
    * Services reply in at most {@code bytes} (default 1 MiB): small, a begin reply lists only
-   * the oldest of a group's cross-group locks once they are many (the table is cut, and the
-   * client refuses every read and commit there until they are resolved), and scans take more
-   * pages.
+   * the first of a group's cross-group locks (in id order) once they are many (the table is cut,
+   * and the client refuses every read and commit there until they are resolved), and scans take
+   * more pages.
    */
   public Simulator withReplyLimit(int bytes) {
     this.maxReplyBytes = bytes;
@@ -492,12 +513,18 @@ public final class Simulator {
     public int abortDecides;
     /** CLOSE steps chosen: settlers proving a one-round PREPARE absent. */
     public int closes;
+    /**
+     * One-group read-only transactions ({@link #withOneGroupReadOnly}) whose read or scan the
+     * client refused for a lock at the read position (each aborted retryably).
+     */
+    public int readOnlyRefused;
 
     @Override
     public String toString() {
       return "xg committed=" + committed + " aborted=" + aborted + " unknown=" + unknown
           + " crashed=" + crashed + " readOnly=" + readOnly + " locksMet=" + locksMet
-          + " resolves=" + resolves + " abortDecides=" + abortDecides + " closes=" + closes;
+          + " resolves=" + resolves + " abortDecides=" + abortDecides + " closes=" + closes
+          + " readOnlyRefused=" + readOnlyRefused;
     }
   }
 
@@ -654,6 +681,43 @@ public final class Simulator {
     return cluster == null ? 0 : cluster.collectedPositions();
   }
 
+  /**
+   * What the collectors removed, summed over DCs (each DC collects every position).
+   *
+   * @param byGroup positions collected per group (a group none were collected in is absent)
+   * @param lockedPrepares positions holding a PREPARE whose lock the DC still held when it
+   *     collected them: the watermark passed an unresolved PREPARE there
+   * @param decides positions holding a DECIDE
+   */
+  public record Collected(Map<String, Long> byGroup, long lockedPrepares, long decides) {
+    public static final Collected NONE = new Collected(Map.of(), 0, 0);
+
+    public Collected {
+      byGroup = Map.copyOf(byGroup);
+    }
+
+    public long positions() {
+      return byGroup.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    public Collected plus(Collected o) {
+      Map<String, Long> sum = new TreeMap<>(byGroup);
+      o.byGroup.forEach((g, n) -> sum.merge(g, n, Long::sum));
+      return new Collected(sum, lockedPrepares + o.lockedPrepares, decides + o.decides);
+    }
+
+    @Override
+    public String toString() {
+      return "gc: " + positions() + " positions collected in " + byGroup.size() + " groups ("
+          + lockedPrepares + " PREPAREs still locking, " + decides + " DECIDEs)";
+    }
+  }
+
+  /** What the last run's collectors removed ({@link Collected#NONE} without GC). */
+  public Collected collected() {
+    return cluster == null ? Collected.NONE : cluster.collected();
+  }
+
   private String forcedTarget;
 
   /**
@@ -708,10 +772,6 @@ public final class Simulator {
 
   /** Runs the workload, the recovery phase and the checker. */
   public SimResult run() {
-    if (gc != null && groupCount > 1) {
-      // What a DC's collector removed is archived by position only (SimCluster.Dc.collected).
-      throw new IllegalStateException("the simulator runs GC with one group only");
-    }
     cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules, rtts,
         rttProbe, rangePlant == RangePlant.SCAN_AT_LATEST, applierRules, maxReplyBytes);
     if (forceEviction) {
@@ -880,7 +940,8 @@ public final class Simulator {
    * the data as of a later position).
    */
   private Optional<LogValue> known(SimCluster.Dc dc, String group, long position) {
-    LogValue archived = group.equals(GROUP) ? dc.collected.get(position) : null;
+    SortedMap<Long, LogValue> collected = dc.collected.get(group);
+    LogValue archived = collected == null ? null : collected.get(position);
     if (archived != null) {
       return Optional.of(archived);
     }
