@@ -725,6 +725,7 @@ final class SimClient {
       this.client = TxnClient.builder(sim.clientCluster(), sim.cfg.dcs().get(home),
               protocol(sim.cfg.protocol()))
           .transport(transport)
+          .clusterVersion(sim.clusterVersion())
           .scheduler(mortal)
           .proposer(sim.cfg.proposer())
           .leaderCosts(sim.cluster.leaderCosts())

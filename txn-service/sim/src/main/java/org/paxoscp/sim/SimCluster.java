@@ -49,6 +49,8 @@ final class SimCluster {
   private final SortedMap<String, Long> messagesByType = new TreeMap<>();
   private final CatchUp.Settings catchUpSettings;
   private final TransactionService.Limits limits;
+  /** The cluster version every service instance runs at (the newest, unless held earlier). */
+  private final int clusterVersion;
   /** The collectors' settings, or null when the run has no GC. */
   private final GroupCollector.Settings gcSettings;
   private final LeaderCombiner.Rules leaderRules;
@@ -155,6 +157,7 @@ final class SimCluster {
           scheduler, collector, new LeaderCombiner.Options(leaderCosts, leaderRules,
               LeaderCombiner.Options.DEFAULT_HOLD_SHARE, cfg.latency(),
               rtts == Simulator.Rtts.MEASURED ? rttProbe : null));
+      service.followClusterVersion(() -> clusterVersion);
       if (probesStopped) {
         service.combiner().stopProbes();
       }
@@ -163,8 +166,10 @@ final class SimCluster {
 
   SimCluster(SimConfig cfg, EventQueue events, SimNetwork network, SplittableRandom random,
       SimGc gc, LeaderCombiner.Rules leaderRules, Simulator.Rtts rtts, Duration rttProbe,
-      boolean scanAtLatest, LogApplier.Rules applierRules, int maxReplyBytes) {
+      boolean scanAtLatest, LogApplier.Rules applierRules, int maxReplyBytes,
+      int clusterVersion) {
     this.cfg = cfg;
+    this.clusterVersion = clusterVersion;
     this.applierRules = applierRules;
     this.rttProbe = rttProbe;
     this.leaderRules = leaderRules;

@@ -312,6 +312,7 @@ public final class Simulator {
 
   /** The most bytes a service's reply holds (its begin replies list the locks within half). */
   private int maxReplyBytes = 1 << 20;
+  private int clusterVersion = org.paxoscp.version.ClusterVersion.LATEST;
 
   /**
    * Services reply in at most {@code bytes} (default 1 MiB): small, a begin reply lists only
@@ -322,6 +323,21 @@ public final class Simulator {
   public Simulator withReplyLimit(int bytes) {
     this.maxReplyBytes = bytes;
     return this;
+  }
+
+  /**
+   * Holds the cluster at {@code version}: every service instance and every simulated client
+   * runs at it (for example 5, where commits across groups take two rounds); default the newest.
+   */
+  public Simulator withClusterVersion(int version) {
+    org.paxoscp.version.ClusterVersion.of(version);
+    this.clusterVersion = version;
+    return this;
+  }
+
+  /** The cluster version of this run. */
+  int clusterVersion() {
+    return clusterVersion;
   }
 
   /** Plants {@code bug} in the client library (never outside the checker's tests). */
@@ -773,7 +789,8 @@ public final class Simulator {
   /** Runs the workload, the recovery phase and the checker. */
   public SimResult run() {
     cluster = new SimCluster(cfg, events, network, random.split(), gc, leaderRules, rtts,
-        rttProbe, rangePlant == RangePlant.SCAN_AT_LATEST, applierRules, maxReplyBytes);
+        rttProbe, rangePlant == RangePlant.SCAN_AT_LATEST, applierRules, maxReplyBytes,
+        clusterVersion);
     if (forceEviction) {
       cluster.forceEviction();
     }
