@@ -528,7 +528,8 @@ public final class ShellCommand implements Callable<Integer> {
           out.println("committed (read-only" + (joined > 1 ? " across " + joined
               + " groups, validated" : "") + ")");
         } else if (joined > 1) {
-          out.println("committed across " + m.groups() + " (DECIDE at position " + r.position()
+          // (The coordinator's PREPARE in one round, its DECIDE below cluster version 6.)
+          out.println("committed across " + m.groups() + " (at position " + r.position()
               + " of " + r.group() + ")");
         } else {
           out.println("committed at position " + r.position() + " of " + r.group());

@@ -117,7 +117,7 @@ class ShellCommandIT {
     assertTrue(w.out().contains("error: group xc is not one of this transaction's [xa, xb]"),
         w.out());
     assertTrue(w.out().contains("  put xa:alice = 90\n  put xb:bob = 110\n"), w.out());
-    assertTrue(w.out().contains("committed across [xa, xb] (DECIDE at position 1 of xa)"),
+    assertTrue(w.out().contains("committed across [xa, xb] (at position 1 of xa)"),
         w.out());
     Result r = CommandRun.shell(List.of("begin xb", "get bob", "commit", "begin xa,xb",
         "get xa:alice", "get xb:bob", "commit"), "--config", config.toString(), "--dc", "O");

@@ -58,6 +58,13 @@ final class CrossGroupCommit {
   private static final Logger LOG = LoggerFactory.getLogger(CrossGroupCommit.class);
   /** Attempts at one step (DECIDE(ABORT), RESOLVE) before giving up on it for now. */
   private static final int STEP_ATTEMPTS = 3;
+  /**
+   * Attempts at a one-round DECIDE, 25, 50, 75... ms apart: until it is chosen, readers that
+   * meet the transaction's locks wait for their deadline, and a begin at a DC that has not
+   * applied the latest positions (basic Paxos cannot move past them) would fail again at once.
+   */
+  private static final int DECIDE_ATTEMPTS = 6;
+  private static final long DECIDE_RETRY_MILLIS = 25;
 
   private final TxnClient client;
   private final ClientHooks hooks;
@@ -196,7 +203,8 @@ final class CrossGroupCommit {
           List<String> held = new ArrayList<>(prepared);
           held.addAll(maybe);
           if (neverCommits) {
-            decideInBackground(txnId, groups, entries, prepared, false);
+            // (RESOLVE(ABORT) where a PREPARE is in doubt too: void if it never landed.)
+            decideInBackground(txnId, groups, entries, Set.copyOf(held), false);
             return Futures.failed(aborted(coordinator, txnId, failure));
           }
           // Every PREPARE chosen or in doubt: close the groups in doubt, then decide.
@@ -222,14 +230,15 @@ final class CrossGroupCommit {
   /**
    * After a one-round commit's outcome is known: DECIDE it in the coordinator (so readers that
    * meet the locks learn it in one read; the DECIDE also releases the coordinator's locks), then
-   * RESOLVE in the other groups of {@code held}, where a PREPARE may hold locks. A RESOLVE is proposed only after the decision is chosen, which is
-   * what lets a settler that finds no lock where a CLOSE was chosen conclude that no PREPARE
-   * is there, or that the transaction is decided already (docs/cross-group.md).
+   * RESOLVE in the other groups of {@code held}, where a PREPARE may hold locks. A RESOLVE is
+   * proposed only after the decision is chosen, which is what lets a settler that finds no lock
+   * where a CLOSE was chosen conclude that no PREPARE is there, or that the transaction is
+   * decided already (docs/cross-group.md).
    */
   private void decideInBackground(String txnId, List<String> groups,
       Map<String, LogEntry> prepares, Set<String> held, boolean commit) {
     CompletableFuture<Optional<Boolean>> decided = Futures.guard(
-        () -> decideOneRound(txnId, groups, commit, STEP_ATTEMPTS));
+        () -> decideOneRound(txnId, groups, commit, DECIDE_ATTEMPTS));
     // The DECIDE releases the coordinator's locks itself (any DECIDE of the transaction).
     track(groups.get(0), () -> decided.thenApply(Optional::isPresent));
     for (String g : held) {
@@ -292,7 +301,16 @@ final class CrossGroupCommit {
             .thenApply(c -> Optional.of(commit));
       });
     }).handle((d, t) -> retried(d, t, txnId, "deciding",
-        () -> decideOneRound(txnId, groups, commit, attempts - 1))).thenCompose(f -> f);
+        () -> after(DECIDE_RETRY_MILLIS * (DECIDE_ATTEMPTS - attempts + 1),
+            () -> decideOneRound(txnId, groups, commit, attempts - 1)))).thenCompose(f -> f);
+  }
+
+  /** Runs {@code step} after {@code millis} (on the client's scheduler; never blocks). */
+  private <T> CompletableFuture<T> after(long millis,
+      java.util.function.Supplier<CompletableFuture<T>> step) {
+    CompletableFuture<Void> timer = new CompletableFuture<>();
+    scheduler.schedule(millis * 1000, () -> timer.complete(null));
+    return timer.thenCompose(v -> step.get());
   }
 
   /** A DECIDE that reads the decision key at {@code at}'s read position and writes it. */
@@ -363,7 +381,7 @@ final class CrossGroupCommit {
     CompletableFuture<Boolean> allIn = knownAbort ? CompletableFuture.completedFuture(false)
         : Futures.guard(() -> everyPrepareIn(txnId, groups, prepared, helped));
     // (A cut table's unknown is not retried here: LockListCut is no TransactionException.)
-    return allIn.thenCompose(commit -> decideOneRound(txnId, groups, commit, STEP_ATTEMPTS))
+    return allIn.thenCompose(commit -> decideOneRound(txnId, groups, commit, DECIDE_ATTEMPTS))
         .handle((d, t) -> retried(d, t, txnId, "settling",
             () -> settleClosing(txnId, groups, prepared, knownAbort, attempts - 1, helped)))
         .thenCompose(f -> f);

@@ -55,8 +55,9 @@ import org.paxoscp.wal.Mutation;
  *  "outcome": "COMMITTED"|"ABORTED"|"UNKNOWN", "decidePos": n-or-null, "readOnly": bool,
  *  "protocol": ..., "startMs": t, "endMs": t}
  * </pre>
- * with reads and writes as above; {@code decidePos} is the position of its DECIDE(COMMIT) in the
- * first group (the coordinator) when the client learned it. Its steps are in the groups' logs
+ * with reads and writes as above; {@code decidePos} is the position in the first group (the
+ * coordinator) of its DECIDE(COMMIT) below cluster version 6, of its PREPARE from 6 (one round:
+ * committed when every PREPARE is chosen), when the client learned it. Its steps are in the groups' logs
  * under the id {@code xg}.
  *
  * <p>{@link #to} hands the same history to a {@link Listener} in memory instead, as the

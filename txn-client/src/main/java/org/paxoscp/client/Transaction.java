@@ -879,8 +879,8 @@ public final class Transaction implements AutoCloseable {
     String why = locksCut
         ? what + " cannot be checked against the locks of group " + group + ": it holds more "
             + "unresolved cross-group transactions than a begin reply lists; helped resolve the "
-            + "first listed, " + lock.txn() + " since position " + lock.position() + " (" + resolution
-            + "); retry"
+            + "first listed, " + lock.txn() + " since position " + lock.position() + " ("
+            + resolution + "); retry"
         : what + " needs keys that cross-group transaction " + lock.txn() + " holds in group "
             + group + " since position " + lock.position() + " (" + resolution + "); retry";
     return new TransactionAbortedException(new CommitResult(CommitResult.Status.ABORTED, group,

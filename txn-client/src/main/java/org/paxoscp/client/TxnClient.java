@@ -748,13 +748,18 @@ public final class TxnClient implements AutoCloseable {
    */
   @Override
   public void close() {
-    if (!closed.compareAndSet(false, true)) {
+    if (closed.get()) {
       return;
     }
-    // Let the RESOLVEs in the background finish (bounded) before their commits are cut short;
-    // on a scheduler the client was given (the simulator's) nothing may wait.
+    // Let the steps across groups in the background finish (bounded) while the client is still
+    // open: they begin, read and commit like any request (a one-round commit's DECIDE is among
+    // them: until it is chosen, a reader that meets the transaction's locks waits for their
+    // deadline). On a scheduler the client was given (the simulator's) nothing may wait.
     if (timers != null) {
       crossGroup.awaitBackground(cluster.requestTimeout().multipliedBy(4));
+    }
+    if (!closed.compareAndSet(false, true)) {
+      return;
     }
     commits.close();
     sessions.close();

@@ -33,9 +33,10 @@ import org.paxoscp.wal.XgStep;
  *   <li>Outcomes: at most one DECIDE per cross-group transaction ({@link Kind#XG_OUTCOME}); a
  *       RESOLVE agrees with the DECIDE; a transaction decided COMMIT has a PREPARE in every other
  *       group it names (in every group, its coordinator too, for a one-round transaction: one
- *       with a PREPARE in its coordinator or a PREPARE that reads its close key, which is committed exactly when every group holds its
- *       PREPARE, DECIDE or not, and none of whose PREPAREs may follow a CLOSE of its group), none of its groups released it as aborted, and no transaction not decided
- *       COMMIT had its writes made visible ({@link Kind#XG_ATOMICITY}); what a client reported
+ *       with a PREPARE in its coordinator or a PREPARE that reads its close key, which is
+ *       committed exactly when every group holds its PREPARE, DECIDE or not, and none of whose
+ *       PREPAREs may follow a CLOSE of its group), none of its groups released it as aborted,
+ *       and no transaction not decided COMMIT had its writes made visible ({@link Kind#XG_ATOMICITY}); what a client reported
  *       agrees with the decision.
  *   <li>Serializability across groups: one conflict graph over every committed transaction of
  *       every group (one-group entries, cross-group transactions decided COMMIT, and the
