@@ -166,32 +166,12 @@ final class CrossGroupCommit {
   private CompletableFuture<CommitResult> prepareEverywhere(String txnId, List<String> groups,
       SortedMap<String, Transaction> parts, Map<String, LogEntry> entries) {
     String coordinator = groups.get(0);
-    Map<String, CompletableFuture<CommitResult>> prepares = new LinkedHashMap<>();
-    for (String g : groups) {
-      prepares.put(g, parts.get(g).commitUnrecorded(entries.get(g)));
-    }
-    return CompletableFuture.allOf(prepares.values().stream().map(f -> f.handle((r, t) -> null))
-        .toArray(CompletableFuture[]::new)).thenCompose(v -> {
-          Set<String> prepared = new TreeSet<>();
-          List<String> maybe = new ArrayList<>();
-          String failure = null;
-          boolean neverCommits = false;
-          for (var f : prepares.entrySet()) {
-            Throwable c = failureOf(f.getValue());
-            if (c == null) {
-              prepared.add(f.getKey());
-              continue;
-            }
-            if (c instanceof TransactionAbortedException || c instanceof UnavailableException) {
-              neverCommits = true; // That PREPARE is not in the log and never will be.
-            } else {
-              maybe.add(f.getKey());
-            }
-            if (failure == null) {
-              failure = "PREPARE in " + f.getKey() + ": " + c.getMessage();
-            }
-          }
-          CommitResult first = prepares.get(coordinator).getNow(null);
+    return sendPrepares(groups, parts, entries).thenCompose(sent -> {
+          Set<String> prepared = sent.chosen();
+          List<String> maybe = sent.maybe();
+          String failure = sent.failure();
+          boolean neverCommits = sent.neverCommits();
+          CommitResult first = sent.results().get(coordinator).getNow(null);
           if (failure == null || hooks.has(ClientHooks.Plant.DECIDE_WITHOUT_EVERY_PREPARE)) {
             decideInBackground(txnId, groups, entries, Set.copyOf(groups), true);
             return CompletableFuture.completedFuture(first != null
@@ -474,29 +454,10 @@ final class CrossGroupCommit {
   private CompletableFuture<CommitResult> prepare(String txnId, List<String> groups,
       SortedMap<String, Transaction> parts, Map<String, LogEntry> entries) {
     String coordinator = groups.get(0);
-    Map<String, CompletableFuture<CommitResult>> prepares = new LinkedHashMap<>();
-    for (String g : groups.subList(1, groups.size())) {
-      prepares.put(g, parts.get(g).commitUnrecorded(entries.get(g)));
-    }
-    return CompletableFuture.allOf(prepares.values().stream().map(f -> f.handle((r, t) -> null))
-        .toArray(CompletableFuture[]::new)).thenCompose(v -> {
-          List<String> prepared = new ArrayList<>();
-          List<String> maybe = new ArrayList<>();
-          String failure = null;
-          for (var f : prepares.entrySet()) {
-            Throwable c = failureOf(f.getValue());
-            if (c == null) {
-              prepared.add(f.getKey());
-              continue;
-            }
-            if (!(c instanceof TransactionAbortedException
-                || c instanceof UnavailableException)) {
-              maybe.add(f.getKey());
-            }
-            if (failure == null) {
-              failure = "PREPARE in " + f.getKey() + ": " + c.getMessage();
-            }
-          }
+    return sendPrepares(groups.subList(1, groups.size()), parts, entries).thenCompose(sent -> {
+          List<String> prepared = new ArrayList<>(sent.chosen());
+          List<String> maybe = sent.maybe();
+          String failure = sent.failure();
           if (failure != null && !hooks.has(ClientHooks.Plant.DECIDE_WITHOUT_EVERY_PREPARE)) {
             // T can never commit: only this client proposes DECIDE(COMMIT), and it will not.
             List<String> release = new ArrayList<>(prepared);
@@ -505,6 +466,45 @@ final class CrossGroupCommit {
             return Futures.failed(aborted(coordinator, txnId, failure));
           }
           return decide(txnId, groups, parts, entries, prepared);
+        });
+  }
+
+  /**
+   * The PREPAREs sent to {@code groups} at once, once every one is settled: the groups where it
+   * was chosen, those where it is in doubt, the first failure, and whether one certainly failed
+   * (aborted or unavailable: not in the log, and never will be).
+   */
+  private record Sent(Map<String, CompletableFuture<CommitResult>> results, Set<String> chosen,
+      List<String> maybe, String failure, boolean neverCommits) {}
+
+  private static CompletableFuture<Sent> sendPrepares(List<String> groups,
+      SortedMap<String, Transaction> parts, Map<String, LogEntry> entries) {
+    Map<String, CompletableFuture<CommitResult>> results = new LinkedHashMap<>();
+    for (String g : groups) {
+      results.put(g, parts.get(g).commitUnrecorded(entries.get(g)));
+    }
+    return CompletableFuture.allOf(results.values().stream().map(f -> f.handle((r, t) -> null))
+        .toArray(CompletableFuture[]::new)).thenApply(v -> {
+          Set<String> chosen = new TreeSet<>();
+          List<String> maybe = new ArrayList<>();
+          String failure = null;
+          boolean neverCommits = false;
+          for (var f : results.entrySet()) {
+            Throwable c = failureOf(f.getValue());
+            if (c == null) {
+              chosen.add(f.getKey());
+              continue;
+            }
+            if (c instanceof TransactionAbortedException || c instanceof UnavailableException) {
+              neverCommits = true;
+            } else {
+              maybe.add(f.getKey());
+            }
+            if (failure == null) {
+              failure = "PREPARE in " + f.getKey() + ": " + c.getMessage();
+            }
+          }
+          return new Sent(results, chosen, maybe, failure, neverCommits);
         });
   }
 

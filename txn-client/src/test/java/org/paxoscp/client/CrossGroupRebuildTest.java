@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.paxos.LogApplier;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Message;
 import org.paxoscp.version.ClusterVersion;
@@ -63,11 +63,9 @@ class CrossGroupRebuildTest {
     part.put("big", big);
     long prepared = Futures.join(part.commitUnrecorded(part.stepEntry(XgStep.prepare(
         "A-crashed-large", GROUPS, System.currentTimeMillis() + 500), true))).position();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (applied("A", "gb").position() < prepared || applied("B", "gb").position() < prepared) {
-      assertTrue(System.nanoTime() < deadline, "the peers did not apply the PREPARE");
-      Thread.sleep(5);
-    }
+    Poll.until("the peers apply the PREPARE", Duration.ofSeconds(30),
+        () -> applied("A", "gb").position() >= prepared
+            && applied("B", "gb").position() >= prepared);
     assertEquals(1, applied("A", "gb").locks().size());
 
     cluster.stores.get("C").wipe();
@@ -89,23 +87,11 @@ class CrossGroupRebuildTest {
     // A reader at the rebuilt DC meets the lock, and past its deadline settles the transaction
     // (its PREPARE is missing in ga: ABORT) and resolves it.
     TxnClient reader = client("C", Duration.ofSeconds(30), 2);
-    String seen = null;
-    for (int attempt = 0; attempt < 100 && seen == null; attempt++) {
-      Transaction x = TestCluster.beginAtLeast(reader, "gb", prepared);
-      try {
-        seen = x.getString("big").orElse("none");
-        x.commit();
-      } catch (TransactionAbortedException e) {
-        Thread.sleep(50); // The lock, until the deadline passes and the reader settles it.
-      }
-    }
+    String seen = TestCluster.readPastLocks(reader, "gb", prepared, "big");
     assertEquals("none", seen, "the aborted PREPARE's write never becomes visible");
     assertEquals(CommitResult.Status.ABORTED, reader.crossGroupOutcome("A-crashed-large",
         GROUPS));
-    deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!applied("C", "gb").locks().isEmpty()) {
-      assertTrue(System.nanoTime() < deadline, "the rebuilt DC did not apply the RESOLVE");
-      Thread.sleep(5);
-    }
+    Poll.until("the rebuilt DC applies the RESOLVE", Duration.ofSeconds(30),
+        () -> applied("C", "gb").locks().isEmpty());
   }
 }

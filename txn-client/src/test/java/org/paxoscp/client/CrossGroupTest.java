@@ -448,16 +448,7 @@ class CrossGroupTest {
       TxnClient reader = cluster.closeLater(cluster.client("C", protocol)
           .random(new SplittableRandom(9 + readerVersion)).clusterVersion(readerVersion)
           .build());
-      String seen = null;
-      for (int attempt = 0; attempt < 100 && seen == null; attempt++) {
-        Transaction x = TestCluster.beginAtLeast(reader, "gb", prepared);
-        try {
-          seen = x.getString("k").orElse("none");
-          x.commit();
-        } catch (TransactionAbortedException e) {
-          sleepQuietly(50); // The lock, until the deadline passes and the reader settles it.
-        }
-      }
+      String seen = TestCluster.readPastLocks(reader, "gb", prepared, "k");
       assertEquals("gb-" + value, seen, "reader at version " + readerVersion
           + ": every PREPARE was chosen, the transaction committed");
       assertEquals(CommitResult.Status.COMMITTED, reader.crossGroupOutcome(xg, groups));
@@ -490,16 +481,7 @@ class CrossGroupTest {
         deadline), true))).position();
 
     TxnClient reader = client("C", protocol, Duration.ofSeconds(30), 11);
-    String seen = null;
-    for (int attempt = 0; attempt < 100 && seen == null; attempt++) {
-      Transaction x = TestCluster.beginAtLeast(reader, "gb", prepared);
-      try {
-        seen = x.getString("k").orElse("none");
-        x.commit();
-      } catch (TransactionAbortedException e) {
-        sleepQuietly(50);
-      }
-    }
+    String seen = TestCluster.readPastLocks(reader, "gb", prepared, "k");
     assertEquals("none", seen, "the PREPARE in ga was missing: the transaction aborted");
     assertEquals(CommitResult.Status.ABORTED, reader.crossGroupOutcome(xg, groups));
     assertTrue(entries("ga").stream().anyMatch(e -> e.xg() != null
@@ -513,13 +495,6 @@ class CrossGroupTest {
     assertEquals(1, verdict.aborted());
   }
 
-  private static void sleepQuietly(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
 
   /**
    * A closed economy across groups: concurrent transfers between accounts of different groups,

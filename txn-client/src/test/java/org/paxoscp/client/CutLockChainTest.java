@@ -14,6 +14,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.paxoscp.check.CrossGroupChecker;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.wal.XgStep;
 
 /**
@@ -82,9 +83,8 @@ class CutLockChainTest {
     TxnClient crashed = client("A", 1);
     long deadline = System.currentTimeMillis() + 200;
     List<String> groups = chain(crashed, deadline);
-    while (System.currentTimeMillis() <= deadline) {
-      Thread.sleep(50);
-    }
+    Poll.until("the stuck transactions' deadline", Duration.ofSeconds(10),
+        () -> System.currentTimeMillis() > deadline);
     for (int i = 1; i <= LINKS; i++) {
       Transaction t = crashed.begin("g" + i);
       assertTrue(t.locksCut(), "g" + i + " is cut");

@@ -8,6 +8,7 @@ import java.util.SortedMap;
 import org.paxoscp.service.InProcessCluster;
 import org.paxoscp.service.ObservedService;
 import org.paxoscp.store.InMemoryKvStore;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.InProcessTransport;
 import org.paxoscp.wal.LogValue;
@@ -101,6 +102,27 @@ final class TestCluster implements AutoCloseable {
         return out;
       }
     }
+  }
+
+  /**
+   * Reads {@code key} of {@code group} at a read position at least {@code position}, again until
+   * no cross-group lock refuses the read (a reader that meets a lock helps settle it, past its
+   * deadline settles it, and aborts retryably); bounded. Returns the value, or "none".
+   */
+  static String readPastLocks(TxnClient reader, String group, long position, String key) {
+    String[] seen = {null};
+    Poll.until("a read of " + key + " in " + group + " past its locks", Duration.ofSeconds(30),
+        () -> {
+          Transaction x = beginAtLeast(reader, group, position);
+          try {
+            seen[0] = x.getString(key).orElse("none");
+            x.commit();
+            return true;
+          } catch (TransactionAbortedException e) {
+            return false;
+          }
+        });
+    return seen[0];
   }
 
   /** Begins in {@code group} at a read position at least {@code position} (DCs apply lazily). */

@@ -18,7 +18,6 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongFunction;
 import org.junit.jupiter.api.AfterEach;
@@ -31,6 +30,7 @@ import org.paxoscp.paxos.Proposer;
 import org.paxoscp.paxos.ProposerConfig;
 import org.paxoscp.paxos.ProposerId;
 import org.paxoscp.paxos.Protocol;
+import org.paxoscp.testing.Poll;
 import org.paxoscp.transport.InProcessTransport;
 import org.paxoscp.transport.Message;
 import org.paxoscp.transport.Message.SnapshotRequest;
@@ -279,18 +279,9 @@ class RebuildPastLargeLocksTest {
 
   /** Waits (bounded) until every DC of {@code dcs} applied {@code group} up to {@code p}. */
   private void awaitApplied(String group, long p, List<String> dcs) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     for (String dc : dcs) {
-      while (appliedState(dc, group).position() < p) {
-        assertTrue(System.nanoTime() < deadline, "DC " + dc + " did not apply " + group + " "
-            + p + " (it is at " + appliedState(dc, group).position() + ")");
-        try {
-          Thread.sleep(5);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new AssertionError(e);
-        }
-      }
+      Poll.until("DC " + dc + " applies " + group + " " + p, Duration.ofSeconds(30),
+          () -> appliedState(dc, group).position() >= p);
     }
   }
 
