@@ -459,9 +459,9 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     out.println();
     for (Summary s : summaries) {
-      out.printf(Locale.ROOT, "%s log: %d positions decided, %d of them no-ops (%.1f%%)%n",
-          s.protocol.name().toLowerCase(Locale.ROOT), s.positions, s.noops,
-          s.positions == 0 ? 0.0 : 100.0 * s.noops / s.positions);
+      out.printf(Locale.ROOT, "%s log: %d positions decided, %d of them no-ops (%.1f%%; "
+          + "withdrawals %d)%n", s.protocol.name().toLowerCase(Locale.ROOT), s.positions,
+          s.noops, s.positions == 0 ? 0.0 : 100.0 * s.noops / s.positions, s.withdrawals);
     }
     for (Summary s : summaries) {
       out.printf("%s exercised (all runs): %s%n", s.protocol.name().toLowerCase(Locale.ROOT),
@@ -506,6 +506,7 @@ public final class SimulateCommand implements Callable<Integer> {
     long combinedTxns;
     long positions;
     long noops;
+    long withdrawals;
     int violations;
     SimResult.Exercised exercised = SimResult.Exercised.none();
     SimResult.Replays replays = SimResult.Replays.NONE;
@@ -527,6 +528,7 @@ public final class SimulateCommand implements Callable<Integer> {
       combinedTxns += r.combinedTxns();
       positions += r.positions();
       noops += r.noopPositions();
+      withdrawals += r.withdrawalPositions();
       latency.add(r.commitLatencyMicros());
       violations += r.safe() ? 0 : 1;
       exercised = exercised.plus(r.exercised());

@@ -17,6 +17,7 @@ import org.paxoscp.transport.Message.ErrorCode;
 import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.SubmitReply;
 import org.paxoscp.transport.Message.SubmitRequest;
+import org.paxoscp.transport.RecentTimes;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportException;
@@ -65,6 +66,15 @@ final class BatcherPlacement {
   private static final Logger LOG = LoggerFactory.getLogger(BatcherPlacement.class);
   /** Pass-ons in a row a DC does not answer before it is marked down. */
   static final int DOWN_AFTER_MISSES = 3;
+  /**
+   * A pass-on not answered within this many times the median of the target's recent answers
+   * (within {@link #moveBoundMicros}'s floor and ceiling) moves its entry on.
+   */
+  static final int MOVE_AFTER_MEDIANS = 3;
+  /** The shortest move bound is the pass-on timeout over this. */
+  static final int MOVE_FLOOR_SHARE = 80;
+  /** The first mark down of a DC lasts this share of the longest one; each next one twice the last. */
+  static final int FIRST_MARK_SHARE = 20;
   /** Entries recorded here before the weighted rule applies (the cheapest DC to lead before). */
   static final int MIN_ENTRIES = OriginShares.HORIZON / 2;
   /** After a move, the weighted rule keeps the batcher this long (µs) unless it is down. */
@@ -89,6 +99,11 @@ final class BatcherPlacement {
   private final Map<String, Long> down = new ConcurrentHashMap<>();
   /** Per DC, pass-ons in a row it did not answer. */
   private final Map<String, Integer> misses = new ConcurrentHashMap<>();
+  /** Per DC, times it was marked down with no answer from it since (each mark lasts longer). */
+  private final Map<String, Integer> marks = new ConcurrentHashMap<>();
+  /** Per DC, how long its answers to pass-ons took recently (for the move bound). */
+  private final Map<String, RecentTimes> answerTimes = new ConcurrentHashMap<>();
+  private final AtomicLong moved = new AtomicLong();
   private final AtomicLong forwarded = new AtomicLong();
   private final OriginShares shares;
   /** The weighted rule's batcher (null until chosen), when it may be re-chosen, and moves. */
@@ -101,7 +116,8 @@ final class BatcherPlacement {
    *     configured (fixed) or measured ({@link RoundTrips}: none until measured, and they may
    *     change)
    * @param forwardTimeout how long a pass-on waits for the other DC's answer
-   * @param downMicros how long a DC that did not answer a pass-on is passed over
+   * @param downMicros the longest a DC that did not answer pass-ons is passed over (its first
+   *     mark lasts a {@value #FIRST_MARK_SHARE}th of it, each next one twice the last)
    * @param shares where this DC's recorded entries come from (for the weighted rule)
    */
   BatcherPlacement(String dc, List<String> dcs, Supplier<LeaderCosts> costs,
@@ -134,14 +150,39 @@ final class BatcherPlacement {
    * as this DC knows it ({@code leaderOfNext}, asked only then).
    */
   Optional<String> passOnTo(Supplier<OptionalInt> leaderOfNext) {
+    return passOnTo(leaderOfNext, null);
+  }
+
+  /**
+   * As {@link #passOnTo(Supplier)}, but never to {@code excluded} (a DC that just left a pass-on
+   * of this entry unanswered; null: none): the next batcher by the same rule, treating it as
+   * down; without leader costs, this DC.
+   */
+  Optional<String> passOnTo(Supplier<OptionalInt> leaderOfNext, String excluded) {
     LeaderCosts c = costs.get();
     if (c.known()) {
       String b = batcher(c);
-      return b.equals(dc) ? Optional.empty() : Optional.of(b);
+      if (b.equals(excluded)) {
+        Map<String, Long> without = new java.util.HashMap<>(down);
+        without.put(excluded, Long.MAX_VALUE);
+        b = LeaderSubmit.batcher(c.lead(), dcs, without, scheduler.nowMicros());
+      }
+      return b.equals(dc) || b.equals(excluded) ? Optional.empty() : Optional.of(b);
     }
     OptionalInt leader = leaderOfNext.get();
+    // A leader marked down batches nothing: the entry runs here (asking no grant of it).
     return leader.isPresent() && leader.getAsInt() != dcIndex
+        && !isDown(dcs.get(leader.getAsInt())) && !dcs.get(leader.getAsInt()).equals(excluded)
         ? Optional.of(dcs.get(leader.getAsInt())) : Optional.empty();
+  }
+
+  /**
+   * Whether {@code other} counts as down here now: pass-ons to it went unanswered (see
+   * {@link #forward}). A round asks no grant of a DC marked down, and no list starts with its
+   * entry while another DC's is there.
+   */
+  boolean isDown(String other) {
+    return down.getOrDefault(other, 0L) > scheduler.nowMicros();
   }
 
   /**
@@ -150,6 +191,7 @@ final class BatcherPlacement {
    */
   Optional<String> roundPassesOnTo(OptionalInt leader) {
     return !hasCosts() && leader.isPresent() && leader.getAsInt() != dcIndex
+        && !isDown(dcs.get(leader.getAsInt()))
         ? Optional.of(dcs.get(leader.getAsInt())) : Optional.empty();
   }
 
@@ -158,8 +200,10 @@ final class BatcherPlacement {
    * before other DCs' of equal cost (a stable minimum keeps arrival order among equals).
    */
   Comparator<LogEntry> firstEntryOrder() {
-    LeaderCosts c = costs.get();
-    return Comparator.comparingLong((LogEntry e) -> c.lead(e.originDc()))
+    // The costs are read at each comparison: measured ones arrive, and change, after start.
+    // A DC marked down comes last: the next round would have to ask it for the grant.
+    return Comparator.comparingInt((LogEntry e) -> isDown(e.originDc()) ? 1 : 0)
+        .thenComparingLong(e -> costs.get().lead(e.originDc()))
         .thenComparingInt(e -> e.originDc().equals(dc) ? 0 : 1);
   }
 
@@ -244,31 +288,110 @@ final class BatcherPlacement {
 
   /**
    * Passes {@code s} on to {@code to}'s service and relays its answer; when {@code to} does not
-   * answer in time the answer is LEADER_UNREACHABLE (the client sends its next copy, or settles
-   * the outcome), and after {@value #DOWN_AFTER_MISSES} such in a row {@code to} is marked down.
+   * answer within the move bound ({@link #moveBoundMicros}) the answer is LEADER_UNREACHABLE
+   * (the client sends its next copy, or settles the outcome). After {@value #DOWN_AFTER_MISSES}
+   * such in a row, or one while {@code to} was marked down before without answering since,
+   * {@code to} is marked down.
    */
   CompletableFuture<Message> forward(SubmitRequest s, String to) {
+    return forward(s, to, null);
+  }
+
+  /**
+   * As {@link #forward(SubmitRequest, String)}, but an entry {@code to} leaves unanswered within
+   * the move bound goes {@code elsewhere} instead (null: answered LEADER_UNREACHABLE): to the
+   * next batcher, or into rounds here. Safe wherever it goes: every batcher judges an entry
+   * against the decided positions before placing it (docs/leader-combination.md), so the entry
+   * is placed at most once even if {@code to} still places it.
+   */
+  CompletableFuture<Message> forward(SubmitRequest s, String to,
+      Supplier<CompletableFuture<Message>> elsewhere) {
     forwarded.incrementAndGet();
+    long started = scheduler.nowMicros();
+    long bound = moveBoundMicros(to);
     CompletableFuture<Message> reply;
     try {
-      reply = transport.request(to, s.asForwarded(), forwardTimeout);
+      reply = transport.request(to, s.asForwarded(), Duration.ofNanos(bound * 1000));
     } catch (TransportException e) {
       reply = CompletableFuture.failedFuture(e);
     }
     return reply.handle((m, t) -> {
       if (m instanceof SubmitReply || m instanceof ErrorReply) {
-        misses.remove(to);
-        return m;
+        answered(to, scheduler.nowMicros() - started);
+        return CompletableFuture.completedFuture(m);
       }
-      // One lost datagram is not a DC down: only DOWN_AFTER_MISSES unanswered in a row are.
-      if (misses.merge(to, 1, Integer::sum) >= DOWN_AFTER_MISSES) {
-        misses.remove(to);
-        down.put(to, scheduler.nowMicros() + downMicros);
+      missed(to);
+      if (elsewhere != null) {
+        moved.incrementAndGet();
+        return elsewhere.get();
       }
-      return new ErrorReply(s.group(), s.position(), ErrorCode.LEADER_UNREACHABLE, "DC " + dc
-          + " passed the entry on to DC " + to + ", which did not answer in "
-          + forwardTimeout.toMillis() + " ms" + (t == null ? "" : ": " + t));
-    });
+      return CompletableFuture.<Message>completedFuture(new ErrorReply(s.group(), s.position(),
+          ErrorCode.LEADER_UNREACHABLE, "DC " + dc + " passed the entry on to DC " + to
+          + ", which did not answer in " + bound / 1000 + " ms" + (t == null ? "" : ": " + t)));
+    }).thenCompose(f -> f);
+  }
+
+  /**
+   * How long a pass-on to {@code to} waits for its answer before the entry moves on:
+   * {@value #MOVE_AFTER_MEDIANS} times the median of {@code to}'s recent answers (what a round
+   * there takes now, queueing included), at least {@code 1/}{@value #MOVE_FLOOR_SHARE} and at
+   * most all of the pass-on timeout. Before {@code to} answered
+   * {@value RecentTimes#MIN_SAMPLES} times: as many times what a round there should take by the
+   * round trips known (there and back, and {@code to}'s nearest majority), else a tenth of the
+   * timeout. A batcher slower than that is treated as silent: its entries are safe anywhere.
+   */
+  long moveBoundMicros(String to) {
+    long ceiling = forwardTimeout.toNanos() / 1000;
+    LeaderCosts c = costs.get();
+    // Before answers were timed: what a round there should take by the round trips known (the
+    // way there and back, and its nearest majority), else a tenth of the pass-on timeout.
+    long expected = c.rtts() != null ? c.rtts().rttMicros(dc, to) + c.lead(to) : ceiling / 10;
+    return answerTimes.computeIfAbsent(to, d -> new RecentTimes())
+        .bound(MOVE_AFTER_MEDIANS, ceiling / MOVE_FLOOR_SHARE, ceiling,
+            MOVE_AFTER_MEDIANS * expected);
+  }
+
+  private void answered(String to, long micros) {
+    answerTimes.computeIfAbsent(to, d -> new RecentTimes()).add(micros);
+    heardFrom(to);
+  }
+
+  /** {@code other} answered a request of this DC (a pass-on, a grant asked ahead). */
+  void heardFrom(String other) {
+    misses.remove(other);
+    marks.remove(other);
+  }
+
+  /**
+   * {@code other} left a request of this DC unanswered (a grant asked ahead): counted as a
+   * pass-on it did not answer ({@link #missed}). So the batching DC, which passes nothing on,
+   * learns too which DC to ask no grant of.
+   */
+  void silent(String other) {
+    missed(other);
+  }
+
+  /**
+   * A pass-on {@code to} left unanswered. One lost datagram is not a DC down: only
+   * {@value #DOWN_AFTER_MISSES} unanswered in a row are, or one after an earlier mark with no
+   * answer since (its mark ran out while it was still silent). A mark lasts a
+   * {@value #FIRST_MARK_SHARE}th of the longest one first and twice as long each time again, so
+   * a DC cut off briefly is used again soon and one that stays away is tried seldom.
+   */
+  private void missed(String to) {
+    int n = misses.merge(to, 1, Integer::sum);
+    int before = marks.getOrDefault(to, 0);
+    if (n >= DOWN_AFTER_MISSES || before > 0) {
+      misses.remove(to);
+      int k = marks.merge(to, 1, Integer::sum);
+      long span = Math.min(downMicros, (downMicros / FIRST_MARK_SHARE) << Math.min(k - 1, 20));
+      down.put(to, scheduler.nowMicros() + span);
+    }
+  }
+
+  /** Entries moved on from a DC that left their pass-on unanswered. */
+  long moved() {
+    return moved.get();
   }
 
   /** Submits passed on to another DC's service. */

@@ -347,9 +347,13 @@ public final class LeaderCombiner {
   /**
    * Passes a client's entry on to the DC that batches it when that is not this one
    * ({@link BatcherPlacement#passOnTo}), relaying the answer; empty when it is batched here (and
-   * always for an entry another DC passed on). Needs nothing applied at this DC.
+   * always for an entry another DC passed on). Needs nothing applied at this DC. An entry the
+   * batcher leaves unanswered within the move bound ({@link BatcherPlacement#moveBoundMicros})
+   * moves on to the next batcher by the same rule, once, or into rounds here through
+   * {@code here} (which queues it once this DC knows the positions before it).
    */
-  Optional<CompletableFuture<Message>> passOn(SubmitRequest s) {
+  Optional<CompletableFuture<Message>> passOn(SubmitRequest s,
+      java.util.function.Supplier<CompletableFuture<Message>> here) {
     if (s.forwarded()) {
       return Optional.empty();
     }
@@ -369,7 +373,15 @@ public final class LeaderCombiner {
       }
       idle.put(g.name, m);
     }
-    return to.map(dc -> placement.forward(s, dc));
+    return to.map(dc -> placement.forward(s, dc, () -> placement
+        .passOnTo(() -> rounds.leaderOfNext(group), dc)
+        .map(next -> placement.forward(s, next, here))
+        .orElseGet(here)));
+  }
+
+  /** Entries moved on from a batcher that left their pass-on unanswered (see {@link #passOn}). */
+  public long entriesMoved() {
+    return placement.moved();
   }
 
   /**

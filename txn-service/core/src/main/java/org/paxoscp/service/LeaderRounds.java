@@ -32,6 +32,7 @@ import org.paxoscp.transport.ProposerDriver;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportException;
+import org.paxoscp.transport.TransportTimeoutException;
 import org.paxoscp.wal.LogEntry;
 import org.paxoscp.wal.LogValue;
 import org.slf4j.Logger;
@@ -280,23 +281,27 @@ final class LeaderRounds {
         // DC's grant for q + 1 now, in parallel with the round, so the next round can skip the
         // grant request. It is used only if the value chosen at q makes that DC the leader.
         int next = dcs.indexOf(value.entries().get(0).originDc());
-        if (next >= 0) {
+        if (next >= 0 && !placement.isDown(dcs.get(next))) {
           g.prefetch = askGrant(g.name, q + 1, next);
         }
       }
     }
     SplittableRandom random = new SplittableRandom(scheduler.random().nextLong());
     long started = scheduler.nowMicros();
+    // No grant is asked of a DC marked down (it left pass-ons unanswered): the round goes
+    // straight to PREPARE, which is always safe, instead of waiting out the grant request.
+    OptionalInt grantor = leader.isPresent() && placement.isDown(dcs.get(leader.getAsInt()))
+        ? OptionalInt.empty() : leader;
     CompletableFuture<Proposer> proposer = rules.fastWithoutGrant()
         ? CompletableFuture.completedFuture(Proposer.forGrantedList(proposerConfig, g.name, id,
             value, q, leader.orElse(dcIndex), random))
         : asked == null
         ? CompletableFuture.completedFuture(Proposer.forList(proposerConfig, g.name, id, value,
-            q, leader, random))
+            q, grantor, random))
         : asked.handle((granted, t) -> Boolean.TRUE.equals(granted)
             ? Proposer.forGrantedList(proposerConfig, g.name, id, value, q,
                 leader.orElse(dcIndex), random)
-            : Proposer.forList(proposerConfig, g.name, id, value, q, leader, random));
+            : Proposer.forList(proposerConfig, g.name, id, value, q, grantor, random));
     proposer.thenCompose(driver::run).whenComplete((o, t) -> scheduler.execute(
         () -> roundDone(g, position, value, list, o, t, started)));
   }
@@ -331,6 +336,15 @@ final class LeaderRounds {
       } catch (TransportException e) {
         reply = CompletableFuture.failedFuture(e);
       }
+      String to = dcs.get(grantor);
+      reply.whenComplete((m, t) -> {
+        if (m != null) {
+          placement.heardFrom(to);
+        } else if (t instanceof TransportTimeoutException
+            || t.getCause() instanceof TransportTimeoutException) {
+          placement.silent(to);
+        }
+      });
       granted = reply.thenApply(m -> m instanceof Message.Paxos p
           && p.message() instanceof GrantReply r && r.granted()
           && r.requester().equals(holder.toString()) && r.position() == position);

@@ -800,10 +800,12 @@ public final class TransactionService implements RequestHandler {
     served(s.group());
     // An entry passed on to another DC's batcher needs nothing applied here (the batcher
     // applies the read position itself); only one batched here does.
-    Optional<CompletableFuture<Message>> passedOn = combiner.passOn(s);
-    if (passedOn.isPresent()) {
-      return passedOn.get();
-    }
+    Optional<CompletableFuture<Message>> passedOn = combiner.passOn(s, () -> batchHere(s));
+    return passedOn.orElseGet(() -> batchHere(s));
+  }
+
+  /** Queues {@code s} for this DC's rounds once the positions before it are known here. */
+  private CompletableFuture<Message> batchHere(SubmitRequest s) {
     if (applier.knownThrough(s.group()) >= s.position() - 1) {
       // A closed-loop client submits again just after its last commit, before this DC has
       // applied that position: no need to wait for the apply.

@@ -43,8 +43,26 @@ import org.paxoscp.wal.LogValue;
 public final class LeaderSubmit {
   /** The promotion bound used when the client names none. */
   public static final int DEFAULT_BOUND = 16;
-  /** How many times a submit is sent, evenly over the submit timeout, before settling. */
+  /**
+   * The submit timeout over this many is the longest wait between two copies of a submit
+   * (and the wait after the first before any submit was answered).
+   */
   static final int COPIES = 6;
+  /** How many copies of a submit go out at most before the client settles. */
+  static final int MAX_COPIES = 12;
+  /**
+   * After the first two copies (one to the client's own DC, one to another), the next follows
+   * after this many times the lower quartile of how long recent submits took to be answered
+   * ({@link #QUARTILE}), at least {@code 1/}{@value #FLOOR_SHARE} of the longest wait between
+   * copies, and each later one twice as long after the last.
+   */
+  static final int RESEND_AFTER = 2;
+  /** The percentile of recent answer times the next copy's wait is taken from. */
+  static final int QUARTILE = 25;
+  /** The shortest wait between copies is the longest one over this. */
+  static final int FLOOR_SHARE = 40;
+  /** Before any submit was answered, the first wait is the longest one over this. */
+  static final int FIRST_WAIT_SHARE = 4;
 
   private final Transport transport;
   private final List<String> dcs;
@@ -54,6 +72,8 @@ public final class LeaderSubmit {
   private final Duration submitTimeout;
   private final Map<String, Long> leaderCosts;
   private final Map<String, Long> down = new ConcurrentHashMap<>();
+  /** How long recent submits took to be answered COMMITTED or ABORTED (µs). */
+  private final RecentTimes answerTimes = new RecentTimes();
 
   /**
    * @param driver runs the settling proposers
@@ -112,8 +132,35 @@ public final class LeaderSubmit {
       int bound) {
     CompletableFuture<Outcome> result = new CompletableFuture<>();
     SubmitRequest request = new SubmitRequest(group, entry.readPosition() + 1, entry, bound);
-    attempt(request, target(entry.originDc(), leaderDc), result);
+    String target = target(entry.originDc(), leaderDc);
+    new Submission(request, target, other(target, leaderDc), result).send();
     return result;
+  }
+
+  /**
+   * Where every second copy of a submit goes: another DC than {@code target}, so that a copy
+   * reaches the batcher while {@code target} itself does not answer (its own outage, or its
+   * pass-on lost): the cheapest DC to lead of the rest with leader costs, else {@code leaderDc}
+   * when that is another DC, else the next DC in cluster order. A copy at a second DC is safe:
+   * it is the same entry, which every batcher judges against the decided positions before
+   * placing it.
+   */
+  private String other(String target, String leaderDc) {
+    if (dcs.size() < 2) {
+      return target;
+    }
+    if (!leaderCosts.isEmpty()) {
+      Map<String, Long> without = new java.util.HashMap<>(down);
+      without.put(target, Long.MAX_VALUE);
+      String b = batcher(leaderCosts, dcs, without, scheduler.nowMicros());
+      if (!b.equals(target)) {
+        return b;
+      }
+    }
+    if (leaderDc != null && !leaderDc.equals(target) && dcs.contains(leaderDc)) {
+      return leaderDc;
+    }
+    return dcs.get((dcs.indexOf(target) + 1) % dcs.size());
   }
 
   /**
@@ -131,81 +178,113 @@ public final class LeaderSubmit {
     return leaderCosts.isEmpty() ? leaderDc : batcher(leaderCosts, dcs, down, now);
   }
 
-  private void attempt(SubmitRequest s, String target, CompletableFuture<Outcome> result) {
-    new Submission(s, target, result).send();
-  }
-
   /**
-   * One submit and its copies: the same request sent at {@code i * submitTimeout / COPIES} for
-   * {@code i = 0 .. COPIES-1} while nothing answered, and at once after an error answer when no
-   * other copy is out (a lost request or reply is then not a lost commit: the batcher joins a
-   * copy to the entry it holds, or answers it from the log once decided), all waiting until one
-   * deadline. When every copy ended without an answer and no more will go out, the client
-   * {@link #settle}s, exactly once.
+   * One submit and its copies, all waiting until one deadline. The first goes to
+   * {@code target}; the next after {@value #RESEND_AFTER_MEDIANS} times the median of recent
+   * submits' answers (a lost request or reply is not a lost commit: the batcher joins a copy to
+   * the entry it holds, or answers it from the log once decided), each later one twice as long
+   * after the last, at most {@code submitTimeout / COPIES} apart; every second one to
+   * {@code other}. An error answer sends the next copy at once when no other copy is out. When
+   * every copy ended without an answer and no more will go out, the client {@link #settle}s,
+   * exactly once.
    */
   private final class Submission {
     final SubmitRequest s;
     final String target;
+    final String other;
     final CompletableFuture<Outcome> result;
+    final long startedMicros;
     final long deadlineMicros;
+    /** The longest wait between two copies, and the first wait. */
+    final long stepMicros;
+    final long firstWaitMicros;
     /** Guarded by this: copies sent, copies not yet ended, whether a copy got an ErrorReply. */
     int sent;
     int open;
-    boolean anyAnswer;
+    boolean targetAnswered;
     String lastError;
     boolean settling;
 
-    Submission(SubmitRequest s, String target, CompletableFuture<Outcome> result) {
+    Submission(SubmitRequest s, String target, String other, CompletableFuture<Outcome> result) {
       this.s = s;
       this.target = target;
+      this.other = other;
       this.result = result;
-      this.deadlineMicros = scheduler.nowMicros() + submitTimeout.toNanos() / 1000;
+      this.startedMicros = scheduler.nowMicros();
+      this.deadlineMicros = startedMicros + submitTimeout.toNanos() / 1000;
+      this.stepMicros = Math.max(1, submitTimeout.toNanos() / 1000 / COPIES);
+      this.firstWaitMicros = answerTimes.bound(QUARTILE, RESEND_AFTER, stepMicros / FLOOR_SHARE,
+          stepMicros, stepMicros / FIRST_WAIT_SHARE);
     }
 
+    /**
+     * The first two copies go at once, to {@code target} and to {@code other}: each reaches the
+     * batcher by another way (and at least one of them when {@code target} is down or its
+     * pass-on is lost), at the cost of one more submit per commit, which the batcher joins to
+     * the first.
+     */
     void send() {
-      long step = Math.max(1, submitTimeout.toNanos() / 1000 / COPIES);
-      for (int i = 1; i < COPIES; i++) {
-        scheduler.schedule(i * step, this::sendCopy);
-      }
       sendCopy();
+      if (!other.equals(target)) {
+        sendCopy();
+      }
+    }
+
+    /** The wait after the {@code n}th copy before the next one. */
+    private long waitAfter(int n) {
+      return Math.min(stepMicros, firstWaitMicros << Math.min(n - 1, 20));
     }
 
     /** Sends one more copy if one may still go out; settles if none is out and none will go. */
     void sendCopy() {
       long left;
+      String to;
+      int n;
       synchronized (this) {
         left = deadlineMicros - scheduler.nowMicros();
         if (result.isDone() || settling) {
           return;
         }
-        if (sent >= COPIES || left <= 0) {
+        if (sent >= MAX_COPIES || left <= 0) {
           settleIfIdle();
           return;
         }
-        sent++;
+        n = ++sent;
         open++;
+        to = n % 2 == 1 ? target : other;
+      }
+      if (n < MAX_COPIES) {
+        scheduler.schedule(waitAfter(n), () -> {
+          synchronized (this) {
+            if (sent != n) {
+              return;  // an error answer sent the next copy already
+            }
+          }
+          sendCopy();
+        });
       }
       CompletableFuture<Message> reply;
       try {
-        reply = transport.request(target, s, Duration.ofNanos(left * 1000));
+        reply = transport.request(to, s, Duration.ofNanos(left * 1000));
       } catch (RuntimeException e) {
         reply = CompletableFuture.failedFuture(e);
       }
-      reply.whenComplete(this::ended);
+      reply.whenComplete((m, t) -> ended(to, m, t));
     }
 
-    private void ended(Message m, Throwable t) {
+    private void ended(String to, Message m, Throwable t) {
       if (result.isDone()) {
         return;
       }
       long p = s.position();
       if (m instanceof SubmitReply r && r.txnId().equals(s.entry().txnId())
           && r.group().equals(s.group())) {
+        answerTimes.add(scheduler.nowMicros() - startedMicros);
         switch (r.status()) {
           case COMMITTED -> result.complete(new Outcome(Outcome.Status.COMMITTED, r.position(),
               (int) (r.position() - p), null, null, false, r.entries()));
           case ABORTED -> result.complete(new Outcome(Outcome.Status.ABORTED, r.position(),
-              (int) Math.max(0, r.position() - p), null, "leader " + target + ": " + r.detail(),
+              (int) Math.max(0, r.position() - p), null, "leader " + to + ": " + r.detail(),
               true));
           default -> throw new IllegalStateException("unknown submit status " + r.status());
         }
@@ -215,11 +294,12 @@ public final class LeaderSubmit {
       synchronized (this) {
         open--;
         if (m instanceof Message.ErrorReply e) {
-          anyAnswer = true;
-          lastError = "leader " + target + ": " + e.code() + " " + e.detail();
+          targetAnswered |= to.equals(target);
+          lastError = "leader " + to + ": " + e.code() + " " + e.detail();
         }
         // An error answer frees its turn: the next copy goes out at once.
-        again = m instanceof Message.ErrorReply && open == 0;
+        again = m instanceof Message.ErrorReply e && e.code() != Message.ErrorCode.OVERLOADED
+            && open == 0;
         if (!again) {
           settleIfIdle();
         }
@@ -234,15 +314,16 @@ public final class LeaderSubmit {
      * runs off the lock (its proposers' callbacks never take it).
      */
     private void settleIfIdle() {
-      boolean more = sent < COPIES && deadlineMicros > scheduler.nowMicros();
+      boolean more = sent < MAX_COPIES && deadlineMicros > scheduler.nowMicros();
       if (open > 0 || more || settling || result.isDone()) {
         return;
       }
       settling = true;
-      if (!anyAnswer) {
+      if (!targetAnswered) {
         down.put(target, scheduler.nowMicros() + submitTimeout.toNanos() / 100);
       }
-      String why = lastError != null ? lastError : "no answer from leader " + target + " in "
+      String why = lastError != null ? lastError : "no answer from leader " + target
+          + (other.equals(target) ? "" : " or DC " + other) + " in "
           + submitTimeout.toMillis() + " ms (" + sent + " copies)";
       scheduler.execute(() -> settle(s, why, result));
     }

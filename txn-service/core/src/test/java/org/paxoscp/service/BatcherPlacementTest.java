@@ -1,6 +1,7 @@
 package org.paxoscp.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,7 @@ import org.paxoscp.transport.Message.ErrorReply;
 import org.paxoscp.transport.Message.SubmitReply;
 import org.paxoscp.transport.Message.SubmitRequest;
 import org.paxoscp.transport.Latency;
+import org.paxoscp.transport.RecentTimes;
 import org.paxoscp.transport.Scheduler;
 import org.paxoscp.transport.Transport;
 import org.paxoscp.transport.TransportTimeoutException;
@@ -262,5 +264,90 @@ class BatcherPlacementTest {
     clock.now += Math.max(DOWN_MICROS, BatcherPlacement.DWELL_MICROS);
     assertEquals("V", atO.batcher());
     assertEquals(2, atO.moves());
+  }
+
+  @Test
+  void anEntryItsBatcherLeavesUnansweredMovesOnAndSilenceAfterAMarkMarksAgainLonger()
+      throws Exception {
+    BatcherPlacement atV = placement("V", COSTS);
+    SubmitReply fromHere = SubmitReply.committed("g", 1, "t1", 1);
+    Message m = atV.forward(submit("t1", "V"), "O",
+        () -> CompletableFuture.completedFuture(fromHere)).get();
+    assertEquals(fromHere, m, "the entry went elsewhere, and that answer is relayed");
+    assertEquals(1, atV.moved());
+    assertFalse(atV.isDown("O"), "one unanswered pass-on may be a lost datagram");
+    for (int i = 2; i <= BatcherPlacement.DOWN_AFTER_MISSES; i++) {
+      atV.forward(submit("t" + i, "V"), "O").get();
+    }
+    assertTrue(atV.isDown("O"));
+    long first = DOWN_MICROS / BatcherPlacement.FIRST_MARK_SHARE;
+    clock.now += first;
+    assertFalse(atV.isDown("O"), "the first mark is short");
+    // Still silent when its mark ran out: one unanswered pass-on marks it again, twice as long.
+    atV.forward(submit("t8", "V"), "O").get();
+    assertTrue(atV.isDown("O"));
+    clock.now += first;
+    assertTrue(atV.isDown("O"), "the second mark lasts twice as long as the first");
+    clock.now += first;
+    assertFalse(atV.isDown("O"));
+    // An answer forgets the marks: the next unanswered pass-on is one miss again.
+    transport.answers.put("O", CompletableFuture.completedFuture(
+        SubmitReply.committed("g", 1, "t9", 1)));
+    atV.forward(submit("t9", "V"), "O").get();
+    transport.answers.remove("O");
+    atV.forward(submit("t10", "V"), "O").get();
+    assertFalse(atV.isDown("O"));
+  }
+
+  @Test
+  void anEntryMovedOffASilentBatcherGoesToTheNextOneOrStaysHere() throws Exception {
+    assertEquals(Optional.of("O"), placement("V", COSTS).passOnTo(
+        BatcherPlacementTest::neverAsked));
+    assertEquals(Optional.of("C"), placement("V", COSTS).passOnTo(
+        BatcherPlacementTest::neverAsked, "O"), "the cheapest DC to lead but O");
+    assertEquals(Optional.empty(), placement("C", COSTS).passOnTo(
+        BatcherPlacementTest::neverAsked, "O"), "C is the next batcher itself");
+    // Without costs the next position's leader batches; one that left the entry unanswered
+    // does not, and neither does one marked down: the entry runs here.
+    BatcherPlacement atV = placement("V", Map.of());
+    assertEquals(Optional.empty(), atV.passOnTo(() -> OptionalInt.of(1), "O"));
+    for (int i = 0; i < BatcherPlacement.DOWN_AFTER_MISSES; i++) {
+      atV.forward(submit("t" + i, "V"), "O").get();
+    }
+    assertEquals(Optional.empty(), atV.passOnTo(() -> OptionalInt.of(1)));
+    assertEquals(Optional.empty(), atV.roundPassesOnTo(OptionalInt.of(1)));
+  }
+
+  @Test
+  void aListStartsWithAnEntryOfADcNotMarkedDown() throws Exception {
+    BatcherPlacement atV = placement("V", COSTS);
+    Comparator<LogEntry> order = atV.firstEntryOrder();
+    LogEntry fromO = submit("t1", "O").entry();
+    LogEntry fromV = submit("t2", "V").entry();
+    assertTrue(order.compare(fromO, fromV) < 0, "O is cheaper to lead");
+    for (int i = 0; i < BatcherPlacement.DOWN_AFTER_MISSES; i++) {
+      atV.forward(submit("t" + (3 + i), "V"), "O").get();
+    }
+    assertTrue(order.compare(fromV, fromO) < 0, "O is marked down: its grant is not asked");
+  }
+
+  @Test
+  void theMoveBoundFollowsTheBatchersRecentAnswers() {
+    BatcherPlacement atO = weighted("O");
+    long ceiling = 500_000;
+    // Before answers: three times a round there by the round trips known (O to V and back,
+    // and V's nearest majority).
+    long expected = Latency.paperRegions().rttMicros("O", "V") + COSTS.get("V");
+    assertEquals(Math.min(ceiling, BatcherPlacement.MOVE_AFTER_MEDIANS * expected),
+        atO.moveBoundMicros("V"));
+    for (int i = 0; i < RecentTimes.WINDOW; i++) {
+      CompletableFuture<Message> answer = new CompletableFuture<>();
+      transport.answers.put("V", answer);
+      CompletableFuture<Message> relayed = atO.forward(submit("t" + i, "O"), "V");
+      clock.now += 40_000;
+      answer.complete(SubmitReply.committed("g", 1, "t" + i, 1));
+      assertTrue(relayed.isDone());
+    }
+    assertEquals(BatcherPlacement.MOVE_AFTER_MEDIANS * 40_000L, atO.moveBoundMicros("V"));
   }
 }

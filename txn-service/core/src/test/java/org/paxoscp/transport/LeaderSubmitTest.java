@@ -61,6 +61,7 @@ class LeaderSubmitTest {
     final int lost;
     final boolean failing;
     final List<Long> sentAtNanos = Collections.synchronizedList(new ArrayList<>());
+    final List<String> sentTo = Collections.synchronizedList(new ArrayList<>());
 
     LossyTransport(int lost) {
       this(lost, false);
@@ -85,6 +86,7 @@ class LeaderSubmitTest {
         return CompletableFuture.failedFuture(new TransportSendException("send failed", null));
       }
       sentAtNanos.add(System.nanoTime());
+      sentTo.add(dc);
       Message.SubmitRequest s = (Message.SubmitRequest) request;
       if (sentAtNanos.size() <= lost) {
         return new CompletableFuture<Message>()
@@ -128,9 +130,13 @@ class LeaderSubmitTest {
     assertEquals(Outcome.Status.COMMITTED, o.status(), o.toString());
     assertEquals(5, o.position());
     assertEquals(3, transport.sentAtNanos.size(), "two copies lost, the third answered");
-    long gapMillis = (transport.sentAtNanos.get(1) - transport.sentAtNanos.get(0)) / 1_000_000;
-    assertTrue(gapMillis >= timeout.toMillis() / LeaderSubmit.COPIES - 20,
-        "copies go out a share of the timeout apart: " + gapMillis + " ms");
+    assertEquals(List.of("V", "O", "V"), transport.sentTo,
+        "the first two at once, to the client's DC and to the cheapest other one");
+    long gapMillis = (transport.sentAtNanos.get(2) - transport.sentAtNanos.get(1)) / 1_000_000;
+    long step = timeout.toMillis() / LeaderSubmit.COPIES;
+    assertTrue(gapMillis >= step / LeaderSubmit.FIRST_WAIT_SHARE - 5,
+        "before any answer, the next copy waits a share of the longest wait: " + gapMillis
+            + " ms");
   }
 
   @Test
@@ -142,6 +148,8 @@ class LeaderSubmitTest {
     assertEquals(Outcome.Status.UNKNOWN, o.status(), o.toString());
     assertEquals(5, o.firstPosition());
     assertEquals(5 + 16, o.position());
-    assertEquals(LeaderSubmit.COPIES, transport.sentAtNanos.size(), "every copy went out");
+    int copies = transport.sentAtNanos.size();
+    assertTrue(copies > 2 && copies <= LeaderSubmit.MAX_COPIES,
+        "copies went out until the deadline, at most " + LeaderSubmit.MAX_COPIES + ": " + copies);
   }
 }

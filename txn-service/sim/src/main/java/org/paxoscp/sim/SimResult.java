@@ -18,6 +18,8 @@ import org.paxoscp.check.CheckResult;
  * @param combinedTxns entries sharing a position with another entry
  * @param noopPositions positions that hold no transaction: no-ops, and withdrawals of
  *     leader-mode entries (docs/leader-combination.md)
+ * @param withdrawalPositions of those, the positions holding a withdrawal (the rest are no-ops
+ *     a learner or a settling proposer decided where nobody had voted)
  * @param positions the length of the decided log
  * @param commitLatencyMicros commit latency (commit call to outcome) of committed read-write txns
  * @param check the serializability checker's verdict on every DC's log and every history
@@ -44,6 +46,7 @@ public record SimResult(
     int combinedPositions,
     int combinedTxns,
     int noopPositions,
+    int withdrawalPositions,
     long positions,
     Histogram commitLatencyMicros,
     CheckResult check,

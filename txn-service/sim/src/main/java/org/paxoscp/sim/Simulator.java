@@ -868,6 +868,7 @@ public final class Simulator {
     int combinedPositions = 0;
     int combinedTxns = 0;
     int noops = 0;
+    int withdrawals = 0;
     for (var logs : logsByGroup.values()) {
       for (LogValue v : logs.get(cfg.dcs().get(0)).values()) {
         if (v.entries().size() > 1) {
@@ -875,11 +876,13 @@ public final class Simulator {
           combinedTxns += v.entries().size();
         }
         // A position holding only withdrawals of leader-mode entries carries no transaction.
-        noops += v.entries().stream().allMatch(Placement::isWithdrawal) ? 1 : 0;
+        boolean none = v.entries().stream().allMatch(Placement::isWithdrawal);
+        noops += none ? 1 : 0;
+        withdrawals += none && !v.isNoop() ? 1 : 0;
       }
     }
     return new SimResult(cfg, commitsByRound, readOnly, aborted, unknown, crashed,
-        combinedPositions, combinedTxns, noops, maxPosition, latency, check,
+        combinedPositions, combinedTxns, noops, withdrawals, maxPosition, latency, check,
         cluster.conflicts(), finished, events.now(), network.sent(), cluster.exercised(),
         unknownFates(logsByGroup), violations(), network.replays(),
         updates.result());
