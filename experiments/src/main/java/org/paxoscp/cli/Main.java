@@ -14,7 +14,7 @@ import picocli.CommandLine;
     subcommands = {DemoCommand.class, ClusterCommand.class, ShellCommand.class,
         StatusCommand.class, DcCommand.class, ClusterVersionCommand.class,
         RebuildBenchCommand.class, ServiceCommand.class, SimulateCommand.class, FastPathBenchCommand.class,
-        XgBenchCommand.class, GroupsBenchCommand.class, ScanBenchCommand.class,
+        XgBenchCommand.class, LeaderFaultsBenchCommand.class, GroupsBenchCommand.class, ScanBenchCommand.class,
         CounterBenchCommand.class, AsyncBenchCommand.class, ClientBenchCommand.class,
         HBaseCommand.class, StoreCostCommand.class, YcsbCommand.class, CheckCommand.class,
         LifecycleBenchCommand.class, ConfigReferenceCommand.class, KeyCommand.class,

@@ -197,11 +197,7 @@ public final class SimulateCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    // The shipped service logs every catch-up it gives up; under injected faults that is
-    // thousands of expected warnings. Keep them unless the user asked for a level.
-    if (System.getProperty("org.slf4j.simpleLogger.log.org.paxoscp.service") == null) {
-      System.setProperty("org.slf4j.simpleLogger.log.org.paxoscp.service", "error");
-    }
+    quietServiceLogs();
     PrintStream out = System.out;
     List<Protocol> list = new ArrayList<>();
     for (String p : protocols) {
@@ -307,6 +303,16 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     printTable(out, summaries);
     return violation ? 1 : 0;
+  }
+
+  /**
+   * The shipped service logs every catch-up it gives up; under injected faults that is
+   * thousands of expected warnings. Keeps only errors, unless the user asked for a level.
+   */
+  static void quietServiceLogs() {
+    if (System.getProperty("org.slf4j.simpleLogger.log.org.paxoscp.service") == null) {
+      System.setProperty("org.slf4j.simpleLogger.log.org.paxoscp.service", "error");
+    }
   }
 
   private SimConfig baseConfig() {

@@ -337,15 +337,16 @@ final class BatcherPlacement {
    * there takes now, queueing included), at least {@code 1/}{@value #MOVE_FLOOR_SHARE} and at
    * most all of the pass-on timeout. Before {@code to} answered
    * {@value RecentTimes#MIN_SAMPLES} times: as many times what a round there should take by the
-   * round trips known (there and back, and {@code to}'s nearest majority), else a tenth of the
-   * timeout. A batcher slower than that is treated as silent: its entries are safe anywhere.
+   * round trips known (there and back, and {@code to}'s nearest majority), else a fortieth of
+   * the timeout. A batcher slower than that is treated as silent: its entries are safe anywhere.
    */
   long moveBoundMicros(String to) {
     long ceiling = forwardTimeout.toNanos() / 1000;
     LeaderCosts c = costs.get();
     // Before answers were timed: what a round there should take by the round trips known (the
     // way there and back, and its nearest majority), else a tenth of the pass-on timeout.
-    long expected = c.rtts() != null ? c.rtts().rttMicros(dc, to) + c.lead(to) : ceiling / 10;
+    long expected = c.rtts() != null ? c.rtts().rttMicros(dc, to) + c.lead(to)
+        : ceiling / 40;
     return answerTimes.computeIfAbsent(to, d -> new RecentTimes())
         .bound(MOVE_AFTER_MEDIANS, ceiling / MOVE_FLOOR_SHARE, ceiling,
             MOVE_AFTER_MEDIANS * expected);

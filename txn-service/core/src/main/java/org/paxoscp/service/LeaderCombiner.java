@@ -187,7 +187,8 @@ public final class LeaderCombiner {
         Duration.ofNanos(proposerConfig.phaseTimeoutMicros() * 2000),
         proposerConfig.phaseTimeoutMicros() * 10, catchUp.originShares());
     this.rounds = new LeaderRounds(dc, dcs, acceptor, applier, catchUp, scheduler,
-        options.rules(), options.holdShare(), maxListBytes, placement, this::retireIfIdle);
+        options.rules(), options.holdShare(), maxListBytes, placement, this::retireIfIdle,
+        this::submit);
   }
 
   /**

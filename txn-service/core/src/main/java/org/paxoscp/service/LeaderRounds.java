@@ -91,13 +91,16 @@ final class LeaderRounds {
   private final RoundPlanner planner;
   /** Called when a group may have become idle (it retires it if so). */
   private final Consumer<LeaderGroup> mayBeIdle;
+  /** Queues an entry here again (the combiner's submit, which finds the group's live state). */
+  private final java.util.function.Function<SubmitRequest, CompletableFuture<Message>> requeue;
   private final AtomicLong rounds = new AtomicLong();
   private final AtomicLong entriesCommitted = new AtomicLong();
   private final AtomicLong holdsBegun = new AtomicLong();
 
   LeaderRounds(String dc, List<String> dcs, Acceptor acceptor, LogApplier applier,
       CatchUp catchUp, Scheduler scheduler, LeaderCombiner.Rules rules, double holdShare,
-      int maxListBytes, BatcherPlacement placement, Consumer<LeaderGroup> mayBeIdle) {
+      int maxListBytes, BatcherPlacement placement, Consumer<LeaderGroup> mayBeIdle,
+      java.util.function.Function<SubmitRequest, CompletableFuture<Message>> requeue) {
     this.dc = Objects.requireNonNull(dc);
     this.dcs = List.copyOf(dcs);
     this.dcIndex = this.dcs.indexOf(dc);
@@ -113,6 +116,7 @@ final class LeaderRounds {
     this.placement = Objects.requireNonNull(placement);
     this.planner = new RoundPlanner(dc, rules, maxListBytes, placement.firstEntryOrder());
     this.mayBeIdle = Objects.requireNonNull(mayBeIdle);
+    this.requeue = Objects.requireNonNull(requeue);
   }
 
   /** Rounds started (lists proposed). */
@@ -226,12 +230,22 @@ final class LeaderRounds {
     }
     answers.forEach(Runnable::run);
     for (Pending p : toForward) {
-      placement.forward(p.request, passTo.get()).whenComplete((m, t) -> {
+      // An entry the leader leaves unanswered within the move bound runs here after all, as
+      // one passed on here (never passed on again): safe, since every instance judges an
+      // entry against the decided positions before placing it.
+      placement.forward(p.request, passTo.get(), () -> {
+        synchronized (g) {
+          g.byTxn.remove(p.entry().txnId(), p);
+        }
+        return requeue.apply(p.request.asForwarded());
+      }).whenComplete((m, t) -> {
         synchronized (g) {
           p.answered = true;
           g.byTxn.remove(p.entry().txnId(), p);
         }
-        p.reply.complete(m);
+        p.reply.complete(m != null ? m : new ErrorReply(g.name, p.request.position(),
+            ErrorCode.CATCH_UP_FAILED, "DC " + dc + " could not run the entry here after its "
+                + "leader left it unanswered: " + t));
         mayBeIdle.accept(g);
       });
     }

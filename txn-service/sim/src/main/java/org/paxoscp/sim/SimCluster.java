@@ -519,6 +519,7 @@ final class SimCluster {
         everyInstance.size(),
         everyInstance.stream().mapToLong(i -> i.service.combiner().rounds()).sum(),
         everyInstance.stream().mapToLong(i -> i.service.combiner().entriesCommitted()).sum(),
-        restartsMidRound, concurrentLeaderRounds);
+        restartsMidRound, concurrentLeaderRounds,
+        everyInstance.stream().mapToLong(i -> i.service.combiner().entriesMoved()).sum());
   }
 }

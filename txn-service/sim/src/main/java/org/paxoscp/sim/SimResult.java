@@ -156,10 +156,13 @@ public record SimResult(
    * @param restartsMidRound restarts that killed an instance with a leader round in flight
    * @param concurrentLeaderRounds submits served while two instances of one DC both had leader
    *     rounds in flight
+   * @param entriesMoved entries a service moved off a batcher that left their pass-on
+   *     unanswered (docs/leader-combination.md, "Under compound faults")
    */
   public record Exercised(SortedMap<String, Long> messagesByType, long learnedFromPeers,
       long learnedByLearner, long restarts, long instances, long leaderRounds,
-      long leaderCommits, long restartsMidRound, long concurrentLeaderRounds) {
+      long leaderCommits, long restartsMidRound, long concurrentLeaderRounds,
+      long entriesMoved) {
 
     public long messages(String type) {
       return messagesByType.getOrDefault(type, 0L);
@@ -172,11 +175,12 @@ public record SimResult(
       return new Exercised(m, learnedFromPeers + o.learnedFromPeers,
           learnedByLearner + o.learnedByLearner, restarts + o.restarts, instances + o.instances,
           leaderRounds + o.leaderRounds, leaderCommits + o.leaderCommits,
-          restartsMidRound + o.restartsMidRound, concurrentLeaderRounds + o.concurrentLeaderRounds);
+          restartsMidRound + o.restartsMidRound, concurrentLeaderRounds + o.concurrentLeaderRounds,
+          entriesMoved + o.entriesMoved);
     }
 
     public static Exercised none() {
-      return new Exercised(new java.util.TreeMap<>(), 0, 0, 0, 0, 0, 0, 0, 0);
+      return new Exercised(new java.util.TreeMap<>(), 0, 0, 0, 0, 0, 0, 0, 0, 0);
     }
 
     @Override
@@ -187,7 +191,7 @@ public record SimResult(
           + (leaderRounds > 0 ? ", leader rounds " + leaderRounds + " (entries committed "
               + leaderCommits + ", restarts mid-round " + restartsMidRound
               + ", submits while two instances of a DC ran rounds " + concurrentLeaderRounds
-              + ")" : "");
+              + ", entries moved off a silent batcher " + entriesMoved + ")" : "");
     }
   }
 

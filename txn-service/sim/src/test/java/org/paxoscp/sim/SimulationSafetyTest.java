@@ -50,27 +50,25 @@ class SimulationSafetyTest {
    */
   static final SimConfig.Replay REPLAY = new SimConfig.Replay(0.05, 10_000, 10_000_000);
 
+  /**
+   * The mixes of {@link FaultMix} but the compound one (which
+   * {@code LeaderCompoundFaultsSimulationTest} runs).
+   */
   enum Mix {
-    CLEAN(Faults.NONE),
-    LOSSY(new Faults(0.10, 0.05, 0.10, false, false, false, false, false)),
-    PARTITIONS(new Faults(0.01, 0, 0, true, false, false, false, false)),
-    CRASHES(new Faults(0.02, 0.01, 0, false, true, false, false, false)),
-    OUTAGES(new Faults(0.01, 0, 0.02, false, false, true, false, false)),
-    /** Service instances killed and restarted; one DC served by two instances at once. */
-    RESTARTS(new Faults(0.01, 0, 0.02, false, false, false, true, true)),
-    EVERYTHING(new Faults(0.05, 0.02, 0.05, true, true, true, true, true)),
-    /** Half of one message type (picked per run) lost, the rest delayed; a little loss. */
-    TARGETED(new Faults(0.02, 0.01, 0.02, false, false, false, false, false, true, 0)),
-    /**
-     * Store operations fail (5%): unavailable before anything is done, or ambiguous after a
-     * write was done; service restarts and two instances of a DC beside them.
-     */
-    STORE(new Faults(0.01, 0, 0.02, false, false, false, true, true, false, 0.05));
+    CLEAN(FaultMix.CLEAN),
+    LOSSY(FaultMix.LOSSY),
+    PARTITIONS(FaultMix.PARTITIONS),
+    CRASHES(FaultMix.CRASHES),
+    OUTAGES(FaultMix.OUTAGES),
+    RESTARTS(FaultMix.RESTARTS),
+    EVERYTHING(FaultMix.EVERYTHING),
+    TARGETED(FaultMix.TARGETED),
+    STORE(FaultMix.STORE);
 
     final Faults faults;
 
-    Mix(Faults faults) {
-      this.faults = faults;
+    Mix(FaultMix mix) {
+      this.faults = mix.faults();
     }
   }
 
