@@ -73,7 +73,9 @@ final class BatcherPlacement {
   static final int MOVE_AFTER_MEDIANS = 3;
   /** The shortest move bound is the pass-on timeout over this. */
   static final int MOVE_FLOOR_SHARE = 80;
-  /** The first mark down of a DC lasts this share of the longest one; each next one twice the last. */
+  /**
+   * The first mark down of a DC lasts the longest one over this; each next one twice the last.
+   */
   static final int FIRST_MARK_SHARE = 20;
   /** Entries recorded here before the weighted rule applies (the cheapest DC to lead before). */
   static final int MIN_ENTRIES = OriginShares.HORIZON / 2;
@@ -117,7 +119,7 @@ final class BatcherPlacement {
    *     change)
    * @param forwardTimeout how long a pass-on waits for the other DC's answer
    * @param downMicros the longest a DC that did not answer pass-ons is passed over (its first
-   *     mark lasts a {@value #FIRST_MARK_SHARE}th of it, each next one twice the last)
+   *     mark lasts {@code 1/}{@value #FIRST_MARK_SHARE} of it, each next one twice the last)
    * @param shares where this DC's recorded entries come from (for the weighted rule)
    */
   BatcherPlacement(String dc, List<String> dcs, Supplier<LeaderCosts> costs,
@@ -344,7 +346,7 @@ final class BatcherPlacement {
     long ceiling = forwardTimeout.toNanos() / 1000;
     LeaderCosts c = costs.get();
     // Before answers were timed: what a round there should take by the round trips known (the
-    // way there and back, and its nearest majority), else a tenth of the pass-on timeout.
+    // way there and back, and its nearest majority), else a fortieth of the pass-on timeout.
     long expected = c.rtts() != null ? c.rtts().rttMicros(dc, to) + c.lead(to)
         : ceiling / 40;
     return answerTimes.computeIfAbsent(to, d -> new RecentTimes())
@@ -375,8 +377,8 @@ final class BatcherPlacement {
   /**
    * A pass-on {@code to} left unanswered. One lost datagram is not a DC down: only
    * {@value #DOWN_AFTER_MISSES} unanswered in a row are, or one after an earlier mark with no
-   * answer since (its mark ran out while it was still silent). A mark lasts a
-   * {@value #FIRST_MARK_SHARE}th of the longest one first and twice as long each time again, so
+   * answer since (its mark ran out while it was still silent). A mark lasts
+   * {@code 1/}{@value #FIRST_MARK_SHARE} of the longest one first and twice as long each time again, so
    * a DC cut off briefly is used again soon and one that stays away is tried seldom.
    */
   private void missed(String to) {

@@ -51,10 +51,9 @@ public final class LeaderSubmit {
   /** How many copies of a submit go out at most before the client settles. */
   static final int MAX_COPIES = 12;
   /**
-   * After the first two copies (one to the client's own DC, one to another), the next follows
-   * after this many times the lower quartile of how long recent submits took to be answered
-   * ({@link #QUARTILE}), at least {@code 1/}{@value #FLOOR_SHARE} of the longest wait between
-   * copies, and each later one twice as long after the last.
+   * The first wait between copies is this many times the lower quartile of how long recent
+   * submits took to be answered ({@link #QUARTILE}), at least {@code 1/}{@value #FLOOR_SHARE} of
+   * the longest wait between copies; see {@link Submission}.
    */
   static final int RESEND_AFTER = 2;
   /** The percentile of recent answer times the next copy's wait is taken from. */
@@ -179,14 +178,16 @@ public final class LeaderSubmit {
   }
 
   /**
-   * One submit and its copies, all waiting until one deadline. The first goes to
-   * {@code target}; the next after {@value #RESEND_AFTER_MEDIANS} times the median of recent
-   * submits' answers (a lost request or reply is not a lost commit: the batcher joins a copy to
-   * the entry it holds, or answers it from the log once decided), each later one twice as long
-   * after the last, at most {@code submitTimeout / COPIES} apart; every second one to
-   * {@code other}. An error answer sends the next copy at once when no other copy is out. When
-   * every copy ended without an answer and no more will go out, the client {@link #settle}s,
-   * exactly once.
+   * One submit and its copies, all waiting until one deadline. The first two go at once, to
+   * {@code target} and to {@code other}; then, while nothing answered, one more at a time,
+   * alternately to each: copy {@code n + 1} follows copy {@code n} after {@code firstWait *
+   * 2^(n-1)}, at most {@code submitTimeout / COPIES} (so the third follows the first two after
+   * twice {@code firstWait}, which is {@value #RESEND_AFTER} times the lower quartile of recent
+   * submits' answer times). A lost request or reply is not a lost commit: the batcher joins a
+   * copy to the entry it holds, or answers it from the log once decided. An error answer sends
+   * the next copy at once when no other copy is out, but OVERLOADED, after which the next copy
+   * waits its turn. When every copy ended without an answer and no more will go out, the
+   * client {@link #settle}s, exactly once.
    */
   private final class Submission {
     final SubmitRequest s;
