@@ -714,7 +714,11 @@ public sealed interface Message {
     CATCH_UP_FAILED,
     /** The position is below the group's GC watermark (section 7). */
     TOO_OLD,
-    /** The leader service holds too many waiting submits; nothing was placed. */
+    /**
+     * The service refused the request before acting on it: too many requests waited for a
+     * worker, or this one waited too long ({@link Admission}); or, for a submit, the leader
+     * service holds too many waiting submits. Nothing was promised, voted, granted or placed.
+     */
     OVERLOADED,
     /** A service passed a submit on to the leader DC, which did not answer in time. */
     LEADER_UNREACHABLE,

@@ -2,12 +2,15 @@ package org.paxoscp.transport;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiConsumer;
 import org.paxoscp.store.StoreUnavailableException;
 import org.slf4j.Logger;
@@ -16,9 +19,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Request dispatch of a service's {@link UdpTransport}: runs the {@link RequestHandler} on a
  * bounded pool of worker threads (never on the I/O thread: handlers do store work) and passes the
- * reply, once the handler's future completes, to the transport to send back. When every worker is
- * busy and the queue is full a request is dropped (the requester times out, as for a lost
- * datagram), counted and logged at most every 10 s.
+ * reply, once the handler's future completes, to the transport to send back.
+ *
+ * <p>Admission ({@link Admission}): when {@link Admission#maxQueued} requests wait for a worker,
+ * a request is refused at once with {@link Message.ErrorCode#OVERLOADED}, and a request that
+ * waited longer than {@link Admission#maxWait} is refused so by the worker that takes it; in both
+ * cases before the handler sees it, so nothing was promised, voted or granted for it. A one-way
+ * message (no reply expected) is dropped instead. Refusals are counted by request kind, drops of
+ * one-way messages apart; both are logged at most every 10 s.
  *
  * <p>A handler that throws {@link IllegalArgumentException} is answered with
  * {@link Message.ErrorCode#BAD_REQUEST}, {@link StoreUnavailableException} with
@@ -26,7 +34,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RequestDispatcher {
   private static final Logger LOG = LoggerFactory.getLogger(RequestDispatcher.class);
-  private static final int QUEUED_REQUESTS_PER_WORKER = 256;
   private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
   private static final long CLOSE_WAIT_SECONDS = 5;
   private static final int MAX_DETAIL_CHARS = 300;
@@ -34,15 +41,25 @@ final class RequestDispatcher {
   private final String name;
   private final RequestHandler handler;
   private final ThreadPoolExecutor workers;
+  private final Admission admission;
+  private final String dc;
+  private final long maxWaitNanos;
+  /** One-way messages dropped because {@link Admission#maxQueued} requests waited. */
   private final AtomicLong rejected = new AtomicLong();
+  /** Requests refused OVERLOADED, by {@link Admission#kind}. */
+  private final Map<String, LongAdder> refused = new ConcurrentHashMap<>();
   private final AtomicLong lastRejectLogNanos = new AtomicLong();
 
-  RequestDispatcher(String name, RequestHandler handler, int workerThreads) {
+  RequestDispatcher(String name, String dc, RequestHandler handler, int workerThreads,
+      Admission admission) {
     this.name = name;
+    this.dc = dc;
     this.handler = handler;
+    this.admission = admission;
+    this.maxWaitNanos = admission.maxWait().toNanos();
     AtomicInteger n = new AtomicInteger();
     this.workers = new ThreadPoolExecutor(workerThreads, workerThreads, 0, TimeUnit.MILLISECONDS,
-        new ArrayBlockingQueue<>(workerThreads * QUEUED_REQUESTS_PER_WORKER), r -> {
+        new ArrayBlockingQueue<>(admission.maxQueued()), r -> {
           Thread t = new Thread(r, name + "-worker-" + n.incrementAndGet());
           t.setDaemon(true);
           return t;
@@ -55,16 +72,63 @@ final class RequestDispatcher {
    */
   void dispatch(Envelope env, InetSocketAddress sender,
       BiConsumer<Message, InetSocketAddress> reply) {
+    long queued = System.nanoTime();
     try {
-      workers.execute(() -> serve(env, sender, reply));
+      workers.execute(() -> {
+        long waited = System.nanoTime() - queued;
+        if (waited > maxWaitNanos) {
+          refuse(env, sender, reply, "a request waited " + TimeUnit.NANOSECONDS.toMillis(waited)
+              + " ms for a worker (at most " + admission.maxWait().toMillis() + " ms)");
+        } else {
+          serve(env, sender, reply);
+        }
+      });
     } catch (RejectedExecutionException e) {
-      onRejected(env, sender);
+      if (!workers.isShutdown()) {
+        refuse(env, sender, reply, admission.maxQueued() + " requests wait for a worker");
+      }
     }
   }
 
-  /** Authentic requests dropped because every worker was busy and the queue full. */
+  /**
+   * Refuses {@code env} without running the handler: OVERLOADED to a request, a drop for a
+   * one-way message.
+   */
+  private void refuse(Envelope env, InetSocketAddress sender,
+      BiConsumer<Message, InetSocketAddress> reply, String why) {
+    if (env.requestId() == 0) {
+      onRejected(env, sender, why);
+      return;
+    }
+    refused.computeIfAbsent(Admission.kind(env.message()), k -> new LongAdder()).increment();
+    logAtMostEvery(() -> LOG.warn("{}: overloaded, refusing requests ({}); {} refused so far",
+        name, why, refusedCount()));
+    reply.accept(Admission.refusal(env.message(), dc, why), sender);
+  }
+
+  /** One-way messages (APPLY, pushed learn replies) dropped because the service was overloaded. */
   long rejectedCount() {
     return rejected.get();
+  }
+
+  /** Requests refused with OVERLOADED, by {@link Admission#kind}. */
+  long refusedCount(String kind) {
+    LongAdder a = refused.get(kind);
+    return a == null ? 0 : a.sum();
+  }
+
+  /** Requests refused with OVERLOADED, of every kind. */
+  long refusedCount() {
+    long n = 0;
+    for (LongAdder a : refused.values()) {
+      n += a.sum();
+    }
+    return n;
+  }
+
+  /** Requests waiting for a worker now. */
+  int queued() {
+    return workers.getQueue().size();
   }
 
   /** Stops the workers, letting running handlers finish (at most 5 s). */
@@ -106,17 +170,19 @@ final class RequestDispatcher {
     });
   }
 
-  private void onRejected(Envelope env, InetSocketAddress sender) {
-    if (workers.isShutdown()) {
-      return;
-    }
+  private void onRejected(Envelope env, InetSocketAddress sender, String why) {
     rejected.incrementAndGet();
+    logAtMostEvery(() -> LOG.warn("{}: overloaded ({}), dropped a one-way {} from {} ({}); {} "
+        + "so far", name, why, Admission.kind(env.message()), env.fromDc(), sender,
+        rejected.get()));
+  }
+
+  private void logAtMostEvery(Runnable log) {
     long now = System.nanoTime();
     long last = lastRejectLogNanos.get();
     if ((last == 0 || now - last >= LOG_INTERVAL_NANOS)
         && lastRejectLogNanos.compareAndSet(last, now)) {
-      LOG.warn("{}: all workers busy, dropped a request from {} ({}); {} so far", name,
-          env.fromDc(), sender, rejected.get());
+      log.run();
     }
   }
 

@@ -112,6 +112,7 @@ public final class UdpTransport implements Transport {
     private Endpoints endpoints;
     private RequestHandler handler;
     private int workerThreads;
+    private Admission admission = Admission.DEFAULT;
     private Role role;
 
     private Builder(ClusterConfig config, String localDc) {
@@ -151,6 +152,12 @@ public final class UdpTransport implements Transport {
       return this;
     }
 
+    /** A service's admission control ({@link Admission}); {@link Admission#DEFAULT} unless set. */
+    public Builder admission(Admission admission) {
+      this.admission = Objects.requireNonNull(admission);
+      return this;
+    }
+
     /**
      * The role this process seals its requests as ({@link Role}): by default
      * {@link Role#SERVICE} with a handler, else {@link Role#CLIENT}; the operator's tools say
@@ -183,7 +190,8 @@ public final class UdpTransport implements Transport {
         TimeUnit.SECONDS);
     InetSocketAddress bind = b.bind != null ? b.bind : clientBind(b.config, endpoints);
     this.dispatcher = b.handler == null ? null
-        : new RequestDispatcher("udp-" + localDc, b.handler, b.workerThreads);
+        : new RequestDispatcher("udp-" + localDc, localDc, b.handler, b.workerThreads,
+            b.admission);
     AtomicInteger openers = new AtomicInteger();
     this.opener = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(OPEN_QUEUE), r -> {
@@ -494,9 +502,30 @@ public final class UdpTransport implements Transport {
     return drops.snapshot();
   }
 
-  /** Authentic requests dropped because every worker was busy and the queue full. */
+  /**
+   * Authentic one-way messages (APPLY, pushed learn replies) dropped because the service was
+   * overloaded ({@link Admission}).
+   */
   public long rejectedRequestCount() {
     return dispatcher == null ? 0 : dispatcher.rejectedCount();
+  }
+
+  /**
+   * Requests of kind {@code kind} ({@link Admission#kind}) refused with OVERLOADED before any
+   * handler saw them ({@link Admission}).
+   */
+  public long overloadedCount(String kind) {
+    return dispatcher == null ? 0 : dispatcher.refusedCount(kind);
+  }
+
+  /** Requests of every kind refused with OVERLOADED ({@link Admission}). */
+  public long overloadedCount() {
+    return dispatcher == null ? 0 : dispatcher.refusedCount();
+  }
+
+  /** Requests waiting for a worker now (0 for a client). */
+  public int queuedRequests() {
+    return dispatcher == null ? 0 : dispatcher.queued();
   }
 
   /**

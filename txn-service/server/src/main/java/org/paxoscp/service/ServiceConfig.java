@@ -2,6 +2,7 @@ package org.paxoscp.service;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import org.paxoscp.transport.Admission;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -47,6 +48,14 @@ public final class ServiceConfig {
           + "port 0 needs discovery)");
   public static final ConfigKey<Integer> THREADS = ConfigKey.integer(PREFIX + "threads", 16, 1,
       1024, "worker threads that handle requests");
+  public static final ConfigKey<Integer> QUEUE_MAX_REQUESTS = ConfigKey.integer(
+      PREFIX + "queue.max.requests", 1024, 1, 1_000_000, "requests that may wait for a worker "
+          + "(one queue for all workers); more are refused OVERLOADED at once, before any "
+          + "handler or acceptor sees them (docs/operating.md, Overload)");
+  public static final ConfigKey<Duration> QUEUE_MAX_WAIT = ConfigKey.millis(
+      PREFIX + "queue.max.wait.ms", 500, 1, 600_000, "a request that waited longer than this "
+          + "for a worker is refused OVERLOADED by the worker that takes it, before the handler; "
+          + "keep it well below paxoscp.proposer.phase.timeout.ms");
   public static final ConfigKey<StoreKind> STORE = ConfigKey.choice(PREFIX + "store",
       StoreKind.class, StoreKind.HBASE, "where the DC's data lives; memory keeps it in this "
           + "process only: one process per DC, and a restarted one is rebuilt from its peers "
@@ -139,7 +148,7 @@ public final class ServiceConfig {
 
   /** Every service key; docs/configuration.md is generated from it. */
   public static final ConfigKeys KEYS = new ConfigKeys("Service (a Transaction Service process)",
-      DC, BIND, THREADS, STORE, MEMORY_NEW, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
+      DC, BIND, THREADS, QUEUE_MAX_REQUESTS, QUEUE_MAX_WAIT, STORE, MEMORY_NEW, READ_MAX_KEYS, CATCHUP_MAX_POSITIONS, CATCHUP_WAIT,
       LEARN_TIMEOUT, LEARNER_TIMEOUT, GC_RETENTION_POSITIONS, GC_EVERY_POSITIONS,
       GC_BATCH_POSITIONS, GC_MAX_LAG_POSITIONS, GC_PEER_TIMEOUT, LEADER_HOLD_SHARE,
       LEADER_RTTS, RTT_PROBE, CACHE_GROUPS, METRICS, METRICS_PORT, METRICS_BIND, METRICS_JMX);
@@ -161,6 +170,7 @@ public final class ServiceConfig {
   private final String dc;
   private final InetSocketAddress bind;
   private final int threads;
+  private final Admission admission;
   private final StoreKind store;
   private final Optional<HBaseStoreConfig> hbase;
   private final int readMaxKeys;
@@ -181,7 +191,7 @@ public final class ServiceConfig {
   private final boolean memoryNew;
 
   private ServiceConfig(ClusterConfig cluster, String dc, InetSocketAddress bind, int threads,
-      StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
+      Admission admission, StoreKind store, Optional<HBaseStoreConfig> hbase, int readMaxKeys,
       int catchUpMaxPositions, Duration catchUpWait, Duration learnTimeout,
       Duration learnerTimeout, int gcRetention, int gcEvery, int gcBatch, int gcMaxLag,
       Duration gcPeerTimeout, double leaderHoldShare, LeaderRtts leaderRtts, Duration rttProbe,
@@ -203,6 +213,7 @@ public final class ServiceConfig {
     this.dc = dc;
     this.bind = bind;
     this.threads = threads;
+    this.admission = admission;
     this.store = store;
     this.hbase = hbase;
     this.readMaxKeys = readMaxKeys;
@@ -234,7 +245,8 @@ public final class ServiceConfig {
             + e.getMessage(), e);
       }
     }
-    return new ServiceConfig(cluster, dc, bind, THREADS.from(props), store, hbase,
+    return new ServiceConfig(cluster, dc, bind, THREADS.from(props),
+        new Admission(QUEUE_MAX_REQUESTS.from(props), QUEUE_MAX_WAIT.from(props)), store, hbase,
         READ_MAX_KEYS.from(props), CATCHUP_MAX_POSITIONS.from(props), CATCHUP_WAIT.from(props),
         LEARN_TIMEOUT.from(props), LEARNER_TIMEOUT.from(props),
         GC_RETENTION_POSITIONS.from(props), GC_EVERY_POSITIONS.from(props),
@@ -321,6 +333,11 @@ public final class ServiceConfig {
     return threads;
   }
 
+  /** The bound on requests waiting for a worker, in number and in time ({@link Admission}). */
+  public Admission admission() {
+    return admission;
+  }
+
   public StoreKind store() {
     return store;
   }
@@ -403,6 +420,8 @@ public final class ServiceConfig {
     m.put(DC.name(), dc);
     m.put(BIND.name(), bind.getHostString() + ":" + bind.getPort());
     m.put(THREADS.name(), Integer.toString(threads));
+    m.put(QUEUE_MAX_REQUESTS.name(), Integer.toString(admission.maxQueued()));
+    m.put(QUEUE_MAX_WAIT.name(), Long.toString(admission.maxWait().toMillis()));
     m.put(STORE.name(), store.name().toLowerCase(java.util.Locale.ROOT));
     m.put(MEMORY_NEW.name(), Boolean.toString(memoryNew));
     m.put(READ_MAX_KEYS.name(), Integer.toString(readMaxKeys));

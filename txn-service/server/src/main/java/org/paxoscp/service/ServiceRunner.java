@@ -49,10 +49,14 @@ public final class ServiceRunner implements AutoCloseable {
   private final InetSocketAddress boundAddress;
   private final ServiceMetrics metrics;
   private final Deque<AutoCloseable> resources;
+  /** The UDP transport under the service's, or null (a test's in-process transport). */
+  private final UdpTransport udp;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private ServiceRunner(ServiceConfig config, TransactionService service, CatchUp catchUp,
-      InetSocketAddress boundAddress, ServiceMetrics metrics, Deque<AutoCloseable> resources) {
+      InetSocketAddress boundAddress, ServiceMetrics metrics, Deque<AutoCloseable> resources,
+      UdpTransport udp) {
+    this.udp = udp;
     this.metrics = metrics;
     this.config = config;
     this.service = service;
@@ -127,7 +131,7 @@ public final class ServiceRunner implements AutoCloseable {
         return h == null ? CompletableFuture.completedFuture(null) : h.handle(from, m);
       };
       ServiceTransportFactory.Bound bound = transports.open(cluster, dc, config.bind(),
-          endpoints, deferred, config.threads());
+          endpoints, deferred, config.threads(), config.admission());
       opened.push(bound.transport());
 
       // Closed after the catch-up (the deque closes in reverse order of opening).
@@ -169,7 +173,8 @@ public final class ServiceRunner implements AutoCloseable {
       versions.checkFence();
       LOG.info("Transaction Service of DC {} serving on {} (store {})", dc, bound.boundAddress(),
           config.store().name().toLowerCase(java.util.Locale.ROOT));
-      return new ServiceRunner(config, service, catchUp, bound.boundAddress(), metrics, opened);
+      return new ServiceRunner(config, service, catchUp, bound.boundAddress(), metrics, opened,
+          udp);
     } catch (RuntimeException e) {
       closeAll(opened);
       throw e;
@@ -201,6 +206,15 @@ public final class ServiceRunner implements AutoCloseable {
   /** The service's metrics, unless {@link ServiceConfig#METRICS} is off. */
   public java.util.Optional<ServiceMetrics> metrics() {
     return java.util.Optional.ofNullable(metrics);
+  }
+
+  /**
+   * Requests this service refused with OVERLOADED before any handler saw them ({@link
+   * ServiceConfig#QUEUE_MAX_REQUESTS}, {@link ServiceConfig#QUEUE_MAX_WAIT}); 0 on a transport
+   * other than UDP.
+   */
+  public long overloadRefusals() {
+    return udp == null ? 0 : udp.overloadedCount();
   }
 
   /** The service's catch-up (for its counters). */

@@ -2,6 +2,7 @@ package org.paxoscp.service;
 
 import java.net.InetSocketAddress;
 import java.util.Objects;
+import org.paxoscp.transport.Admission;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.Endpoints;
 import org.paxoscp.transport.RequestHandler;
@@ -17,10 +18,20 @@ import org.paxoscp.transport.WanTransport;
 public interface ServiceTransportFactory {
 
   /** The product's transport: {@link UdpTransport}, with the cluster's WAN emulation. */
-  ServiceTransportFactory UDP = (cluster, localDc, bind, endpoints, handler, workerThreads) -> {
-    UdpTransport t = UdpTransport.builder(cluster, localDc).bind(bind).endpoints(endpoints)
-        .handler(handler, workerThreads).build();
-    return new Bound(new WanTransport(t, cluster), t.boundAddress());
+  ServiceTransportFactory UDP = new ServiceTransportFactory() {
+    @Override
+    public Bound open(ClusterConfig cluster, String localDc, InetSocketAddress bind,
+        Endpoints endpoints, RequestHandler handler, int workerThreads) {
+      return open(cluster, localDc, bind, endpoints, handler, workerThreads, Admission.DEFAULT);
+    }
+
+    @Override
+    public Bound open(ClusterConfig cluster, String localDc, InetSocketAddress bind,
+        Endpoints endpoints, RequestHandler handler, int workerThreads, Admission admission) {
+      UdpTransport t = UdpTransport.builder(cluster, localDc).bind(bind).endpoints(endpoints)
+          .handler(handler, workerThreads).admission(admission).build();
+      return new Bound(new WanTransport(t, cluster), t.boundAddress());
+    }
   };
 
   /** An open transport and the address it actually listens on (the port is never 0). */
@@ -40,4 +51,13 @@ public interface ServiceTransportFactory {
    */
   Bound open(ClusterConfig cluster, String localDc, InetSocketAddress bind, Endpoints endpoints,
       RequestHandler handler, int workerThreads);
+
+  /**
+   * As above, with the service's admission control ({@link Admission}); a transport without a
+   * request queue of its own (a test's in-process one) ignores it.
+   */
+  default Bound open(ClusterConfig cluster, String localDc, InetSocketAddress bind,
+      Endpoints endpoints, RequestHandler handler, int workerThreads, Admission admission) {
+    return open(cluster, localDc, bind, endpoints, handler, workerThreads);
+  }
 }

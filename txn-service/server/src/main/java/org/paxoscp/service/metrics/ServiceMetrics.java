@@ -180,8 +180,15 @@ public final class ServiceMetrics implements AutoCloseable {
       }
       counter("paxoscp.transport.send.failures", "datagrams the socket refused to send", udp,
           u -> u.sendFailureCount());
-      counter("paxoscp.transport.rejected", "requests refused because every worker was busy",
-          udp, u -> u.rejectedRequestCount());
+      counter("paxoscp.transport.rejected", "one-way messages (APPLY, pushed learn replies) "
+          + "dropped because the service was overloaded", udp, u -> u.rejectedRequestCount());
+      for (String kind : org.paxoscp.transport.Admission.KINDS) {
+        counter("paxoscp.service.overloaded", "requests refused OVERLOADED before any handler "
+            + "saw them (admission control: too many waiting, or waited too long), by kind",
+            udp, u -> u.overloadedCount(kind), "kind", kind);
+      }
+      Gauge.builder("paxoscp.service.queued.requests", udp, u -> u.queuedRequests())
+          .description("requests waiting for a worker now").register(registry);
     }
   }
 
