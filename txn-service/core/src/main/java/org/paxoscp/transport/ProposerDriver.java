@@ -13,8 +13,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs {@link Proposer}s over a {@link Transport}: sends what a proposer asks to send (APPLY
  * one-way, everything else as a request whose reply goes back into the proposer), and fires its
- * timers on a {@link Scheduler}. A lost request or reply, an error reply and a timeout are all
- * simply no reply: the proposer's own phase timers decide what happens next. Cancelling the
+ * timers on a {@link Scheduler}. An OVERLOADED refusal goes back into the proposer as what it is,
+ * a definite non-answer ({@link Proposer#onRefused}); a lost request or reply, any other error
+ * reply and a timeout are all simply no reply: the proposer's own phase timers decide what
+ * happens next. Cancelling the
  * future {@link #run} returned stops the proposer where it is (a client that crashed).
  *
  * <p>Thread-safe; any number of proposers may run at once. Each proposer is only ever called by
@@ -113,6 +115,11 @@ public final class ProposerDriver {
           if (reply instanceof Message.Paxos p) {
             step(() -> proposer.isDone() ? List.of()
                 : proposer.onReply(dc, p.message(), nowMicros()));
+          } else if (reply instanceof Message.ErrorReply e
+              && e.code() == Message.ErrorCode.OVERLOADED) {
+            // Refused before the acceptor acted: certainly no promise, vote or grant.
+            step(() -> proposer.isDone() ? List.of()
+                : proposer.onRefused(dc, m, nowMicros()));
           }
         });
       } catch (TransportException e) {

@@ -20,15 +20,25 @@ import org.paxoscp.wal.LogValue;
  *     in the log at most once, at one of {@code firstPosition ... position}, since every earlier
  *     position was decided without it and nothing places it later; else equal to
  *     {@code position}
+ * @param overloaded for a proposer that gave up without learning a chosen value: whether some DC
+ *     refused its requests at its last position OVERLOADED (docs/guarantees.md, "Overload");
+ *     an ABORTED outcome with it is certain (no ACCEPT carried the entry there) and says why
  */
 public record Outcome(Status status, long position, int promotions, LogValue chosen, String reason,
-    boolean contended, int chosenEntries, long firstPosition) {
+    boolean contended, int chosenEntries, long firstPosition, boolean overloaded) {
 
   public Outcome {
     if (firstPosition > position) {
       throw new IllegalArgumentException("first position " + firstPosition + " after position "
           + position);
     }
+  }
+
+  /** An outcome without an OVERLOADED refusal. */
+  public Outcome(Status status, long position, int promotions, LogValue chosen, String reason,
+      boolean contended, int chosenEntries, long firstPosition) {
+    this(status, position, promotions, chosen, reason, contended, chosenEntries, firstPosition,
+        false);
   }
 
   /** An outcome whose {@code firstPosition} is {@code position}. */

@@ -53,6 +53,25 @@ public class Proposer {
 
   private enum Phase { GRANT, PREPARE, GRACE, ACCEPT, BACKOFF, DONE }
 
+  /** Why a ballot was abandoned ({@link #retry}). */
+  private enum Failure {
+    /** The phase timed out: some DC did not answer (a lost message, a DC down or cut off). */
+    SILENT,
+    /** Enough DCs answered with a higher ballot that this one cannot reach a majority. */
+    CONTENDED,
+    /** Enough DCs refused it OVERLOADED, or refused it and answered higher ballots. */
+    OVERLOADED
+  }
+
+  /**
+   * The most ballots a proposer whose entry went out at a position tries there while every
+   * abandoned ballot was answered (refused by higher ballots or OVERLOADED) rather than timed
+   * out, at least; {@link #settleCap}. It keeps going past {@code maxAttemptsPerPosition} so as to
+   * learn the position's value instead of ending UNKNOWN while nothing failed; this cap only
+   * keeps a pathological duel from running forever.
+   */
+  static final int SETTLE_ATTEMPTS = 64;
+
   private final ProposerConfig cfg;
   private final String group;
   private final ProposerId proposerId;
@@ -79,6 +98,16 @@ public class Proposer {
   private boolean ownEntryProposedHere;
   /** Whether some DC refused a ballot at this position (a competing proposer, not silence). */
   private boolean refusedHere;
+  /** Whether some DC refused a request at this position OVERLOADED (before acting on it). */
+  private boolean overloadedHere;
+  /** Phases at this position that ended by their timeout (some DC silent). */
+  private int silentAttempts;
+  /** Back-offs taken because DCs refused OVERLOADED, over every position. */
+  private int overloadBackoffs;
+  /** Refusals OVERLOADED in a row, over positions: the overload back-off doubles with them. */
+  private int overloadStreak;
+  /** DCs that refused the current phase's request OVERLOADED: certainly no promise, no vote. */
+  private final java.util.Set<Integer> overloadedNow = new java.util.HashSet<>();
   private LogValue proposed;
   private final Map<Integer, PrepareReply> replies = new HashMap<>();
   private final Map<Integer, Boolean> acceptReplies = new HashMap<>();
@@ -228,11 +257,57 @@ public class Proposer {
         case GRANT -> startPrepare(nowMicros);
         case GRACE -> decideValue(nowMicros);
         case BACKOFF -> startPrepare(nowMicros);
-        case PREPARE, ACCEPT -> retry();
+        case PREPARE, ACCEPT -> retry(Failure.SILENT);
         default -> { }
       }
     }
     return drain();
+  }
+
+  /**
+   * DC {@code fromDc} refused {@code request} OVERLOADED: its service turned it away before its
+   * acceptor read or wrote anything for it (docs/guarantees.md, "Overload"). So a refused grant
+   * request granted nothing, a refused PREPARE promised nothing and a refused ACCEPT is certainly
+   * not a vote; the refusal is counted as such and never as a vote. A ballot that can no longer
+   * reach a majority of promises or votes is abandoned (always safe) and the position retried
+   * after an overload back-off. It never makes the proposer infer that its value was not chosen:
+   * an ACCEPT that reached even one acceptor may be adopted by another proposer, so a proposer
+   * whose entry went out here ends only on learning the position's chosen value (or UNKNOWN, on
+   * silence). Refusals of other positions, ballots or phases are ignored.
+   */
+  public List<Output> onRefused(int fromDc, PaxosMessage request, long nowMicros) {
+    out = new ArrayList<>();
+    if (phase != Phase.DONE && request.position() == position
+        && group.equals(request.group()) && fromDc >= 0 && fromDc < cfg.dcCount()) {
+      if (request instanceof GrantRequest g && phase == Phase.GRANT
+          && g.requester().equals(proposerId.toString())) {
+        // No grant was given: the slow path, as for a grant refused to us.
+        overloadedHere = true;
+        startPrepare(nowMicros);
+      } else if (request instanceof Prepare p && p.ballot().equals(ballot)
+          && (phase == Phase.PREPARE || phase == Phase.GRACE)) {
+        overloadedHere = true;
+        PrepareReply earlier = replies.get(fromDc);
+        if (earlier == null || !earlier.promised()) {
+          // (A promise from a copy of the PREPARE stands; see onPrepareReply.)
+          overloadedNow.add(fromDc);
+          afterPrepareAnswer(nowMicros);
+        }
+      } else if (request instanceof Accept a && a.ballot().equals(ballot)
+          && phase == Phase.ACCEPT) {
+        overloadedHere = true;
+        if (!acceptReplies.getOrDefault(fromDc, false)) {
+          overloadedNow.add(fromDc);
+          afterAcceptAnswer(nowMicros);
+        }
+      }
+    }
+    return drain();
+  }
+
+  /** Back-offs this proposer took because DCs refused it OVERLOADED (for metrics). */
+  public int overloadBackoffs() {
+    return overloadBackoffs;
   }
 
   private List<Output> drain() {
@@ -245,9 +320,11 @@ public class Proposer {
 
   private void beginPosition(long now) {
     attempts = 0;
+    silentAttempts = 0;
     highestSeen = Ballot.FAST;
     ownEntryProposedHere = false;
     refusedHere = false;
+    overloadedHere = false;
     if (pregranted) {
       pregranted = false;
       ballot = Ballot.FAST;
@@ -282,6 +359,7 @@ public class Proposer {
     ballot = Ballot.above(highestSeen, proposerId);
     highestSeen = ballot;
     replies.clear();
+    overloadedNow.clear();
     phase = Phase.PREPARE;
     phaseStartedMicros = now;
     for (int dc = 0; dc < cfg.dcCount(); dc++) {
@@ -312,15 +390,36 @@ public class Proposer {
       learnedChosen(known.get(), now);
       return;
     }
+    afterPrepareAnswer(now);
+  }
+
+  /**
+   * After a PREPARE reply or refusal: abandon the ballot once more DCs refused it (a higher
+   * ballot, or OVERLOADED) than may stay out of a majority; decide a value once a majority
+   * promised and every DC answered (else after the grace period).
+   */
+  private void afterPrepareAnswer(long now) {
     int promised = 0;
+    int refused = 0;
     for (PrepareReply p : replies.values()) {
       promised += p.promised() ? 1 : 0;
+      refused += p.promised() ? 0 : 1;
     }
-    int rejected = replies.size() - promised;
-    if (rejected > cfg.dcCount() - cfg.majority()) {
-      retry();
+    int overloaded = 0;
+    for (int dc : overloadedNow) {
+      if (!replies.containsKey(dc)) {
+        overloaded++;
+      }
+    }
+    if (refused + overloaded > cfg.dcCount() - cfg.majority()) {
+      if (phase == Phase.PREPARE) {
+        retry(overloaded > 0 ? Failure.OVERLOADED : Failure.CONTENDED);
+      } else {
+        // GRACE: a majority promised already; nobody else will answer, so decide now.
+        decideValue(now);
+      }
     } else if (promised >= cfg.majority()) {
-      if (replies.size() == cfg.dcCount() || cfg.graceFraction() == 0) {
+      if (replies.size() + overloaded == cfg.dcCount() || cfg.graceFraction() == 0) {
         decideValue(now);
       } else if (phase == Phase.PREPARE) {
         phase = Phase.GRACE;
@@ -390,6 +489,7 @@ public class Proposer {
       ownEntryProposedHere = true;
     }
     acceptReplies.clear();
+    overloadedNow.clear();
     phase = Phase.ACCEPT;
     phaseStartedMicros = now;
     for (int dc = 0; dc < cfg.dcCount(); dc++) {
@@ -412,33 +512,95 @@ public class Proposer {
     // As for promises: an acceptance is a fact about this ballot and is never taken back.
     acceptReplies.merge(dc, r.accepted(), Boolean::logicalOr);
     refusedHere |= !r.accepted();
+    afterAcceptAnswer(now);
+  }
+
+  /**
+   * After an ACCEPT reply or refusal: chosen once a majority voted in this ballot; the ballot
+   * abandoned once more DCs refused it (a higher ballot, or OVERLOADED, neither a vote) than may
+   * stay out of a majority. Abandoning says only that this ballot cannot be chosen: a value it
+   * carried may still be, through another proposer that adopts a vote it left, so the proposer
+   * retries the position and never infers "not chosen" from it.
+   */
+  private void afterAcceptAnswer(long now) {
     int yes = 0;
     for (boolean b : acceptReplies.values()) {
       yes += b ? 1 : 0;
     }
     int no = acceptReplies.size() - yes;
+    int overloaded = 0;
+    for (int dc : overloadedNow) {
+      if (!acceptReplies.containsKey(dc)) {
+        overloaded++;
+      }
+    }
     if (yes >= cfg.majority()) {
       learnedChosen(proposed, now);
-    } else if (no > cfg.dcCount() - cfg.majority()) {
-      retry();
+    } else if (no + overloaded > cfg.dcCount() - cfg.majority()) {
+      retry(overloaded > 0 ? Failure.OVERLOADED : Failure.CONTENDED);
     }
   }
 
-  private void retry() {
+  /**
+   * Abandons the current ballot: gives up once the position's attempts are spent, else backs off
+   * and prepares a higher ballot. While its entry has not gone out here, {@code
+   * maxAttemptsPerPosition} ballots of any kind end it (ABORTED: certainly not in the log). Once
+   * its entry went out, only ballots that timed out count against that bound; ballots refused by
+   * answering DCs (contention, overload) go on, up to {@link #settleCap}, since giving up would
+   * make the outcome UNKNOWN where no message was lost and no process failed. An OVERLOADED
+   * refusal backs off longer: {@link #overloadBackoffMicros}.
+   */
+  private void retry(Failure why) {
     attempts++;
-    if (attempts >= cfg.maxAttemptsPerPosition()) {
+    if (why == Failure.SILENT) {
+      silentAttempts++;
+    }
+    boolean settling = entry != null && ownEntryProposedHere;
+    boolean spent = settling
+        ? silentAttempts >= cfg.maxAttemptsPerPosition() || attempts >= settleCap()
+        : attempts >= cfg.maxAttemptsPerPosition();
+    if (spent) {
       giveUp();
       return;
     }
     phase = Phase.BACKOFF;
-    long bound = Math.min(cfg.backoffMaxMicros(),
-        cfg.backoffBaseMicros() << Math.min(20, attempts - 1));
-    startTimer(1 + random.nextLong(bound));
+    long delay;
+    if (why == Failure.OVERLOADED) {
+      overloadBackoffs++;
+      overloadStreak++;
+      delay = overloadBackoffMicros();
+    } else {
+      overloadStreak = 0;
+      long bound = Math.min(cfg.backoffMaxMicros(),
+          cfg.backoffBaseMicros() << Math.min(20, attempts - 1));
+      delay = 1 + random.nextLong(bound);
+    }
+    startTimer(delay);
+  }
+
+  /**
+   * The wait after an OVERLOADED refusal: exponential in the refusals in a row, from a quarter
+   * of {@code backoffMax} up to four times it, with "equal jitter" (uniform in the upper half of
+   * the bound), so a refused proposer always waits a while and refused proposers spread out.
+   */
+  private long overloadBackoffMicros() {
+    long first = Math.max(cfg.backoffBaseMicros(), cfg.backoffMaxMicros() / 4);
+    long bound = Math.min(4 * cfg.backoffMaxMicros(),
+        first << Math.min(20, overloadStreak - 1));
+    long half = Math.max(1, bound / 2);
+    return half + random.nextLong(half);
+  }
+
+  /** Ballots a proposer whose entry went out at a position tries there at most. */
+  private int settleCap() {
+    return Math.max(SETTLE_ATTEMPTS, 8 * cfg.maxAttemptsPerPosition());
   }
 
   private void giveUp() {
     String why = "no quorum at position " + position + " after " + attempts + " attempts ("
-        + (refusedHere ? "competing proposers held higher ballots" : "too few DCs answered")
+        + (overloadedHere ? "DCs refused it OVERLOADED" + (refusedHere
+            ? ", competing proposers held higher ballots" : "")
+        : refusedHere ? "competing proposers held higher ballots" : "too few DCs answered")
         + ")";
     if (entry == null || ownEntryProposedHere) {
       // Our entry went out in an ACCEPT here: it may be chosen later by anyone who finishes the
@@ -535,7 +697,8 @@ public class Proposer {
   private void finish(Outcome.Status status, LogValue chosen, String reason) {
     phase = Phase.DONE;
     outcome = new Outcome(status, position, promotions, chosen, reason,
-        chosen == null && refusedHere);
+        chosen == null && refusedHere, chosen == null ? 0 : chosen.entries().size(), position,
+        chosen == null && overloadedHere);
   }
 
   private void noteBallot(Ballot b) {
