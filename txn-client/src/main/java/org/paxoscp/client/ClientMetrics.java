@@ -19,8 +19,11 @@ import org.paxoscp.wal.LogEntry;
  * that sent its entry, by kind: {@code txn} for a transaction's own entry, {@code xg_prepare},
  * {@code xg_decide}, ... for a step of a transaction across groups; by outcome: committed,
  * aborted, unknown, unavailable; an abort by reason: conflict, lock, too_old),
- * {@code paxoscp_client_begin_seconds{result}} and
- * {@code paxoscp_client_failovers_total} (requests that moved on from a DC that failed them).
+ * {@code paxoscp_client_begin_seconds{result}},
+ * {@code paxoscp_client_failovers_total} (requests that moved on from a DC that failed them) and
+ * {@code paxoscp_client_overload_backoffs_total{step}} (back-offs after a service refused a
+ * request OVERLOADED: {@code commit} for a commit's Paxos phases, {@code request} for a begin,
+ * read or other request that every DC refused so).
  * Thread-safe.
  */
 final class ClientMetrics {
@@ -35,7 +38,12 @@ final class ClientMetrics {
     /** In the log, but a commutative update could not apply there (no effect). */
     REFUSED,
     /** Its deadline passed before its entry was sent where it could still be chosen. */
-    DEADLINE;
+    DEADLINE,
+    /**
+     * DCs refused its PREPAREs (or grant requests) OVERLOADED until its attempts were spent,
+     * before its entry was sent at the position: not in the log.
+     */
+    OVERLOADED;
 
     String tag() {
       return name().toLowerCase(Locale.ROOT);
@@ -48,6 +56,8 @@ final class ClientMetrics {
   private final Timer beginOk;
   private final Timer beginUnavailable;
   private final Counter failovers;
+  private final Counter commitBackoffs;
+  private final Counter requestBackoffs;
 
   ClientMetrics(MeterRegistry registry, String homeDc, CommitProtocol protocol) {
     this.registry = registry;
@@ -59,6 +69,26 @@ final class ClientMetrics {
         .description("begin and read requests a DC failed or did not answer (the client then "
             + "asks the next DC, if any)")
         .tags(tags).register(registry);
+    this.commitBackoffs = backoffs("commit");
+    this.requestBackoffs = backoffs("request");
+  }
+
+  private Counter backoffs(String step) {
+    return Counter.builder("paxoscp.client.overload.backoffs")
+        .description("back-offs after a service refused a request OVERLOADED, by step: commit "
+            + "(a Paxos phase of a commit), request (a begin, read or other request every DC "
+            + "refused)")
+        .tags(tags).tag("step", step).register(registry);
+  }
+
+  /** The counter of back-offs in commits (the proposers' {@code overloadBackoffs}). */
+  Counter commitBackoffs() {
+    return commitBackoffs;
+  }
+
+  /** The counter of back-offs of requests {@link Failover} sends. */
+  Counter requestBackoffs() {
+    return requestBackoffs;
   }
 
   /** The counter {@link Failover} adds to. */

@@ -46,6 +46,8 @@ final class CommitDriver {
   private final boolean firstPositionOnly;
   private volatile boolean closed;
   private final Scheduler scheduler;
+  /** Counts the back-offs proposers took after OVERLOADED refusals (client metrics). */
+  private final io.micrometer.core.instrument.Counter overloadBackoffs;
 
   /** Ends a commit at its deadline ({@link #commit}). */
   private static final class DeadlinePassed extends CancellationException {
@@ -58,7 +60,9 @@ final class CommitDriver {
 
   /** {@code random} seeds each proposer's back-off; guarded by its own monitor. */
   CommitDriver(String homeDc, List<String> dcs, ProposerConfig config, ProposerDriver driver,
-      LeaderSubmit leaderSubmit, RandomGenerator random, ClientHooks hooks, Scheduler scheduler) {
+      LeaderSubmit leaderSubmit, RandomGenerator random, ClientHooks hooks, Scheduler scheduler,
+      io.micrometer.core.instrument.Counter overloadBackoffs) {
+    this.overloadBackoffs = overloadBackoffs;
     this.scheduler = scheduler;
     this.proposers = hooks.proposers();
     this.firstPositionOnly = hooks.has(ClientHooks.Plant.UNKNOWN_RANGE_FIRST_ONLY);
@@ -125,6 +129,15 @@ final class CommitDriver {
         timer.cancel();
       }
       unfollow(entry.txnId(), f);
+      if (p != null) {
+        int backoffs;
+        synchronized (p) {
+          backoffs = p.overloadBackoffs();
+        }
+        if (backoffs > 0) {
+          overloadBackoffs.increment(backoffs);
+        }
+      }
       if (t != null) {
         Throwable c = Futures.unwrap(t);
         if (c instanceof DeadlinePassed && p != null) {
@@ -239,6 +252,11 @@ final class CommitDriver {
         return result;
       }
       case ABORTED -> {
+        if (outcome.chosen() == null && outcome.overloaded()) {
+          // DCs refused it OVERLOADED before its entry went out at its last position (every
+          // earlier one decided without it): certainly not in the log, and why is typed.
+          throw new TransactionAbortedException(result, homeDc, 0, true);
+        }
         if (outcome.chosen() == null && !outcome.contended()) {
           // The proposer gave up for lack of a quorum (DCs silent) before any ACCEPT carried the
           // entry at its last position, every earlier one being decided without it: not in the

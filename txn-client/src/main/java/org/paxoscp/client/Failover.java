@@ -42,6 +42,19 @@ final class Failover {
   static final Duration FIRST_PROBE = Duration.ofMillis(500);
   /** The longest wait between two probes of a DC that stays silent. */
   static final Duration LAST_PROBE = Duration.ofSeconds(10);
+  /** The first back-off after every DC refused a request OVERLOADED; doubles per round. */
+  static final Duration FIRST_OVERLOAD_BACKOFF = Duration.ofMillis(50);
+  /** Rounds over the DCs a request makes while every DC refuses it OVERLOADED. */
+  static final int OVERLOAD_ROUNDS = 5;
+
+  /** A DC refused the request OVERLOADED: it did nothing for it; asking again later may do. */
+  private static final class Overloaded extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    Overloaded(String dc, String detail) {
+      super(dc + ": OVERLOADED " + detail);
+    }
+  }
 
   private final ClusterConfig cluster;
   private final String homeDc;
@@ -50,6 +63,8 @@ final class Failover {
   private final List<String> order;
   /** Requests a DC failed or did not answer (the client then asks the next DC, if any). */
   private final Counter failovers;
+  /** Back-offs after every DC refused a request OVERLOADED. */
+  private final Counter backoffs;
   /** Whether silent DCs are asked last ({@link ClientHooks#withoutDcHealth} turns it off). */
   private final boolean remember;
   /** The DCs that timed out and have not answered since, with their probe state. */
@@ -67,7 +82,8 @@ final class Failover {
   }
 
   Failover(ClusterConfig cluster, String homeDc, Transport transport, Scheduler scheduler,
-      Counter failovers, boolean remember) {
+      Counter failovers, boolean remember, Counter backoffs) {
+    this.backoffs = backoffs;
     this.remember = remember;
     this.failovers = failovers;
     this.cluster = cluster;
@@ -87,8 +103,11 @@ final class Failover {
   /**
    * Sends {@code request} to the DCs in fail-over order until one gives an acceptable reply
    * ({@code accept} returns non-null), and completes with it. A timeout, an unknown DC, an
-   * unavailable store, a failed catch-up or an unacceptable reply moves on to the next DC. Never
-   * blocks: each DC is asked when the one before it failed.
+   * unavailable store, a failed catch-up, an OVERLOADED refusal or an unacceptable reply moves on
+   * to the next DC. When every DC failed and one of them refused OVERLOADED, the request backs
+   * off ({@link #FIRST_OVERLOAD_BACKOFF}, doubling, with jitter) and asks them all again, at most
+   * {@link #OVERLOAD_ROUNDS} rounds and never past {@code deadline}. Never blocks: each DC is
+   * asked when the one before it failed.
    *
    * <p>The future fails with {@link UnavailableException} when no DC gave an acceptable reply,
    * {@link TransactionAbortedException} when the position was collected (TOO_OLD),
@@ -111,7 +130,8 @@ final class Failover {
     CompletableFuture<R> out = new CompletableFuture<>();
     List<String> dcs = preferred();
     ask(0, new Attempt<>(group, txnId, position, request, accept, anyDc, deadline, dcs,
-        dcs == order ? 0 : firstMoved(dcs), new ArrayList<>(), new RuntimeException[1], out));
+        dcs == order ? 0 : firstMoved(dcs), new ArrayList<>(), new RuntimeException[1],
+        new int[1], out));
     return out;
   }
 
@@ -153,11 +173,15 @@ final class Failover {
    */
   private record Attempt<R>(String group, String txnId, long position, Message request,
       Function<Message, R> accept, boolean anyDc, Deadline deadline, List<String> dcs, int moved,
-      List<Throwable> failures, RuntimeException[] held, CompletableFuture<R> out) {}
+      List<Throwable> failures, RuntimeException[] held, int[] overloadRounds,
+      CompletableFuture<R> out) {}
 
   /** Asks the {@code i}-th DC of the order, and the next one when it fails. */
   private <R> void ask(int i, Attempt<R> a) {
     if (i == a.dcs().size()) {
+      if (a.held()[0] == null && overloadBackoff(a)) {
+        return;
+      }
       a.out().completeExceptionally(a.held()[0] != null ? a.held()[0] : unavailable(a));
       return;
     }
@@ -206,6 +230,36 @@ final class Failover {
   }
 
   /**
+   * After every DC failed {@code a}: when one of them refused it OVERLOADED in this round and
+   * rounds are left, asks them all again after a back-off (true); else false. The jitter is drawn
+   * from the request itself, so a simulated client stays deterministic.
+   */
+  private <R> boolean overloadBackoff(Attempt<R> a) {
+    int round = a.overloadRounds()[0];
+    boolean refused = false;
+    for (Throwable f : a.failures()) {
+      refused |= f instanceof Overloaded;
+    }
+    if (!refused || round >= OVERLOAD_ROUNDS || closed) {
+      return false;
+    }
+    long bound = FIRST_OVERLOAD_BACKOFF.toNanos() / 1000 << round;
+    long half = Math.max(1, bound / 2);
+    long jitter = Math.floorMod(java.util.Objects.hash(a.group(), a.txnId(), a.position(), round),
+        half);
+    long delay = half + jitter;
+    if (!a.deadline().isNone()
+        && a.deadline().remaining(scheduler).toNanos() / 1000 <= delay) {
+      return false;
+    }
+    a.overloadRounds()[0] = round + 1;
+    a.failures().clear();
+    backoffs.increment();
+    scheduler.schedule(delay, () -> ask(0, a));
+    return true;
+  }
+
+  /**
    * Takes DC {@code dc}'s reply {@code m} (or failure {@code t}): true when it completed the
    * request (with a value); false when the next DC is to be asked. Throws for an answer that
    * ends the request with an error.
@@ -230,6 +284,10 @@ final class Failover {
         return false;
       }
       switch (err.code()) {
+        case OVERLOADED -> {
+          a.failures().add(new Overloaded(dc, err.detail()));
+          return false;
+        }
         case STORE_UNAVAILABLE, CATCH_UP_FAILED, REBUILDING -> {
           a.failures().add(new IllegalStateException(dc + ": " + err.code() + " "
               + err.detail()));

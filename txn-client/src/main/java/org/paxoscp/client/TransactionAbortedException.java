@@ -12,20 +12,38 @@ public final class TransactionAbortedException extends TransactionException {
 
   private final transient CommitResult result;
   private final long decidedPosition;
+  private final boolean overloaded;
 
   TransactionAbortedException(CommitResult result, String dc) {
     this(result, dc, 0);
   }
 
+  TransactionAbortedException(CommitResult result, String dc, long decidedPosition) {
+    this(result, dc, decidedPosition, false);
+  }
+
   /**
    * @param decidedPosition a position the commit learned decided (its chosen value known,
    *     without this transaction), or 0
+   * @param overloaded the services refused the commit OVERLOADED before its entry went out
    */
-  TransactionAbortedException(CommitResult result, String dc, long decidedPosition) {
+  TransactionAbortedException(CommitResult result, String dc, long decidedPosition,
+      boolean overloaded) {
     super("transaction " + result.txnId() + " aborted: " + result.reason(), result.group(),
         result.position(), dc, null);
     this.result = Objects.requireNonNull(result);
     this.decidedPosition = decidedPosition;
+    this.overloaded = overloaded;
+  }
+
+  /**
+   * Whether it aborted because the services were overloaded rather than for a conflict: DCs
+   * refused its PREPAREs OVERLOADED (before acting on them) until its attempts at the position
+   * were spent, and no ACCEPT had carried its entry there (docs/guarantees.md, "Overload").
+   * Equally certain; re-run it after a pause.
+   */
+  public boolean overloaded() {
+    return overloaded;
   }
 
   /**

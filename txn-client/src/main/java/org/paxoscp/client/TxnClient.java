@@ -182,7 +182,7 @@ public final class TxnClient implements AutoCloseable {
     }
     this.metrics = new ClientMetrics(b.registry, homeDc, protocol);
     this.failover = new Failover(cluster, homeDc, transport, scheduler, metrics.failovers(),
-        hooks.dcHealth());
+        hooks.dcHealth(), metrics.requestBackoffs());
     this.sessions = new Sessions(cluster, transport, scheduler, cluster.clientSessionGroups());
     ProposerConfig pc = b.proposer != null ? b.proposer : cluster.proposer(switch (protocol) {
       case BASIC -> Protocol.BASIC;
@@ -198,7 +198,7 @@ public final class TxnClient implements AutoCloseable {
         proposer, scheduler, phase.multipliedBy(SUBMIT_TIMEOUT_PHASES),
         b.leaderCosts != null ? b.leaderCosts : cluster.leaderCosts());
     this.commits = new CommitDriver(homeDc, cluster.dcNames(), proposer, proposerDriver,
-        leaderSubmit, random, hooks, scheduler);
+        leaderSubmit, random, hooks, scheduler, metrics.commitBackoffs());
     this.crossGroup = new CrossGroupCommit(this, hooks, scheduler,
         cluster.crossGroup().lockTimeout(), cluster.requestTimeout().multipliedBy(2),
         cluster.maxDatagramBytes() / 4);
@@ -1134,7 +1134,8 @@ public final class TxnClient implements AutoCloseable {
                 LOG.debug("txn {} group {}: deadline passed, not in the log: {}", entry.txnId(),
                     group, e.getMessage());
               } else if (c instanceof TransactionAbortedException e) {
-                metrics.aborted(kind, ClientMetrics.AbortReason.CONFLICT, started);
+                metrics.aborted(kind, e.overloaded() ? ClientMetrics.AbortReason.OVERLOADED
+                    : ClientMetrics.AbortReason.CONFLICT, started);
                 LOG.debug("txn {} group {}: ABORTED at position {}: {}", entry.txnId(), group,
                     e.result().position(), e.result().reason());
                 // A position learned taken: beginning below it would only lose it again.
