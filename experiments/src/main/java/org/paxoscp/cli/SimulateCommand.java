@@ -1,6 +1,7 @@
 package org.paxoscp.cli;
 
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -14,6 +15,7 @@ import org.paxoscp.paxos.Protocol;
 import org.paxoscp.sim.SimConfig;
 import org.paxoscp.sim.SimResult;
 import org.paxoscp.sim.Simulator;
+import org.paxoscp.transport.Admission;
 import org.paxoscp.transport.Latency;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -188,6 +190,26 @@ public final class SimulateCommand implements Callable<Integer> {
       + "its caches are evicted).")
   boolean forceEviction;
 
+  @Option(names = "--service-capacity", paramLabel = "WORKERS", description = "Give each DC a "
+      + "service of bounded capacity: WORKERS requests in service at once, each for --service-ms, "
+      + "the others queued under admission control (--queue-max, --queue-wait-ms) and refused "
+      + "OVERLOADED beyond it (docs/simulator.md, Overload). Default: unbounded.")
+  Integer serviceWorkers;
+
+  @Option(names = "--service-ms", defaultValue = "0.5", description = "A DC's time per protocol "
+      + "message (default: ${DEFAULT-VALUE}).")
+  double serviceMillis;
+
+  @Option(names = "--queue-max", defaultValue = "1024", description = "With --service-capacity: "
+      + "requests that may wait for a worker (default: ${DEFAULT-VALUE}, as "
+      + "paxoscp.service.queue.max.requests).")
+  int queueMax;
+
+  @Option(names = "--queue-wait-ms", defaultValue = "500", description = "With "
+      + "--service-capacity: the longest a request may wait for a worker (default: "
+      + "${DEFAULT-VALUE}, as paxoscp.service.queue.max.wait.ms).")
+  long queueWaitMs;
+
   @Option(names = "--quiet", description = "Only the summary table and violations.")
   boolean quiet;
 
@@ -279,9 +301,16 @@ public final class SimulateCommand implements Callable<Integer> {
         if (trace) {
           sim.trace(out::println);
         }
+        if (serviceWorkers != null) {
+          sim.withServiceCapacity(serviceWorkers,
+              new Admission(queueMax, Duration.ofMillis(queueWaitMs)));
+        }
         SimResult r = sim.run();
         s.add(r);
         s.add(sim.apiCounts());
+        sim.overloadRefusals().forEach((k, v) -> s.refusals.merge(k, v, Long::sum));
+        s.overloadAborts += sim.overloadAborts();
+        s.clientBackoffs += sim.clientOverloadBackoffs();
         if (!r.safe() || !r.finished()) {
           violation |= !r.safe();
           out.printf("%s seed %d: %s%n", protocol, cfg.seed(), !r.safe() ? "VIOLATION" : "DID NOT FINISH");
@@ -328,6 +357,7 @@ public final class SimulateCommand implements Callable<Integer> {
         .withKeys(readFraction, zipfian)
         .withScanShare(scanShare)
         .withUpdateShare(updateShare)
+        .withServiceMicros(Math.round(serviceMillis * 1000))
         .withFaults(new SimConfig.Faults(loss, dup, reorder, partitions, crashes, outages,
             restarts, twoInstances, targeted, storeFaults, replayFault()));
   }
@@ -423,6 +453,13 @@ public final class SimulateCommand implements Callable<Integer> {
     if (forceEviction) {
       b.append(" --force-eviction");
     }
+    if (serviceWorkers != null) {
+      b.append(" --service-capacity ").append(serviceWorkers).append(" --queue-max ")
+          .append(queueMax).append(" --queue-wait-ms ").append(queueWaitMs);
+    }
+    if (serviceMillis != 0.5) {
+      b.append(" --service-ms ").append(serviceMillis);
+    }
     return b.toString();
   }
 
@@ -483,6 +520,13 @@ public final class SimulateCommand implements Callable<Integer> {
       }
     }
     for (Summary s : summaries) {
+      if (serviceWorkers != null) {
+        long total = s.refusals.values().stream().mapToLong(Long::longValue).sum();
+        out.printf(Locale.ROOT, "%s overload (all runs): %d requests refused OVERLOADED %s, %d "
+            + "commits aborted overloaded, %d client back-offs%n",
+            s.protocol.name().toLowerCase(Locale.ROOT), total, s.refusals, s.overloadAborts,
+            s.clientBackoffs);
+      }
       if (s.replays.copies() > 0) {
         out.printf("%s replay (all runs): %s%n", s.protocol.name().toLowerCase(Locale.ROOT),
             s.replays);
@@ -502,6 +546,10 @@ public final class SimulateCommand implements Callable<Integer> {
   private static final class Summary {
     final Protocol protocol;
     final SortedMap<Integer, Long> byRound = new TreeMap<>();
+    /** OVERLOADED refusals by request kind, over every run. */
+    final SortedMap<String, Long> refusals = new TreeMap<>();
+    long overloadAborts;
+    long clientBackoffs;
     final Histogram latency = new Histogram(3_600_000_000L, 3);
     int runs;
     long committed;

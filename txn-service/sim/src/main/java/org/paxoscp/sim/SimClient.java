@@ -430,6 +430,9 @@ final class SimClient {
         } else if (failure instanceof DeadlineExceededException) {
           sim.api.deadlineAborts++;
           sim.aborted++;
+        } else if (failure instanceof TransactionAbortedException e && e.overloaded()) {
+          sim.overloadAborts++;
+          sim.aborted++;
         } else {
           if (txn.isActive()) {
             txn.abort(); // (Too large to commit: nothing was sent.)

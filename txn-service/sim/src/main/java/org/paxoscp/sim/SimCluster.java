@@ -25,6 +25,7 @@ import org.paxoscp.service.TransactionService;
 import org.paxoscp.transport.NearestMajority;
 import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.store.KvStore;
+import org.paxoscp.transport.Admission;
 import org.paxoscp.transport.Message;
 import org.paxoscp.wal.LogValue;
 
@@ -80,6 +81,18 @@ final class SimCluster {
   /** Empty every per-group cache of the serving instance after each request it handles. */
   private boolean forceEviction;
   private long forcedEvictions;
+  /**
+   * Each DC's service capacity ({@link #serviceCapacity}): workers per DC, each busy for
+   * {@code serviceMicros} per request, and the service's admission control; 0 workers: no
+   * bound (every request is served {@code serviceMicros} after it arrives, as many at once as
+   * arrive).
+   */
+  private int workers;
+  private Admission admission = Admission.DEFAULT;
+  /** Requests refused OVERLOADED by admission control, by {@link Admission#kind}. */
+  private final Map<String, Long> overloadRefusals = new TreeMap<>();
+  /** A planted bug: a refused ACCEPT is answered as if the acceptor had voted for it. */
+  private boolean refusalAsVote;
 
   /** One DC: its store and the service instances serving it. */
   final class Dc {
@@ -93,6 +106,10 @@ final class SimCluster {
     final Acceptor acceptor;
     final LogApplier applier;
     final List<Instance> live = new ArrayList<>();
+    /** Requests waiting for a worker ({@link #serviceCapacity}), oldest first. */
+    final java.util.ArrayDeque<Waiting> queue = new java.util.ArrayDeque<>();
+    /** Workers busy now. */
+    int busy;
     /** Per group, the chosen values this DC's collectors removed, kept for the checker. */
     final Map<String, SortedMap<Long, LogValue>> collected = new TreeMap<>();
     /** What the collectors write through: it archives each WAL row before deleting it. */
@@ -215,6 +232,35 @@ final class SimCluster {
     this.forceEviction = true;
   }
 
+  /**
+   * Gives each DC a bounded service: {@code workers} requests in service at once, each for
+   * {@code serviceMicros}, the others waiting in one queue under {@code admission}, as the
+   * real service's dispatcher does ({@code RequestDispatcher}): a request that finds
+   * {@code maxQueued} waiting is refused OVERLOADED at once; one that waited longer than
+   * {@code maxWait} is refused when a worker takes it; both before the service handles it.
+   */
+  void serviceCapacity(int workers, Admission admission) {
+    if (workers < 1) {
+      throw new IllegalArgumentException("workers must be >= 1, was " + workers);
+    }
+    this.workers = workers;
+    this.admission = admission;
+  }
+
+  /** Plants a bug: a refused ACCEPT is answered "accepted", as if a refusal were a vote. */
+  void refusalAsVote() {
+    this.refusalAsVote = true;
+  }
+
+  /** Requests refused OVERLOADED, by kind ({@link Admission#kind}); empty without capacity. */
+  Map<String, Long> overloadRefusals() {
+    return Map.copyOf(overloadRefusals);
+  }
+
+  /** A request waiting for a worker of its DC. */
+  private record Waiting(int from, int to, Message m, CompletableFuture<Message> reply,
+      long arrivedMicros) {}
+
   /** How many times a service's caches were emptied by {@link #forceEviction}. */
   long forcedEvictions() {
     return forcedEvictions;
@@ -333,68 +379,121 @@ final class SimCluster {
   /** A message arrived at DC {@code to}: one of its live instances serves it. */
   CompletableFuture<Message> deliver(int from, int to, Message m) {
     CompletableFuture<Message> reply = new CompletableFuture<>();
-    events.after(cfg.serviceMicros(), () -> {
-      Dc dc = dcs.get(to);
-      if (dc.live.isEmpty()) {
-        return;
-      }
-      Instance i = dc.live.get(dc.live.size() == 1 ? 0 : random.nextInt(dc.live.size()));
-      if (m instanceof Message.SubmitRequest && dc.live.size() > 1 && dc.live.stream()
-          .filter(x -> x.service.combiner().roundsInFlight() > 0).count() > 1) {
-        concurrentLeaderRounds++;
-      }
-      CompletableFuture<Message> handled = i.service.handle(dcName(from), m);
-      if (forceEviction) {
-        // Whatever the request left cached (and what its continuations will look up) is gone.
-        i.service.forgetCaches();
-        forcedEvictions++;
-      }
-      handled.whenComplete((r, t) -> {
-        if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.TOO_OLD
-            && m instanceof Message.Paxos) {
-          tooOldRequests++;
-        }
-        if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.REBUILDING) {
-          rebuildingRefusals++;
-        }
-        if (m instanceof Message.Paxos req && req.message() instanceof PaxosMessage.Accept a) {
-          // The vote is in the store whether or not the reply gets anywhere, and even when the
-          // store reported the write failed (an ambiguous write): ask the store itself. A vote
-          // at or below the DC's GC watermark does not count: a fast ACCEPT's check-and-write
-          // can recreate a collected row, and when the store then fails the watermark read that
-          // would remove it again, the vote stays; but the acceptor answers nothing for a
-          // position without a chosen value before reading the watermark after the row, so no
-          // proposer or learner ever sees such a vote (Acceptor, "Collected positions").
-          // Likewise a vote written into a store that lost its contents (a fast ACCEPT's
-          // check-and-write reads nothing first): the acceptor reads the store's marker after
-          // the row and refuses, and the rebuild fences the position, or the vote lies above
-          // the fence, where it is the vote of a DC that lost nothing there (as if its reply
-          // had been lost). A vote the acceptor answered always counts; one it did not answer
-          // counts if the DC's guard would answer for it now.
-          boolean answered = r instanceof Message.Paxos rp
-              && rp.message() instanceof PaxosMessage.AcceptReply ar && ar.accepted();
-          Optional<Vote> vote;
-          try {
-            vote = a.position() <= LogCollector.gcWatermark(dc.store, a.group())
-                || !answered && !votable(dc, a.group(), a.position())
-                ? Optional.empty() : dc.acceptor.lastVote(a.group(), a.position());
-          } catch (TooOldException collected) {
-            vote = Optional.empty();
-          }
-          vote.filter(v -> v.ballot().equals(a.ballot()) && v.value().equals(a.value()))
-              .ifPresent(v -> oracle.accepted(a.group(), a.position(), a.ballot(), a.value(),
-                  to));
-        }
-        if (r instanceof Message.Paxos rep && rep.message() instanceof PaxosMessage.LearnReply lr
-            && lr.chosen() != null) {
-          oracle.applied(lr.group(), lr.position(), lr.chosen(), dcName(to) + " (learn reply)");
-        }
-        if (r != null && dc.live.contains(i)) {
-          reply.complete(r);
-        }
-      });
-    });
+    if (workers == 0) {
+      events.after(cfg.serviceMicros(), () -> serve(from, to, m, reply));
+      return reply;
+    }
+    Dc dc = dcs.get(to);
+    Waiting w = new Waiting(from, to, m, reply, events.now());
+    if (dc.busy < workers) {
+      startService(dc, w);
+    } else if (dc.queue.size() >= admission.maxQueued()) {
+      refuse(dc, w, admission.maxQueued() + " requests wait for a worker");
+    } else {
+      dc.queue.add(w);
+    }
     return reply;
+  }
+
+  /** A worker of {@code dc} serves {@code w} for {@code serviceMicros}, then takes the next. */
+  private void startService(Dc dc, Waiting w) {
+    dc.busy++;
+    events.after(cfg.serviceMicros(), () -> {
+      dc.busy--;
+      serve(w.from(), w.to(), w.m(), w.reply());
+      while (!dc.queue.isEmpty() && dc.busy < workers) {
+        Waiting next = dc.queue.poll();
+        long waited = events.now() - next.arrivedMicros();
+        if (waited > admission.maxWait().toNanos() / 1000) {
+          refuse(dc, next, "a request waited " + waited / 1000 + " ms for a worker");
+        } else {
+          startService(dc, next);
+          break;
+        }
+      }
+    });
+  }
+
+  /**
+   * Admission control refuses {@code w} before any service handles it: OVERLOADED (a one-way
+   * message's answer goes nowhere, as its reply would). With the planted bug, a refused ACCEPT
+   * is answered as a vote instead.
+   */
+  private void refuse(Dc dc, Waiting w, String why) {
+    if (dc.live.isEmpty()) {
+      return;
+    }
+    overloadRefusals.merge(Admission.kind(w.m()), 1L, Long::sum);
+    if (refusalAsVote && w.m() instanceof Message.Paxos p
+        && p.message() instanceof PaxosMessage.Accept a) {
+      w.reply().complete(new Message.Paxos(new PaxosMessage.AcceptReply(a.group(), a.position(),
+          a.ballot(), true, null, null)));
+      return;
+    }
+    w.reply().complete(Admission.refusal(w.m(), dc.name, why));
+  }
+
+  /** One of {@code to}'s live instances serves {@code m}; its answer completes {@code reply}. */
+  private void serve(int from, int to, Message m, CompletableFuture<Message> reply) {
+    Dc dc = dcs.get(to);
+    if (dc.live.isEmpty()) {
+      return;
+    }
+    Instance i = dc.live.get(dc.live.size() == 1 ? 0 : random.nextInt(dc.live.size()));
+    if (m instanceof Message.SubmitRequest && dc.live.size() > 1 && dc.live.stream()
+        .filter(x -> x.service.combiner().roundsInFlight() > 0).count() > 1) {
+      concurrentLeaderRounds++;
+    }
+    CompletableFuture<Message> handled = i.service.handle(dcName(from), m);
+    if (forceEviction) {
+      // Whatever the request left cached (and what its continuations will look up) is gone.
+      i.service.forgetCaches();
+      forcedEvictions++;
+    }
+    handled.whenComplete((r, t) -> {
+      if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.TOO_OLD
+          && m instanceof Message.Paxos) {
+        tooOldRequests++;
+      }
+      if (r instanceof Message.ErrorReply e && e.code() == Message.ErrorCode.REBUILDING) {
+        rebuildingRefusals++;
+      }
+      if (m instanceof Message.Paxos req && req.message() instanceof PaxosMessage.Accept a) {
+        // The vote is in the store whether or not the reply gets anywhere, and even when the
+        // store reported the write failed (an ambiguous write): ask the store itself. A vote
+        // at or below the DC's GC watermark does not count: a fast ACCEPT's check-and-write
+        // can recreate a collected row, and when the store then fails the watermark read that
+        // would remove it again, the vote stays; but the acceptor answers nothing for a
+        // position without a chosen value before reading the watermark after the row, so no
+        // proposer or learner ever sees such a vote (Acceptor, "Collected positions").
+        // Likewise a vote written into a store that lost its contents (a fast ACCEPT's
+        // check-and-write reads nothing first): the acceptor reads the store's marker after
+        // the row and refuses, and the rebuild fences the position, or the vote lies above
+        // the fence, where it is the vote of a DC that lost nothing there (as if its reply
+        // had been lost). A vote the acceptor answered always counts; one it did not answer
+        // counts if the DC's guard would answer for it now.
+        boolean answered = r instanceof Message.Paxos rp
+            && rp.message() instanceof PaxosMessage.AcceptReply ar && ar.accepted();
+        Optional<Vote> vote;
+        try {
+          vote = a.position() <= LogCollector.gcWatermark(dc.store, a.group())
+              || !answered && !votable(dc, a.group(), a.position())
+              ? Optional.empty() : dc.acceptor.lastVote(a.group(), a.position());
+        } catch (TooOldException collected) {
+          vote = Optional.empty();
+        }
+        vote.filter(v -> v.ballot().equals(a.ballot()) && v.value().equals(a.value()))
+            .ifPresent(v -> oracle.accepted(a.group(), a.position(), a.ballot(), a.value(),
+                to));
+      }
+      if (r instanceof Message.Paxos rep && rep.message() instanceof PaxosMessage.LearnReply lr
+          && lr.chosen() != null) {
+        oracle.applied(lr.group(), lr.position(), lr.chosen(), dcName(to) + " (learn reply)");
+      }
+      if (r != null && dc.live.contains(i)) {
+        reply.complete(r);
+      }
+    });
   }
 
   /**

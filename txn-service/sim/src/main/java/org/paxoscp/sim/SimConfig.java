@@ -288,6 +288,13 @@ public record SimConfig(
         faults, p, seed);
   }
 
+  /** These settings with {@code micros} of a DC's time per protocol message. */
+  public SimConfig withServiceMicros(long micros) {
+    return new SimConfig(protocol, dcs, latency, clients, attributes, opsPerTxn, readFraction,
+        zipfian, scanShare, updateShare, txns, ratePerClient, opMicros, micros, jitter, faults,
+        proposer, seed);
+  }
+
   public SimConfig withLatency(Latency l) {
     return new SimConfig(protocol, dcs, l, clients, attributes, opsPerTxn, readFraction, zipfian,
         scanShare, updateShare, txns, ratePerClient, opMicros, serviceMicros, jitter, faults,

@@ -609,6 +609,65 @@ public final class Simulator {
     return this;
   }
 
+  /** Workers per DC with a bounded service ({@link #withServiceCapacity}); 0: unbounded. */
+  private int serviceWorkers;
+  private org.paxoscp.transport.Admission admission =
+      org.paxoscp.transport.Admission.DEFAULT;
+  private boolean refusalAsVote;
+
+  /**
+   * Gives every DC a service of bounded capacity, so that clients beyond it overload it: at most
+   * {@code workers} requests in service at once, each for {@code serviceMicros} of the config,
+   * the rest waiting in one queue under {@code admission} (refused OVERLOADED beyond its
+   * bounds, before any service handles them; docs/simulator.md, "Overload"). Without it a DC
+   * serves every request {@code serviceMicros} after it arrives, however many arrive.
+   */
+  public Simulator withServiceCapacity(int workers, org.paxoscp.transport.Admission admission) {
+    if (workers < 1) {
+      throw new IllegalArgumentException("workers must be >= 1, was " + workers);
+    }
+    this.serviceWorkers = workers;
+    this.admission = java.util.Objects.requireNonNull(admission);
+    return this;
+  }
+
+  /**
+   * Plants a bug in admission control: a refused ACCEPT is answered as a vote for it (the
+   * checker's and the overload test's test; needs {@link #withServiceCapacity}).
+   */
+  public Simulator withRefusalsCountedAsVotes() {
+    this.refusalAsVote = true;
+    return this;
+  }
+
+  /**
+   * Requests the DCs refused OVERLOADED in the last run, by kind ({@code Admission.kind}:
+   * prepare, accept, grant, begin, read, ...); empty without {@link #withServiceCapacity}.
+   */
+  public java.util.Map<String, Long> overloadRefusals() {
+    return cluster == null ? java.util.Map.of() : cluster.overloadRefusals();
+  }
+
+  /** Commits of the last run that aborted because DCs refused them OVERLOADED (certain). */
+  int overloadAborts;
+
+  /** Commits of the last run that ended ABORTED because the DCs refused them OVERLOADED. */
+  public int overloadAborts() {
+    return overloadAborts;
+  }
+
+  /**
+   * Back-offs the clients' library took in the last run after OVERLOADED refusals ({@code
+   * paxoscp.client.overload.backoffs}), commits' and other requests' together.
+   */
+  public long clientOverloadBackoffs() {
+    double n = 0;
+    for (var c : meters.find("paxoscp.client.overload.backoffs").counters()) {
+      n += c.count();
+    }
+    return (long) n;
+  }
+
   /**
    * Plants a bug in what clients report: an UNKNOWN outcome names only the position after its
    * read position, whatever range the commit protocol gave (the checker's tests).
@@ -793,6 +852,12 @@ public final class Simulator {
         clusterVersion);
     if (forceEviction) {
       cluster.forceEviction();
+    }
+    if (serviceWorkers > 0) {
+      cluster.serviceCapacity(serviceWorkers, admission);
+    }
+    if (refusalAsVote) {
+      cluster.refusalAsVote();
     }
     if (trace != null) {
       cluster.trace(trace);
