@@ -555,7 +555,7 @@ public class Proposer {
     if (why == Failure.SILENT) {
       silentAttempts++;
     }
-    boolean settling = entry != null && ownEntryProposedHere;
+    boolean settling = entry != null && ownEntryProposedHere && settlesPastAnsweredRefusals();
     boolean spent = settling
         ? silentAttempts >= cfg.maxAttemptsPerPosition() || attempts >= settleCap()
         : attempts >= cfg.maxAttemptsPerPosition();
@@ -751,6 +751,15 @@ public class Proposer {
    */
   protected LogValue combine(LogEntry own, List<LogEntry> candidates, long position) {
     return Combination.combine(own, candidates, position, cfg.exhaustiveCombinationLimit());
+  }
+
+  /**
+   * Whether a proposer whose entry went out at its position keeps trying there past {@code
+   * maxAttemptsPerPosition} while the abandoned ballots were answered rather than timed out
+   * ({@link #retry}); a planted bug says no, and reports UNKNOWN where nothing failed.
+   */
+  protected boolean settlesPastAnsweredRefusals() {
+    return true;
   }
 
   /** Number of DCs that make a majority; for subclasses. */

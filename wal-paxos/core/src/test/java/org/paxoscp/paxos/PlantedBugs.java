@@ -17,6 +17,23 @@ import org.paxoscp.wal.LogValue;
 public final class PlantedBugs {
   private PlantedBugs() {}
 
+  /**
+   * Gives up at a position after {@code maxAttemptsPerPosition} ballots of any kind, also when
+   * its entry went out there and every ballot was refused by answering DCs (contention or
+   * OVERLOADED): UNKNOWN where no message was lost and no process failed.
+   */
+  public static final class GivesUpOnAnsweredRefusals extends Proposer {
+    public GivesUpOnAnsweredRefusals(ProposerConfig cfg, String group, ProposerId id,
+        LogEntry entry, long position, OptionalInt leader, RandomGenerator random) {
+      super(cfg, group, id, entry, position, leader, random);
+    }
+
+    @Override
+    protected boolean settlesPastAnsweredRefusals() {
+      return false;
+    }
+  }
+
   /** Promotes without checking the entry's reads against the winner's writes. */
   public static final class NoPromotionConflictCheck extends Proposer {
     public NoPromotionConflictCheck(ProposerConfig cfg, String group, ProposerId id, LogEntry entry,
