@@ -65,6 +65,8 @@ class ProposerTest {
     BiPredicate<Integer, PaxosMessage> dropReply = (dc, m) -> false;
     /** Requests for which the network delivers a second copy (and its reply) right after. */
     BiPredicate<Integer, PaxosMessage> duplicateRequest = (dc, m) -> false;
+    /** Requests the DC's service refuses OVERLOADED: its acceptor never sees them. */
+    BiPredicate<Integer, PaxosMessage> refuse = (dc, m) -> false;
     long now = 1_000_000;
 
     Net() {
@@ -95,6 +97,10 @@ class ProposerTest {
         assertTrue(s.dc() >= 0 && s.dc() < acceptors.size(),
             "send to a DC that does not exist: " + s);
         if (dropRequest.test(s.dc(), s.message())) {
+          continue;
+        }
+        if (refuse.test(s.dc(), s.message())) {
+          queue.addAll(p.onRefused(s.dc(), s.message(), now));
           continue;
         }
         int copies = duplicateRequest.test(s.dc(), s.message()) ? 2 : 1;
@@ -822,5 +828,54 @@ class ProposerTest {
     assertEquals(w, l.outcome().chosen());
     assertTrue(net.sentOf(Accept.class).isEmpty());
     assertChosenEverywhere(net, P, w);
+  }
+
+  // ---- OVERLOADED refusals (docs/guarantees.md, "Overload") ------------------------------
+
+  @Test
+  void preparesRefusedByAMajorityAbortOverloadedAndNothingIsInTheLog() {
+    Net net = new Net();
+    net.refuse = (dc, m) -> m instanceof Prepare && dc != 0;
+    Proposer p = net.start(proposer(Protocol.CP, 1, entry("t1", "dc0", Set.of("a"),
+        Set.of("b"))));
+    Outcome o = net.runToEnd(p);
+    assertEquals(Status.ABORTED, o.status());
+    assertTrue(o.overloaded(), o.toString());
+    assertTrue(net.sentOf(Accept.class).isEmpty(), "an ACCEPT went out: " + net.sent);
+    assertEquals(MAX_ATTEMPTS - 1, p.overloadBackoffs());
+    // Abandoned at the refusals, not at a timeout: no phase timer fired before each retry.
+    assertEquals(MAX_ATTEMPTS, net.sentOf(Prepare.class).stream().map(Prepare::ballot)
+        .distinct().count());
+  }
+
+  @Test
+  void refusedAcceptsAreNeverVotesAndTheProposerLearnsTheValueInsteadOfGivingUp() {
+    Net net = new Net();
+    // Every ACCEPT to dc1 and dc2 is refused for far more ballots than MAX_ATTEMPTS; dc0 votes.
+    int[] refusals = {0};
+    net.refuse = (dc, m) -> m instanceof Accept && dc != 0 && refusals[0]++ < 4 * MAX_ATTEMPTS;
+    LogEntry e = entry("t1", "dc0", Set.of("a"), Set.of("b"));
+    Proposer p = net.start(proposer(Protocol.CP, 1, e));
+    Outcome o = net.runToEnd(p);
+    // A refusal counted as a vote would have made it chosen with dc0 alone; it is chosen only
+    // once a second DC really voted.
+    assertEquals(Status.COMMITTED, o.status(), o.toString());
+    assertTrue(p.overloadBackoffs() >= MAX_ATTEMPTS, "backed off " + p.overloadBackoffs());
+    long voters = net.acceptors.stream().filter(a -> a.lastVote(G, P).isPresent()).count();
+    assertTrue(voters >= 2, "chosen with " + voters + " vote(s)");
+  }
+
+  @Test
+  void afterItsEntryWentOutOnlyTimeoutsEndItUnknown() {
+    Net net = new Net();
+    // dc1 refuses every ACCEPT, dc2 is silent: each ballot ends at its phase timeout.
+    net.refuse = (dc, m) -> m instanceof Accept && dc == 1;
+    net.dropRequest = (dc, m) -> m instanceof Accept && dc == 2;
+    Proposer p = net.start(proposer(Protocol.CP, 1, entry("t1", "dc0", Set.of("a"),
+        Set.of("b"))));
+    Outcome o = net.runToEnd(p);
+    assertEquals(Status.UNKNOWN, o.status(), o.toString());
+    assertEquals(MAX_ATTEMPTS, net.sentOf(Prepare.class).stream().map(Prepare::ballot)
+        .distinct().count());
   }
 }
