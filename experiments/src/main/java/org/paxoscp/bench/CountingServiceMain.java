@@ -29,7 +29,8 @@ import org.paxoscp.store.hbase.HBaseKvStore;
  * commit without any change to the service.
  *
  * <p>Usage: {@code CountingServiceMain CONFIG COUNTS_FILE}. The counts file holds one line,
- * {@code <wall-clock ms> <reads> <row reads> <writes> <check-and-writes> <store nanos>}, replaced
+ * {@code <wall-clock ms> <reads> <row reads> <writes> <check-and-writes> <store nanos>
+ * <requests refused OVERLOADED>}, replaced
  * atomically (written to a sibling file, then renamed). The process prints {@code serving on udp}
  * once it serves, and runs until SIGTERM (a clean close) or SIGKILL.
  */
@@ -61,7 +62,7 @@ public final class CountingServiceMain {
       t.setDaemon(true);
       return t;
     });
-    writer.scheduleAtFixedRate(() -> writeCounts(store, countsFile), 0, EVERY_MS,
+    writer.scheduleAtFixedRate(() -> writeCounts(store, runner, countsFile), 0, EVERY_MS,
         TimeUnit.MILLISECONDS);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -78,10 +79,11 @@ public final class CountingServiceMain {
     stopped.await();
   }
 
-  private static void writeCounts(CountingKvStore store, Path file) {
+  private static void writeCounts(CountingKvStore store, ServiceRunner runner, Path file) {
     CountingKvStore.Counts c = store.counts();
-    String line = String.format(Locale.ROOT, "%d %d %d %d %d %d%n", System.currentTimeMillis(),
-        c.reads(), c.rowReads(), c.writes(), c.checkAndWrites(), c.nanos());
+    String line = String.format(Locale.ROOT, "%d %d %d %d %d %d %d%n", System.currentTimeMillis(),
+        c.reads(), c.rowReads(), c.writes(), c.checkAndWrites(), c.nanos(),
+        runner.overloadRefusals());
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     try {
       Files.writeString(tmp, line, StandardCharsets.UTF_8);
@@ -99,14 +101,16 @@ public final class CountingServiceMain {
    */
   static StoreCounts parse(String line) {
     String[] f = line.trim().split("\\s+");
-    if (f.length != 6) {
-      throw new IllegalArgumentException("store counts: expected 6 fields, was '" + line + "'");
+    if (f.length != 6 && f.length != 7) {
+      throw new IllegalArgumentException("store counts: expected 6 or 7 fields, was '" + line
+          + "'");
     }
-    long[] v = new long[6];
-    for (int i = 0; i < 6; i++) {
+    long[] v = new long[7];
+    for (int i = 0; i < f.length; i++) {
       v[i] = Long.parseLong(f[i]);
     }
-    return new StoreCounts(v[0], new CountingKvStore.Counts(v[1], v[2], v[3], v[4], v[5]));
+    return new StoreCounts(v[0], new CountingKvStore.Counts(v[1], v[2], v[3], v[4], v[5]),
+        v[6]);
   }
 
   /** Reads a counts file; throws {@link UncheckedIOException} if it cannot be read. */
@@ -118,6 +122,9 @@ public final class CountingServiceMain {
     }
   }
 
-  /** One sample of a service's store counters, taken at {@code atMillis} (wall clock). */
-  record StoreCounts(long atMillis, CountingKvStore.Counts counts) {}
+  /**
+   * One sample of a service's store counters, and of the requests it refused OVERLOADED, taken
+   * at {@code atMillis} (wall clock).
+   */
+  record StoreCounts(long atMillis, CountingKvStore.Counts counts, long overloaded) {}
 }

@@ -197,7 +197,8 @@ public final class GroupsBench implements AutoCloseable {
       log("N=%d %s: services up (pids %s)", groups, dist.label(),
           services.values().stream().map(p -> Long.toString(p.pid())).toList());
       for (String dc : new java.util.LinkedHashSet<>(s.clientDcs())) {
-        clients.add(TxnClient.builder(cluster, dc, s.protocol()).build());
+        clients.add(TxnClient.builder(cluster, dc, s.protocol()).meterRegistry(clientMeters)
+            .build());
       }
       Map<String, Double> idle = new LinkedHashMap<>();
       for (var e : services.entrySet()) {
@@ -218,11 +219,26 @@ public final class GroupsBench implements AutoCloseable {
     }
   }
 
+  /** The clients' meters (their OVERLOADED back-offs among them). */
+  private final io.micrometer.core.instrument.MeterRegistry clientMeters =
+      new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+
+  /** Back-offs the clients took after OVERLOADED refusals so far. */
+  private long overloadBackoffs() {
+    double n = 0;
+    for (var c : clientMeters.find("paxoscp.client.overload.backoffs").counters()) {
+      n += c.count();
+    }
+    return (long) n;
+  }
+
   /** What one phase of client load counted. */
   private static final class Tally {
     final LongAdder done = new LongAdder();
     final LongAdder commits = new LongAdder();
     final LongAdder aborted = new LongAdder();
+    /** Of the aborts: the services refused the commit OVERLOADED before its entry went out. */
+    final LongAdder abortedOverloaded = new LongAdder();
     final LongAdder unknown = new LongAdder();
     final LongAdder unavailable = new LongAdder();
     final LongAdder errors = new LongAdder();
@@ -275,6 +291,9 @@ public final class GroupsBench implements AutoCloseable {
             t.txnMicros.recordValue(Math.max(1, (t1 - t0) / 1000));
           } catch (TransactionAbortedException e) {
             t.aborted.increment();
+            if (e.overloaded()) {
+              t.abortedOverloaded.increment();
+            }
           } catch (OutcomeUnknownException e) {
             t.unknown.increment();
           } catch (UnavailableException e) {
@@ -363,6 +382,7 @@ public final class GroupsBench implements AutoCloseable {
             ? s.duration().toSeconds() + " s" : target + " transactions");
     long start = System.nanoTime();
     long deadline = s.duration() != null ? start + s.duration().toNanos() : Long.MAX_VALUE;
+    long backoffs0 = overloadBackoffs();
     Tally t = runClients(label, picker, byDc, target, deadline, touched, committedGroups,
         services);
     long end = System.nanoTime();
@@ -381,15 +401,19 @@ public final class GroupsBench implements AutoCloseable {
         serviceCpuNanos += b - a;
       }
     }
+    long backoffs = overloadBackoffs() - backoffs0;
     long storeRequests = -1;
+    long refused = -1;
     if (s.countStore()) {
       Map<String, CountingServiceMain.StoreCounts> counts1 = storeCounts(work, endMillis);
       if (counts1.size() == services.size()) {
         storeRequests = 0;
+        refused = 0;
         for (var e : counts1.entrySet()) {
           CountingKvStore.Counts d = e.getValue().counts().minus(counts0.get(e.getKey())
               .counts());
           storeRequests += d.operations();
+          refused += e.getValue().overloaded() - counts0.get(e.getKey()).overloaded();
         }
       }
     }
@@ -426,6 +450,12 @@ public final class GroupsBench implements AutoCloseable {
         groups, dist.label(), row.commits(), seconds, row.commitsPerSecond(), row.failed(),
         row.touched(), row.heapMaxMb(), row.heapIdleMaxMb(), row.cpuMsPerCommit(),
         GroupsRow.f(row.storeRequestsPerCommit(), 2));
+    log("N=%d %s: outcomes: %d committed, %d aborted (%d of them refused OVERLOADED before "
+            + "their entry went out, %d conflicts), %d UNKNOWN, %d unavailable, %d errors; "
+            + "services refused %s requests OVERLOADED; clients backed off %d times on "
+            + "OVERLOADED", groups, dist.label(), t.commits.sum(), t.aborted.sum(),
+        t.abortedOverloaded.sum(), t.aborted.sum() - t.abortedOverloaded.sum(), t.unknown.sum(),
+        t.unavailable.sum(), t.errors.sum(), refused < 0 ? "(not counted)" : refused, backoffs);
     return row;
   }
 

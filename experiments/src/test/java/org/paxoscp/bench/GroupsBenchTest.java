@@ -106,6 +106,8 @@ class GroupsBenchTest {
     CountingServiceMain.StoreCounts c = CountingServiceMain.parse("1700000000000 10 2 5 7 999\n");
     assertEquals(1_700_000_000_000L, c.atMillis());
     assertEquals(24, c.counts().operations());
+    assertEquals(0, c.overloaded());
+    assertEquals(3, CountingServiceMain.parse("1700000000000 10 2 5 7 999 3\n").overloaded());
     assertThrows(IllegalArgumentException.class, () -> CountingServiceMain.parse("1 2 3"));
   }
 
