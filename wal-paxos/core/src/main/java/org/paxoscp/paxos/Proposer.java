@@ -72,6 +72,9 @@ public class Proposer {
    */
   static final int SETTLE_ATTEMPTS = 64;
 
+  /** The most ballot durations a proposer outbid by competitors waits before it retries. */
+  static final long CONTENTION_SCALE_MAX = 16;
+
   private final ProposerConfig cfg;
   private final String group;
   private final ProposerId proposerId;
@@ -95,6 +98,8 @@ public class Proposer {
   private int attempts;
   private long timerId;
   private long phaseStartedMicros;
+  /** When the current ballot's PREPARE went out (its ACCEPT follows without a back-off). */
+  private long ballotStartedMicros;
   private boolean ownEntryProposedHere;
   /** Whether some DC refused a ballot at this position (a competing proposer, not silence). */
   private boolean refusedHere;
@@ -257,7 +262,7 @@ public class Proposer {
         case GRANT -> startPrepare(nowMicros);
         case GRACE -> decideValue(nowMicros);
         case BACKOFF -> startPrepare(nowMicros);
-        case PREPARE, ACCEPT -> retry(Failure.SILENT);
+        case PREPARE, ACCEPT -> retry(Failure.SILENT, nowMicros);
         default -> { }
       }
     }
@@ -362,6 +367,7 @@ public class Proposer {
     overloadedNow.clear();
     phase = Phase.PREPARE;
     phaseStartedMicros = now;
+    ballotStartedMicros = now;
     for (int dc = 0; dc < cfg.dcCount(); dc++) {
       out.add(new Output.Send(dc, new Prepare(group, position, ballot)));
     }
@@ -413,7 +419,7 @@ public class Proposer {
     }
     if (refused + overloaded > cfg.dcCount() - cfg.majority()) {
       if (phase == Phase.PREPARE) {
-        retry(overloaded > 0 ? Failure.OVERLOADED : Failure.CONTENDED);
+        retry(overloaded > 0 ? Failure.OVERLOADED : Failure.CONTENDED, now);
       } else {
         // GRACE: a majority promised already; nobody else will answer, so decide now.
         decideValue(now);
@@ -485,6 +491,9 @@ public class Proposer {
 
   private void sendAccept(LogValue value, long now) {
     proposed = value;
+    if (ballot.equals(Ballot.FAST)) {
+      ballotStartedMicros = now;
+    }
     if (entry != null && value.contains(entry.txnId())) {
       ownEntryProposedHere = true;
     }
@@ -537,7 +546,7 @@ public class Proposer {
     if (yes >= cfg.majority()) {
       learnedChosen(proposed, now);
     } else if (no + overloaded > cfg.dcCount() - cfg.majority()) {
-      retry(overloaded > 0 ? Failure.OVERLOADED : Failure.CONTENDED);
+      retry(overloaded > 0 ? Failure.OVERLOADED : Failure.CONTENDED, now);
     }
   }
 
@@ -548,9 +557,10 @@ public class Proposer {
    * its entry went out, only ballots that timed out count against that bound; ballots refused by
    * answering DCs (contention, overload) go on, up to {@link #settleCap}, since giving up would
    * make the outcome UNKNOWN where no message was lost and no process failed. An OVERLOADED
-   * refusal backs off longer: {@link #overloadBackoffMicros}.
+   * refusal backs off longer: {@link #overloadBackoffMicros}; a ballot outbid by competing
+   * proposers backs off for {@link #contentionBackoffMicros}.
    */
-  private void retry(Failure why) {
+  private void retry(Failure why, long now) {
     attempts++;
     if (why == Failure.SILENT) {
       silentAttempts++;
@@ -573,9 +583,27 @@ public class Proposer {
       overloadStreak = 0;
       long bound = Math.min(cfg.backoffMaxMicros(),
           cfg.backoffBaseMicros() << Math.min(20, attempts - 1));
+      if (why == Failure.CONTENDED) {
+        bound = Math.max(bound, contentionBackoffMicros(now));
+      }
       delay = 1 + random.nextLong(bound);
     }
     startTimer(delay);
+  }
+
+  /**
+   * The back-off bound after a ballot outbid by competing proposers, scaled to how long the
+   * ballot took: the time from its PREPARE until it was abandoned, doubled per ballot lost at
+   * the position, from 2 up to {@link #CONTENTION_SCALE_MAX} times. Duelling proposers settle
+   * once one of them gets through PREPARE and ACCEPT while the others wait, so their waits must
+   * spread over several ballots' durations; a fixed bound ({@code backoffMax}) does that on an
+   * idle network but not when queueing at busy services stretches each phase to hundreds of
+   * milliseconds. A ballot is never measured longer than two phase timeouts.
+   */
+  private long contentionBackoffMicros(long now) {
+    long took = Math.min(2 * cfg.phaseTimeoutMicros(), Math.max(0, now - ballotStartedMicros));
+    long scale = Math.min(CONTENTION_SCALE_MAX, 2L << Math.min(20, attempts - 1));
+    return Math.max(1, took * scale);
   }
 
   /**
