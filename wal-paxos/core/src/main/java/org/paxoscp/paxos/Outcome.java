@@ -20,9 +20,11 @@ import org.paxoscp.wal.LogValue;
  *     in the log at most once, at one of {@code firstPosition ... position}, since every earlier
  *     position was decided without it and nothing places it later; else equal to
  *     {@code position}
- * @param overloaded for a proposer that gave up without learning a chosen value: whether some DC
- *     refused its requests at its last position OVERLOADED (docs/guarantees.md, "Overload");
- *     an ABORTED outcome with it is certain (no ACCEPT carried the entry there) and says why
+ * @param overloaded for a proposer that gave up without learning a chosen value: whether DCs
+ *     refusing its requests OVERLOADED ended its last ballot (docs/guarantees.md, "Overload"),
+ *     rather than its timeout (some DC silent: down, cut off, or its messages lost) or higher
+ *     ballots; an ABORTED outcome with it is certain (no ACCEPT carried the entry there) and
+ *     says why
  */
 public record Outcome(Status status, long position, int promotions, LogValue chosen, String reason,
     boolean contended, int chosenEntries, long firstPosition, boolean overloaded) {

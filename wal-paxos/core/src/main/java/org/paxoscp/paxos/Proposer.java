@@ -105,6 +105,8 @@ public class Proposer {
   private boolean refusedHere;
   /** Whether some DC refused a request at this position OVERLOADED (before acting on it). */
   private boolean overloadedHere;
+  /** Why the last ballot at this position was abandoned; null before any was. */
+  private Failure lastFailure;
   /** Phases at this position that ended by their timeout (some DC silent). */
   private int silentAttempts;
   /** Back-offs taken because DCs refused OVERLOADED, over every position. */
@@ -326,6 +328,7 @@ public class Proposer {
   private void beginPosition(long now) {
     attempts = 0;
     silentAttempts = 0;
+    lastFailure = null;
     highestSeen = Ballot.FAST;
     ownEntryProposedHere = false;
     refusedHere = false;
@@ -562,6 +565,7 @@ public class Proposer {
    */
   private void retry(Failure why, long now) {
     attempts++;
+    lastFailure = why;
     if (why == Failure.SILENT) {
       silentAttempts++;
     }
@@ -626,7 +630,9 @@ public class Proposer {
 
   private void giveUp() {
     String why = "no quorum at position " + position + " after " + attempts + " attempts ("
-        + (overloadedHere ? "DCs refused it OVERLOADED" + (refusedHere
+        + (lastFailure == Failure.SILENT
+            ? "too few DCs answered" + (overloadedHere ? "; some refused it OVERLOADED" : "")
+        : overloadedHere ? "DCs refused it OVERLOADED" + (refusedHere
             ? ", competing proposers held higher ballots" : "")
         : refusedHere ? "competing proposers held higher ballots" : "too few DCs answered")
         + ")";
@@ -724,9 +730,11 @@ public class Proposer {
 
   private void finish(Outcome.Status status, LogValue chosen, String reason) {
     phase = Phase.DONE;
+    // Overloaded only when refusals OVERLOADED ended the last ballot: one that ended at its
+    // timeout (a DC silent, down or cut off) is unavailability even if another DC refused it.
     outcome = new Outcome(status, position, promotions, chosen, reason,
         chosen == null && refusedHere, chosen == null ? 0 : chosen.entries().size(), position,
-        chosen == null && overloadedHere);
+        chosen == null && overloadedHere && lastFailure == Failure.OVERLOADED);
   }
 
   private void noteBallot(Ballot b) {

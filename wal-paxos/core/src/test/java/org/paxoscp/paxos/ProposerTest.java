@@ -878,4 +878,31 @@ class ProposerTest {
     assertEquals(MAX_ATTEMPTS, net.sentOf(Prepare.class).stream().map(Prepare::ballot)
         .distinct().count());
   }
+
+  @Test
+  void aDcDownAndOneRefusingIsUnavailabilityNotOverload() {
+    Net net = new Net();
+    // dc2 is down (silent); dc1 refuses PREPAREs OVERLOADED. No majority can answer because dc2
+    // is down: every ballot ends at its timeout, so the outcome is not typed overloaded.
+    net.refuse = (dc, m) -> m instanceof Prepare && dc == 1;
+    net.dropRequest = (dc, m) -> dc == 2;
+    Proposer p = net.start(proposer(Protocol.CP, 1, entry("t1", "dc0", Set.of("a"),
+        Set.of("b"))));
+    Outcome o = net.runToEnd(p);
+    assertEquals(Status.ABORTED, o.status());
+    assertFalse(o.overloaded(), "typed overloaded though every ballot ended at its timeout: " + o);
+    assertFalse(o.contended(), o.toString());
+  }
+
+  @Test
+  void twoDcsRefusingIsOverload() {
+    Net net = new Net();
+    // As above with dc2 refusing too: refusals end every ballot, and the outcome says so.
+    net.refuse = (dc, m) -> m instanceof Prepare && dc >= 1;
+    Proposer p = net.start(proposer(Protocol.CP, 1, entry("t1", "dc0", Set.of("a"),
+        Set.of("b"))));
+    Outcome o = net.runToEnd(p);
+    assertEquals(Status.ABORTED, o.status());
+    assertTrue(o.overloaded(), o.toString());
+  }
 }
