@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiConsumer;
 import org.paxoscp.store.StoreUnavailableException;
+import org.paxoscp.version.ClusterVersion;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,8 +26,11 @@ import org.slf4j.LoggerFactory;
  * a request is refused at once with {@link Message.ErrorCode#OVERLOADED}, and a request that
  * waited longer than {@link Admission#maxWait} is refused so by the worker that takes it; in both
  * cases before the handler sees it, so nothing was promised, voted or granted for it. A one-way
- * message (no reply expected) is dropped instead. Refusals are counted by request kind, drops of
- * one-way messages apart; both are logged at most every 10 s.
+ * message (no reply expected) is dropped instead. Below cluster version {@link
+ * ClusterVersion#OVERLOADED_REFUSALS} only Paxos requests and submits are refused, whose
+ * requesters of every build take an error reply as no answer; any other request (begin, read,
+ * scan...) is dropped as before that version, since older clients fail on an OVERLOADED answer
+ * to it. Refusals are counted by request kind, drops apart; both are logged at most every 10 s.
  *
  * <p>A handler that throws {@link IllegalArgumentException} is answered with
  * {@link Message.ErrorCode#BAD_REQUEST}, {@link StoreUnavailableException} with
@@ -49,10 +53,16 @@ final class RequestDispatcher {
   /** Requests refused OVERLOADED, by {@link Admission#kind}. */
   private final Map<String, LongAdder> refused = new ConcurrentHashMap<>();
   private final AtomicLong lastRejectLogNanos = new AtomicLong();
+  /** The cluster's version as last learned ({@link #clusterVersion}). */
+  private volatile int clusterVersion;
 
+  /**
+   * @param clusterVersion the cluster version assumed until {@link #clusterVersion} says
+   */
   RequestDispatcher(String name, String dc, RequestHandler handler, int workerThreads,
-      Admission admission) {
+      Admission admission, int clusterVersion) {
     this.name = name;
+    this.clusterVersion = clusterVersion;
     this.dc = dc;
     this.handler = handler;
     this.admission = admission;
@@ -96,7 +106,7 @@ final class RequestDispatcher {
    */
   private void refuse(Envelope env, InetSocketAddress sender,
       BiConsumer<Message, InetSocketAddress> reply, String why) {
-    if (env.requestId() == 0) {
+    if (env.requestId() == 0 || !refusable(env.message(), clusterVersion)) {
       onRejected(env, sender, why);
       return;
     }
@@ -106,7 +116,27 @@ final class RequestDispatcher {
     reply.accept(Admission.refusal(env.message(), dc, why), sender);
   }
 
-  /** One-way messages (APPLY, pushed learn replies) dropped because the service was overloaded. */
+  /** The cluster runs at {@code version} from now on: what may be refused OVERLOADED. */
+  void clusterVersion(int version) {
+    clusterVersion = version;
+  }
+
+  /**
+   * Whether an overloaded service answers {@code request} with OVERLOADED at cluster version
+   * {@code version} (else it drops it): Paxos requests and submits always, whose requesters of
+   * every build take an error reply as no answer; other requests from {@link
+   * ClusterVersion#OVERLOADED_REFUSALS} on.
+   */
+  static boolean refusable(Message request, int version) {
+    return request instanceof Message.Paxos || request instanceof Message.SubmitRequest
+        || version >= ClusterVersion.OVERLOADED_REFUSALS;
+  }
+
+  /**
+   * One-way messages (APPLY, pushed learn replies), and below {@link
+   * ClusterVersion#OVERLOADED_REFUSALS} client requests, dropped because the service was
+   * overloaded.
+   */
   long rejectedCount() {
     return rejected.get();
   }
@@ -172,7 +202,7 @@ final class RequestDispatcher {
 
   private void onRejected(Envelope env, InetSocketAddress sender, String why) {
     rejected.incrementAndGet();
-    logAtMostEvery(() -> LOG.warn("{}: overloaded ({}), dropped a one-way {} from {} ({}); {} "
+    logAtMostEvery(() -> LOG.warn("{}: overloaded ({}), dropped a {} from {} ({}); {} "
         + "so far", name, why, Admission.kind(env.message()), env.fromDc(), sender,
         rejected.get()));
   }

@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.paxoscp.transport.MalformedDatagramException.Reason;
+import org.paxoscp.version.ClusterVersion;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -191,7 +192,7 @@ public final class UdpTransport implements Transport {
     InetSocketAddress bind = b.bind != null ? b.bind : clientBind(b.config, endpoints);
     this.dispatcher = b.handler == null ? null
         : new RequestDispatcher("udp-" + localDc, localDc, b.handler, b.workerThreads,
-            b.admission);
+            b.admission, Math.min(b.config.versionRange().max(), ClusterVersion.WIRE_4));
     AtomicInteger openers = new AtomicInteger();
     this.opener = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(OPEN_QUEUE), r -> {
@@ -340,6 +341,9 @@ public final class UdpTransport implements Transport {
   @Override
   public void clusterVersion(int version) {
     codec.clusterVersion(version);
+    if (dispatcher != null) {
+      dispatcher.clusterVersion(version);
+    }
   }
 
   @Override

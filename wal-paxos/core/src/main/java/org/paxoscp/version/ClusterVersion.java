@@ -59,6 +59,13 @@ public final class ClusterVersion {
    * docs/wire.md; docs/rebuilding.md).
    */
   public static final int SNAPSHOT_LOCK_PAGES = 7;
+  /**
+   * Overloaded services refuse begin, read, scan and other client requests with OVERLOADED (the
+   * clients of this build back off and retry) where below it they drop them (older clients time
+   * out and try the next DC); Paxos requests and submits are refused at any version
+   * (docs/operating.md, "Overload").
+   */
+  public static final int OVERLOADED_REFUSALS = 8;
 
   /** Every version, oldest first; {@code ALL.get(n - 1).number() == n}. */
   public static final List<Version> ALL = List.of(
@@ -76,7 +83,10 @@ public final class ClusterVersion {
           + "round: a PREPARE in every group, the coordinator's too, and CLOSE steps "
           + "(docs/cross-group.md)", false),
       new Version(SNAPSHOT_LOCK_PAGES, "snapshot-lock-pages", "a rebuild copies a group's lock "
-          + "table in pages of one datagram each (docs/rebuilding.md)", false));
+          + "table in pages of one datagram each (docs/rebuilding.md)", false),
+      new Version(OVERLOADED_REFUSALS, "overloaded-refusals", "an overloaded service refuses "
+          + "client requests (begin, read, scan) with OVERLOADED instead of dropping them",
+          false));
 
   /** The oldest version this build speaks. */
   public static final int OLDEST = WIRE_3;
