@@ -131,7 +131,7 @@ final class Failover {
     List<String> dcs = preferred();
     ask(0, new Attempt<>(group, txnId, position, request, accept, anyDc, deadline, dcs,
         dcs == order ? 0 : firstMoved(dcs), new ArrayList<>(), new RuntimeException[1],
-        new int[1], out));
+        new int[2], out));
     return out;
   }
 
@@ -169,7 +169,9 @@ final class Failover {
   /**
    * One request's fail-over state: what to ask, what failed so far, where the answer goes.
    * {@code dcs} from index {@code moved} on are the silent DCs, asked last; {@code held} keeps
-   * an error answer met before them, to end the request with if none of them serves it.
+   * an error answer met before them, to end the request with if none of them serves it; {@code
+   * overloadRounds} holds the back-offs taken after OVERLOADED refusals and the index in
+   * {@code failures} where the current round's begin.
    */
   private record Attempt<R>(String group, String txnId, long position, Message request,
       Function<Message, R> accept, boolean anyDc, Deadline deadline, List<String> dcs, int moved,
@@ -231,13 +233,15 @@ final class Failover {
 
   /**
    * After every DC failed {@code a}: when one of them refused it OVERLOADED in this round and
-   * rounds are left, asks them all again after a back-off (true); else false. The jitter is drawn
-   * from the request itself, so a simulated client stays deterministic.
+   * rounds are left, asks them all again after a back-off (true); else false. The jitter comes
+   * from the scheduler's random generator (seeded in the simulator), so clients refused at the
+   * same moment spread out rather than all asking again at once. Failures of earlier rounds are
+   * kept for the final {@link UnavailableException}.
    */
   private <R> boolean overloadBackoff(Attempt<R> a) {
     int round = a.overloadRounds()[0];
     boolean refused = false;
-    for (Throwable f : a.failures()) {
+    for (Throwable f : a.failures().subList(a.overloadRounds()[1], a.failures().size())) {
       refused |= f instanceof Overloaded;
     }
     if (!refused || round >= OVERLOAD_ROUNDS || closed) {
@@ -245,15 +249,13 @@ final class Failover {
     }
     long bound = FIRST_OVERLOAD_BACKOFF.toNanos() / 1000 << round;
     long half = Math.max(1, bound / 2);
-    long jitter = Math.floorMod(java.util.Objects.hash(a.group(), a.txnId(), a.position(), round),
-        half);
-    long delay = half + jitter;
+    long delay = half + scheduler.random().nextLong(half);
     if (!a.deadline().isNone()
         && a.deadline().remaining(scheduler).toNanos() / 1000 <= delay) {
       return false;
     }
     a.overloadRounds()[0] = round + 1;
-    a.failures().clear();
+    a.overloadRounds()[1] = a.failures().size();
     backoffs.increment();
     scheduler.schedule(delay, () -> ask(0, a));
     return true;
