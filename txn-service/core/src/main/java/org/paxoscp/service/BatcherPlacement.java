@@ -313,24 +313,56 @@ final class BatcherPlacement {
     long bound = moveBoundMicros(to);
     CompletableFuture<Message> reply;
     try {
-      reply = transport.request(to, s.asForwarded(), Duration.ofNanos(bound * 1000));
+      // The request stays open for the whole pass-on timeout, past the move bound: a late
+      // answer is not relayed (the entry moved on), but it is timed, so that a batcher that
+      // became slower raises its bound and is not given up on for good.
+      reply = transport.request(to, s.asForwarded(), forwardTimeout);
     } catch (TransportException e) {
       reply = CompletableFuture.failedFuture(e);
     }
-    return reply.handle((m, t) -> {
-      if (m instanceof SubmitReply || m instanceof ErrorReply) {
-        answered(to, scheduler.nowMicros() - started);
-        return CompletableFuture.completedFuture(m);
+    CompletableFuture<Message> result = new CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicBoolean decided =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Runnable giveUp = () -> {
+      if (!decided.compareAndSet(false, true)) {
+        return;
       }
       missed(to);
+      CompletableFuture<Message> next;
       if (elsewhere != null) {
         moved.incrementAndGet();
-        return elsewhere.get();
+        try {
+          next = elsewhere.get();
+        } catch (RuntimeException e) {
+          next = CompletableFuture.failedFuture(e);
+        }
+      } else {
+        next = CompletableFuture.completedFuture(new ErrorReply(s.group(), s.position(),
+            ErrorCode.LEADER_UNREACHABLE, "DC " + dc + " passed the entry on to DC " + to
+            + ", which did not answer in " + bound / 1000 + " ms"));
       }
-      return CompletableFuture.<Message>completedFuture(new ErrorReply(s.group(), s.position(),
-          ErrorCode.LEADER_UNREACHABLE, "DC " + dc + " passed the entry on to DC " + to
-          + ", which did not answer in " + bound / 1000 + " ms" + (t == null ? "" : ": " + t)));
-    }).thenCompose(f -> f);
+      next.whenComplete((m, t) -> {
+        if (t != null) {
+          result.completeExceptionally(t);
+        } else {
+          result.complete(m);
+        }
+      });
+    };
+    Scheduler.Cancellable timer = scheduler.schedule(bound, giveUp);
+    reply.whenComplete((m, t) -> {
+      if (m instanceof SubmitReply || m instanceof ErrorReply) {
+        answered(to, scheduler.nowMicros() - started);
+        if (decided.compareAndSet(false, true)) {
+          timer.cancel();
+          result.complete(m);
+        }
+      } else {
+        timer.cancel();
+        giveUp.run();
+      }
+    });
+    return result;
   }
 
   /**
@@ -339,14 +371,15 @@ final class BatcherPlacement {
    * there takes now, queueing included), at least {@code 1/}{@value #MOVE_FLOOR_SHARE} and at
    * most all of the pass-on timeout. Before {@code to} answered
    * {@value RecentTimes#MIN_SAMPLES} times: as many times what a round there should take by the
-   * round trips known (there and back, and {@code to}'s nearest majority), else a fortieth of
-   * the timeout. A batcher slower than that is treated as silent: its entries are safe anywhere.
+   * round trips known (there and back, and {@code to}'s nearest majority), else as many
+   * fortieths of the timeout. A batcher slower than that is treated as silent: its entries are safe anywhere.
    */
   long moveBoundMicros(String to) {
     long ceiling = forwardTimeout.toNanos() / 1000;
     LeaderCosts c = costs.get();
     // Before answers were timed: what a round there should take by the round trips known (the
     // way there and back, and its nearest majority), else a fortieth of the pass-on timeout.
+    // (Answers that come after the bound are timed too: see forward.)
     long expected = c.rtts() != null ? c.rtts().rttMicros(dc, to) + c.lead(to)
         : ceiling / 40;
     return answerTimes.computeIfAbsent(to, d -> new RecentTimes())

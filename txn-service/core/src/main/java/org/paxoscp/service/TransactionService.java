@@ -800,7 +800,10 @@ public final class TransactionService implements RequestHandler {
     served(s.group());
     // An entry passed on to another DC's batcher needs nothing applied here (the batcher
     // applies the read position itself); only one batched here does.
-    Optional<CompletableFuture<Message>> passedOn = combiner.passOn(s, () -> batchHere(s));
+    // An entry moved here off a silent batcher is queued as a passed-on one: never passed on
+    // again (docs/leader-combination.md, safety item 8).
+    Optional<CompletableFuture<Message>> passedOn =
+        combiner.passOn(s, () -> batchHere(s.asForwarded()));
     return passedOn.orElseGet(() -> batchHere(s));
   }
 

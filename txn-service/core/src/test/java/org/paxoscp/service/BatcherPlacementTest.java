@@ -350,4 +350,100 @@ class BatcherPlacementTest {
     }
     assertEquals(BatcherPlacement.MOVE_AFTER_MEDIANS * 40_000L, atO.moveBoundMicros("V"));
   }
+
+  /** A clock whose timers run when the test moves it past them. */
+  private static final class TimerClock implements Scheduler {
+    long now;
+    final java.util.TreeMap<Long, List<Runnable>> timers = new java.util.TreeMap<>();
+
+    void advance(long micros) {
+      long until = now + micros;
+      while (!timers.isEmpty() && timers.firstKey() <= until) {
+        var first = timers.pollFirstEntry();
+        now = first.getKey();
+        first.getValue().forEach(Runnable::run);
+      }
+      now = until;
+    }
+
+    @Override
+    public long nowMicros() {
+      return now;
+    }
+
+    @Override
+    public Cancellable schedule(long delayMicros, Runnable task) {
+      boolean[] cancelled = {false};
+      timers.computeIfAbsent(now + delayMicros, k -> new ArrayList<>())
+          .add(() -> {
+            if (!cancelled[0]) {
+              task.run();
+            }
+          });
+      return () -> cancelled[0] = true;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+      task.run();
+    }
+
+    @Override
+    public RandomGenerator random() {
+      return new SplittableRandom(1);
+    }
+  }
+
+  @Test
+  void aBatcherThatBecameSlowerButAnswersRaisesItsBoundAndKeepsItsEntries() throws Exception {
+    TimerClock timerClock = new TimerClock();
+    List<CompletableFuture<Message>> pending = new ArrayList<>();
+    Transport slow = new Transport() {
+      @Override
+      public String localDc() {
+        return "V";
+      }
+
+      @Override
+      public CompletableFuture<Message> request(String dc, Message request, Duration timeout) {
+        CompletableFuture<Message> f = new CompletableFuture<>();
+        pending.add(f);
+        return f;
+      }
+
+      @Override
+      public void send(String dc, Message message) {}
+
+      @Override
+      public void close() {}
+    };
+    BatcherPlacement atV = new BatcherPlacement("V", DCS, () -> new LeaderCosts(COSTS, null),
+        slow, timerClock, Duration.ofMillis(500), DOWN_MICROS, new OriginShares(DCS));
+    SubmitReply elsewhere = SubmitReply.committed("g", 1, "elsewhere", 1);
+    int[] movedAt = new int[1];
+    java.util.function.IntConsumer passOn = i -> {
+      CompletableFuture<Message> relayed = atV.forward(submit("t" + i, "V"), "O",
+          () -> CompletableFuture.completedFuture(elsewhere));
+      timerClock.advance(i < RecentTimes.WINDOW ? 20_000 : 80_000);
+      pending.get(pending.size() - 1).complete(SubmitReply.committed("g", 1, "t" + i, 1));
+      if (relayed.join() == elsewhere) {
+        movedAt[0] = i;
+      }
+    };
+    for (int i = 0; i < RecentTimes.WINDOW; i++) {
+      passOn.accept(i);
+    }
+    assertEquals(0, atV.moved());
+    assertEquals(BatcherPlacement.MOVE_AFTER_MEDIANS * 20_000L, atV.moveBoundMicros("O"));
+    // O now answers every pass-on in 80 ms, past the 60 ms bound: the first entries move on,
+    // but their late answers are timed, the bound rises, and the entries after stay with O.
+    for (int i = RecentTimes.WINDOW; i < 4 * RecentTimes.WINDOW; i++) {
+      passOn.accept(i);
+    }
+    assertTrue(atV.moved() > 0 && atV.moved() <= RecentTimes.WINDOW / 2 + 1,
+        "moved " + atV.moved());
+    assertTrue(movedAt[0] < 2 * RecentTimes.WINDOW, "the last entry moved was " + movedAt[0]);
+    assertEquals(BatcherPlacement.MOVE_AFTER_MEDIANS * 80_000L, atV.moveBoundMicros("O"));
+    assertFalse(atV.isDown("O"), "a batcher that answers every pass-on is not marked down");
+  }
 }

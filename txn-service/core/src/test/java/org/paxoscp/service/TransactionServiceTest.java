@@ -559,6 +559,24 @@ class TransactionServiceTest {
     assertEquals(1, services.get("B").combiner().rounds());
   }
 
+  /**
+   * An entry moved off a silent leader into rounds here is queued as a passed-on one
+   * (docs/leader-combination.md, safety item 8): this DC's round does not pass it on to the
+   * silent leader a second time.
+   */
+  @Test
+  void anEntryMovedOffASilentLeaderIsNotPassedOnAgain() throws Exception {
+    commit("B", 0, OptionalInt.empty(), Map.of("x", "1"));
+    awaitWatermark(List.of("A", "C"), 1);
+    net.setDown("B", true);
+    SubmitReply r = assertInstanceOf(SubmitReply.class,
+        submit("A", entry("moved", "A", 1, Map.of("y", "1")), 8).get(20, TimeUnit.SECONDS));
+    assertEquals(SubmitReply.committed(G, 2, "moved", 1), r);
+    assertEquals(1, services.get("A").combiner().entriesMoved());
+    assertEquals(1, services.get("A").combiner().forwarded(),
+        "the moved entry was passed on to silent B again");
+  }
+
   @Test
   void invalidSubmitsAreRejectedBeforeAnythingIsPlaced() throws Exception {
     for (LogEntry bad : List.of(entry("t", "Z", 0, Map.of("x", "1")),
