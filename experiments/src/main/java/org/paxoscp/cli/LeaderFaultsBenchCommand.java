@@ -26,14 +26,14 @@ import picocli.CommandLine.Option;
 @Command(
     name = "bench-leader-faults",
     mixinStandardHelpOptions = true,
-    footer = "%nExplained in docs/leader-combination.md (\"Under compound faults\").",
+    footer = "%nExplained in docs/leader-combination.md.",
     description = {
         "Runs leader combination and Paxos-CP in the deterministic simulator under each fault "
             + "mix, DC set and batcher placement, the same seeds for both, and prints per cell: "
             + "commits, p50 and p99 commit latency, the share of positions without a "
             + "transaction (no-ops and withdrawals), the checker's verdict, and whether leader "
-            + "combination met its targets (commits >= Paxos-CP's - 2%, p50 <= Paxos-CP's, "
-            + "p99 <= 1.2x Paxos-CP's, no-ops <= 3%).",
+            + "combination met its targets (commits >= Paxos-CP's - 2%%, p50 <= Paxos-CP's, "
+            + "p99 <= 1.2x Paxos-CP's, no-ops <= 3%%).",
         "Exits 1 if the checker found a violation in any run."})
 public final class LeaderFaultsBenchCommand implements Callable<Integer> {
   /** The placements of batchers: the latency model's table, none, measured round trips. */
