@@ -40,9 +40,23 @@ class BatcherPlacementTest {
   private static final Map<String, Long> COSTS = Map.of("V", 90_000L, "O", 20_000L, "C", 20_000L);
   private static final long DOWN_MICROS = 1_000_000;
 
-  /** A clock the test moves; nothing runs on its own. */
+  /**
+   * A clock the test moves; nothing runs on its own. Timers run only when the test moves it past
+   * them with {@link #advance} (setting {@link #now} runs none).
+   */
   private static final class Clock implements Scheduler {
     long now;
+    final java.util.TreeMap<Long, List<Runnable>> timers = new java.util.TreeMap<>();
+
+    void advance(long micros) {
+      long until = now + micros;
+      while (!timers.isEmpty() && timers.firstKey() <= until) {
+        var first = timers.pollFirstEntry();
+        now = first.getKey();
+        first.getValue().forEach(Runnable::run);
+      }
+      now = until;
+    }
 
     @Override
     public long nowMicros() {
@@ -51,7 +65,14 @@ class BatcherPlacementTest {
 
     @Override
     public Cancellable schedule(long delayMicros, Runnable task) {
-      return () -> { };
+      boolean[] cancelled = {false};
+      timers.computeIfAbsent(now + delayMicros, k -> new ArrayList<>())
+          .add(() -> {
+            if (!cancelled[0]) {
+              task.run();
+            }
+          });
+      return () -> cancelled[0] = true;
     }
 
     @Override
@@ -351,52 +372,9 @@ class BatcherPlacementTest {
     assertEquals(BatcherPlacement.MOVE_AFTER_MEDIANS * 40_000L, atO.moveBoundMicros("V"));
   }
 
-  /** A clock whose timers run when the test moves it past them. */
-  private static final class TimerClock implements Scheduler {
-    long now;
-    final java.util.TreeMap<Long, List<Runnable>> timers = new java.util.TreeMap<>();
-
-    void advance(long micros) {
-      long until = now + micros;
-      while (!timers.isEmpty() && timers.firstKey() <= until) {
-        var first = timers.pollFirstEntry();
-        now = first.getKey();
-        first.getValue().forEach(Runnable::run);
-      }
-      now = until;
-    }
-
-    @Override
-    public long nowMicros() {
-      return now;
-    }
-
-    @Override
-    public Cancellable schedule(long delayMicros, Runnable task) {
-      boolean[] cancelled = {false};
-      timers.computeIfAbsent(now + delayMicros, k -> new ArrayList<>())
-          .add(() -> {
-            if (!cancelled[0]) {
-              task.run();
-            }
-          });
-      return () -> cancelled[0] = true;
-    }
-
-    @Override
-    public void execute(Runnable task) {
-      task.run();
-    }
-
-    @Override
-    public RandomGenerator random() {
-      return new SplittableRandom(1);
-    }
-  }
-
   @Test
   void aBatcherThatBecameSlowerButAnswersRaisesItsBoundAndKeepsItsEntries() throws Exception {
-    TimerClock timerClock = new TimerClock();
+    Clock timerClock = new Clock();
     List<CompletableFuture<Message>> pending = new ArrayList<>();
     Transport slow = new Transport() {
       @Override
