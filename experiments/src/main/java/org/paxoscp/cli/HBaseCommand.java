@@ -53,17 +53,31 @@ public final class HBaseCommand implements Callable<Integer> {
   int start(
       @Option(names = "--timeout", defaultValue = "120", paramLabel = "SECONDS",
           description = "How long to wait for the server to answer (default: ${DEFAULT-VALUE}).")
-      long timeoutSeconds) {
-    out().printf("Starting HBase in %s (ZooKeeper port %d)...%n", abs(), zkPort);
+      long timeoutSeconds,
+      @Option(names = "--regionservers", defaultValue = "1", paramLabel = "N",
+          description = "Region servers (default: ${DEFAULT-VALUE}, in the master's process). "
+              + "With more, ZooKeeper and the master run in one process and each region server "
+              + "in a process of its own, its log in <dir>/logs/rs-<i>.log.")
+      int regionServers) {
+    out().printf("Starting HBase in %s (ZooKeeper port %d, %d region server%s)...%n", abs(),
+        zkPort, regionServers, regionServers == 1 ? "" : "s");
     out().flush();
     try {
-      Status s = StandaloneHBase.start(dir, zkPort, Duration.ofSeconds(timeoutSeconds));
+      Status s = StandaloneHBase.start(dir, zkPort, Duration.ofSeconds(timeoutSeconds),
+          regionServers);
       boolean already = s.detail().equals("already running");
       out().printf("HBase %s: pid %d, ZooKeeper 127.0.0.1:%d, data %s%s%n",
           already ? "already running" : "running", s.pid().orElse(-1), s.zkPort(), s.dir(),
           already ? "" : " (" + s.detail() + ")");
       out().printf("Log: %s%n", StandaloneHBase.logFile(dir));
+      for (StandaloneHBase.RegionServer rs : StandaloneHBase.regionServers(dir)) {
+        out().printf("Region server %d: pid %d, %s, log %s%n", rs.index(), rs.pid().orElse(-1),
+            rs.address(), rs.log());
+      }
       return 0;
+    } catch (IllegalArgumentException e) {
+      err().printf("hbase start: %s%n", e.getMessage());
+      return 2;
     } catch (RuntimeException e) {
       err().printf("HBase failed to start: %s%n", e.getMessage());
       return 1;
@@ -101,6 +115,10 @@ public final class HBaseCommand implements Callable<Integer> {
       case RUNNING -> {
         out().printf("HBase running: pid %d, ZooKeeper 127.0.0.1:%d, data %s%n",
             s.pid().getAsLong(), s.zkPort(), s.dir());
+        for (StandaloneHBase.RegionServer rs : StandaloneHBase.regionServers(dir)) {
+          out().printf("Region server %d: %s, %s%n", rs.index(), rs.pid().isPresent()
+              ? "pid " + rs.pid().getAsLong() : "not running", rs.address());
+        }
         return 0;
       }
       case UNRESPONSIVE -> {

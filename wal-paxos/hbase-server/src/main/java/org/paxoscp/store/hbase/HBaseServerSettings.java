@@ -65,6 +65,40 @@ final class HBaseServerSettings {
     s.put("hbase.master.wait.on.regionservers.mintostart", "1");
     s.put("hbase.master.wait.on.regionservers.maxtostart", "1");
     s.put("hbase.regionserver.msginterval", "200");
+    s.putAll(manyGroups());
     return s;
   }
+
+  /**
+   * Settings of a region server that holds many groups (docs/operating.md, "HBase settings for
+   * millions of groups"): HBase's defaults delay a flush for up to 90 s once a store has 16 files
+   * and compactions lag, and writes block meanwhile.
+   */
+  static Map<String, String> manyGroups() {
+    Map<String, String> s = new LinkedHashMap<>();
+    s.put("hbase.hstore.blockingStoreFiles", "100");
+    s.put("hbase.hstore.blockingWaitTime", "10000");
+    s.put("hbase.regionserver.thread.compaction.small", "2");
+    return s;
+  }
+
+  /**
+   * Settings of a region server in its own process, beside a master started with {@link
+   * #settings} and no region server of its own: distributed mode (a region server refuses to
+   * start otherwise), its own port, and a ZooKeeper session short enough that the master notices
+   * a killed region server within seconds.
+   */
+  static Map<String, String> regionServer(Path dir, int zkPort, int masterPort, int port) {
+    Map<String, String> s = settings(dir, zkPort, masterPort, port);
+    s.put("hbase.cluster.distributed", "true");
+    s.put("hbase.regionserver.port", Integer.toString(port));
+    s.put("zookeeper.session.timeout", Integer.toString(REGION_SERVER_SESSION_MS));
+    return s;
+  }
+
+  /**
+   * A region server's ZooKeeper session timeout: how long a killed region server keeps its
+   * regions before the master starts recovering them.
+   */
+  static final int REGION_SERVER_SESSION_MS = 6_000;
 }

@@ -33,13 +33,21 @@ import org.slf4j.LoggerFactory;
  * can be killed and restarted, and is reached over the network by every store that connects to
  * its ZooKeeper port. A restart on the same directory keeps the data.
  *
- * <p>Layout of the directory: {@code conf/hbase-site.xml} (generated at every start),
- * {@code hbase.pid}, {@code logs/hbase.log}, and the data in {@code hbase/}, {@code zookeeper/}
- * and {@code tmp/}.
+ * <p>With more than one region server ({@link #start(Path, int, Duration, int)}) the server is a
+ * cluster of processes: the first runs ZooKeeper and the master only, and each region server runs
+ * in a process of its own ({@code HRegionServer start}, distributed mode, on the same directory),
+ * so that regions move between them, split, and fail over when one is killed
+ * ({@link #killRegionServer}), as they do in production.
  *
- * <p>The local filesystem does not sync HBase's write-ahead log, so data written shortly before a
- * crash or kill -9 of the server may be lost; {@link #stop} shuts the cluster down cleanly (region
- * servers flush their memstores) and loses nothing.
+ * <p>Layout of the directory: {@code conf/hbase-site.xml} (generated at every start),
+ * {@code hbase.pid}, {@code logs/hbase.log}, the data in {@code hbase/}, {@code zookeeper/}
+ * and {@code tmp/}, and with several region servers {@code rs-<i>/} for each ({@code conf/},
+ * {@code rs.pid}, {@code tmp/}; its log is {@code logs/rs-<i>.log}).
+ *
+ * <p>A region server killed with kill -9 loses no acknowledged write: its write-ahead log reaches
+ * the operating system before HBase acknowledges (RegionServerCrashIT). The local filesystem does
+ * not sync it to disk, so a crash of the machine may lose the last writes. {@link #stop} shuts
+ * the cluster down cleanly (region servers flush their memstores).
  *
  * <p>Every method blocks for a bounded time. Not safe to call concurrently for the same directory.
  */
@@ -93,22 +101,45 @@ public final class StandaloneHBase {
     return start(dir, zkPort, DEFAULT_START_TIMEOUT);
   }
 
+  /** {@link #start(Path, int, Duration, int)} with one region server, in the master's process. */
+  public static Status start(Path dir, int zkPort, Duration timeout) {
+    return start(dir, zkPort, timeout, 1);
+  }
+
   /**
    * Starts the server of {@code dir} with ZooKeeper on 127.0.0.1:{@code zkPort} and waits until it
-   * answers. If it already runs and answers, returns its status and starts nothing.
+   * answers with {@code regionServers} live region servers. If it already runs and answers,
+   * returns its status and starts nothing (region servers that are not running are started).
+   *
+   * <p>One region server runs in the master's process, as a standalone HBase does. More run
+   * each in a process of its own, beside a process of ZooKeeper and the master.
    *
    * @throws IllegalStateException if the port is taken, or a process of this directory runs but
    *     does not answer
    * @throws StoreUnavailableException if the server exits or does not answer within
    *     {@code timeout} (it is then killed); the message carries the end of its log
    */
-  public static Status start(Path dir, int zkPort, Duration timeout) {
+  public static Status start(Path dir, int zkPort, Duration timeout, int regionServers) {
     Path abs = dir.toAbsolutePath().normalize();
     if (zkPort < 1 || zkPort > 65535) {
       throw new IllegalArgumentException("ZooKeeper port must be in 1..65535, was " + zkPort);
     }
+    if (regionServers < 1 || regionServers > MAX_REGION_SERVERS) {
+      throw new IllegalArgumentException("region servers must be in 1.." + MAX_REGION_SERVERS
+          + ", was " + regionServers);
+    }
     Status now = status(abs);
     if (now.state() == State.RUNNING) {
+      int had = regionServerCount(abs);
+      if (had != regionServers) {
+        throw new IllegalStateException("HBase of " + abs + " runs with " + had
+            + " region server(s); stop it to start it with " + regionServers);
+      }
+      for (int i = 1; i <= had && had > 1; i++) {
+        if (regionServerProcess(abs, i).isEmpty()) {
+          startRegionServer(abs, i);
+        }
+      }
       return new Status(State.RUNNING, abs, now.pid(), now.zkPort(), "already running");
     }
     if (now.state() == State.UNRESPONSIVE) {
@@ -124,26 +155,37 @@ public final class StandaloneHBase {
       Ports previous = readPorts(abs).orElse(null);
       int master = reuseOrPick(previous == null ? 0 : previous.master());
       int regionServer = reuseOrPick(previous == null ? 0 : previous.regionServer());
-      writeSite(abs, HBaseServerSettings.settings(abs, zkPort, master, regionServer));
+      java.util.Map<String, String> site = new java.util.LinkedHashMap<>(
+          HBaseServerSettings.settings(abs, zkPort, master, regionServer));
+      site.put(REGION_SERVERS_KEY, Integer.toString(regionServers));
+      writeSite(siteFile(abs), site);
 
-      Process p = spawn(abs);
+      Process p = spawn(abs, siteFile(abs).getParent(), logFile(abs), MASTER_CLASS,
+          regionServers > 1 ? List.of("--localRegionServers=0", "start") : List.of("start"),
+          regionServers > 1 ? "512m" : "768m");
       Files.writeString(pidFile(abs), Long.toString(p.pid()) + "\n");
-      LOG.info("Started HBase server pid {} for {} (ZooKeeper port {})", p.pid(), abs, zkPort);
+      LOG.info("Started HBase server pid {} for {} (ZooKeeper port {}, {} region server(s))",
+          p.pid(), abs, zkPort, regionServers);
+      for (int i = 1; i <= regionServers && regionServers > 1; i++) {
+        startRegionServer(abs, i);
+      }
 
       long end = t0 + timeout.toNanos();
       while (true) {
         if (!p.isAlive()) {
           Files.deleteIfExists(pidFile(abs));
+          killRegionServers(abs);
           throw new StoreUnavailableException("HBase of " + abs + " exited with code "
               + p.exitValue() + " during start-up; end of " + logFile(abs) + ":\n" + logTail(abs));
         }
-        if (answers(abs, zkPort)) {
+        if (answers(abs, zkPort, regionServers)) {
           Duration took = Duration.ofNanos(System.nanoTime() - t0);
           return new Status(State.RUNNING, abs, OptionalLong.of(p.pid()), zkPort,
               String.format("started in %.1f s", took.toMillis() / 1000.0));
         }
         if (System.nanoTime() > end) {
           kill(p.toHandle(), Duration.ofSeconds(10));
+          killRegionServers(abs);
           Files.deleteIfExists(pidFile(abs));
           throw new StoreUnavailableException("HBase of " + abs + " did not answer within "
               + timeout.toSeconds() + " s and was killed; end of " + logFile(abs) + ":\n"
@@ -152,6 +194,7 @@ public final class StandaloneHBase {
         LockSupport.parkNanos(Duration.ofMillis(250).toNanos());
         if (Thread.currentThread().isInterrupted()) {
           kill(p.toHandle(), Duration.ofSeconds(10));
+          killRegionServers(abs);
           throw new StoreUnavailableException("interrupted while starting HBase of " + abs);
         }
       }
@@ -177,6 +220,8 @@ public final class StandaloneHBase {
     if (server.isEmpty()) {
       boolean stale = Files.exists(pidFile(abs));
       deletePidFile(abs);
+      // Region servers outlive a master that died; they cannot serve without it.
+      killRegionServers(abs);
       return new Status(State.NOT_RUNNING, abs, OptionalLong.empty(), zkPort,
           stale ? "was not running (stale pid file removed)" : "was not running");
     }
@@ -201,6 +246,17 @@ public final class StandaloneHBase {
       }
     }
     deletePidFile(abs);
+    // The master's shutdown stops every region server; one that does not exit is killed.
+    int regionServers = regionServerCount(abs);
+    for (int i = 1; i <= regionServers && regionServers > 1; i++) {
+      Optional<ProcessHandle> rs = regionServerProcess(abs, i);
+      if (rs.isPresent() && !awaitExit(rs.get(), timeout)) {
+        LOG.warn("Region server {} of {} (pid {}) did not exit after the cluster shut down; "
+            + "killing it", i, abs, rs.get().pid());
+        kill(rs.get(), Duration.ofSeconds(15));
+      }
+      deleteQuietly(regionServerPidFile(abs, i));
+    }
     return new Status(State.NOT_RUNNING, abs, OptionalLong.of(h.pid()), zkPort,
         String.format("stopped (pid %d, %s) in %.1f s", h.pid(), how,
             (System.nanoTime() - t0) / 1e9));
@@ -216,8 +272,18 @@ public final class StandaloneHBase {
           Files.exists(pidFile(abs)) ? "not running (stale pid file)" : "not running");
     }
     long pid = server.get().pid();
-    if (answers(abs, zkPort)) {
-      return new Status(State.RUNNING, abs, OptionalLong.of(pid), zkPort, "running");
+    if (answers(abs, zkPort, 1)) {
+      int n = regionServerCount(abs);
+      String detail = "running";
+      if (n > 1) {
+        List<String> rs = new ArrayList<>();
+        for (int i = 1; i <= n; i++) {
+          Optional<ProcessHandle> h = regionServerProcess(abs, i);
+          rs.add("rs-" + i + (h.isPresent() ? " pid " + h.get().pid() : " not running"));
+        }
+        detail = "running, region servers: " + String.join(", ", rs);
+      }
+      return new Status(State.RUNNING, abs, OptionalLong.of(pid), zkPort, detail);
     }
     return new Status(State.UNRESPONSIVE, abs, OptionalLong.of(pid), zkPort,
         "process runs but HBase does not answer on ZooKeeper port " + zkPort
@@ -255,15 +321,16 @@ public final class StandaloneHBase {
     }
   }
 
-  private static void writeSite(Path abs, java.util.Map<String, String> settings)
+  private static void writeSite(Path site, java.util.Map<String, String> settings)
       throws IOException {
     Configuration c = new Configuration(false);
     settings.forEach((k, v) -> c.set(k, v, "paxoscp"));
-    Path tmp = siteFile(abs).resolveSibling("hbase-site.xml.tmp");
+    Files.createDirectories(site.getParent());
+    Path tmp = site.resolveSibling("hbase-site.xml.tmp");
     try (OutputStream out = Files.newOutputStream(tmp)) {
       c.writeXml(out);
     }
-    Files.move(tmp, siteFile(abs), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+    Files.move(tmp, site, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
         java.nio.file.StandardCopyOption.ATOMIC_MOVE);
   }
 
@@ -293,7 +360,12 @@ public final class StandaloneHBase {
     }
   }
 
-  private static Process spawn(Path abs) throws IOException {
+  /**
+   * Starts {@code mainClass} with {@code args} on this classpath, {@code confDir} first, in a
+   * session of its own, its output appended to {@code log}.
+   */
+  private static Process spawn(Path abs, Path confDir, Path log, String mainClass,
+      List<String> args, String heap) throws IOException {
     List<String> cmd = new ArrayList<>();
     // A session of its own: the server survives the terminal (SIGHUP) and Ctrl-C of the
     // command that started it.
@@ -305,7 +377,7 @@ public final class StandaloneHBase {
     }
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(HBaseServerSettings.JVM_FLAGS);
-    cmd.add("-Xmx768m");
+    cmd.add("-Xmx" + heap);
     cmd.add("-Djava.net.preferIPv4Stack=true");
     cmd.add("-D" + DIR_PROPERTY + "=" + abs);
     cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
@@ -316,16 +388,16 @@ public final class StandaloneHBase {
     cmd.add("-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss.SSS");
     cmd.add("-Dorg.slf4j.simpleLogger.logFile=System.out");
     cmd.add("-cp");
-    cmd.add(abs.resolve("conf") + File.pathSeparator + System.getProperty("java.class.path"));
-    cmd.add(MASTER_CLASS);
-    cmd.add("start");
+    cmd.add(confDir + File.pathSeparator + System.getProperty("java.class.path"));
+    cmd.add(mainClass);
+    cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(abs.toFile()).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile(abs).toFile()));
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     File devNull = new File("/dev/null");
     if (devNull.exists()) {
       pb.redirectInput(ProcessBuilder.Redirect.from(devNull));
     }
-    Files.writeString(logFile(abs), "==== starting: " + String.join(" ", cmd) + "\n",
+    Files.writeString(log, "==== starting: " + String.join(" ", cmd) + "\n",
         StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE,
         java.nio.file.StandardOpenOption.APPEND);
     Process p = pb.start();
@@ -337,7 +409,13 @@ public final class StandaloneHBase {
 
   /** The live server process of {@code abs} named by its pid file, if any. */
   private static Optional<ProcessHandle> serverProcess(Path abs) {
-    Path pf = pidFile(abs);
+    return liveProcess(pidFile(abs), abs);
+  }
+
+  /**
+   * The live process named by pid file {@code pf}, if it is one of {@code abs}'s HBase processes.
+   */
+  private static Optional<ProcessHandle> liveProcess(Path pf, Path abs) {
     if (!Files.isRegularFile(pf)) {
       return Optional.empty();
     }
@@ -370,8 +448,11 @@ public final class StandaloneHBase {
         .deadline(PROBE_DEADLINE).adminDeadline(PROBE_DEADLINE).build();
   }
 
-  /** Whether HBase answers an admin call (so its master is initialized). */
-  private static boolean answers(Path abs, int zkPort) {
+  /**
+   * Whether HBase answers an admin call (so its master is initialized) and counts at least
+   * {@code regionServers} live region servers.
+   */
+  private static boolean answers(Path abs, int zkPort, int regionServers) {
     if (zkPort <= 0) {
       return false;
     }
@@ -383,11 +464,171 @@ public final class StandaloneHBase {
     }
     try {
       Await.get(c.getAdmin().listNamespaces(), PROBE_DEADLINE, () -> "probe HBase of " + abs);
-      return true;
+      return regionServers <= 1 || Await.get(c.getAdmin().getRegionServers(), PROBE_DEADLINE,
+          () -> "list region servers of " + abs).size() >= regionServers;
     } catch (StoreUnavailableException e) {
       return false;
     } finally {
       HBaseKvStore.closeQuietly(c, "probe connection");
+    }
+  }
+
+  // ---- region servers in processes of their own ----
+
+  /** The most region servers {@link #start(Path, int, Duration, int)} runs. */
+  public static final int MAX_REGION_SERVERS = 16;
+
+  /** Key in the master's site file: how many region servers the directory's HBase runs. */
+  private static final String REGION_SERVERS_KEY = "paxoscp.regionservers";
+  private static final String REGION_SERVER_CLASS =
+      "org.apache.hadoop.hbase.regionserver.HRegionServer";
+
+  /**
+   * One region server of a directory's HBase.
+   *
+   * @param index 1..{@link #regionServerCount}
+   * @param port  its RPC port (0 before its first start)
+   * @param pid   its process while it runs
+   * @param log   its log file
+   */
+  public record RegionServer(int index, int port, OptionalLong pid, Path log) {
+    /** {@code 127.0.0.1:port}, the host and port HBase names it by. */
+    public String address() {
+      return HBaseServerSettings.LOOPBACK + ":" + port;
+    }
+  }
+
+  /**
+   * How many region servers the directory's HBase was last started with (1: in the master's
+   * process).
+   */
+  public static int regionServerCount(Path dir) {
+    Path abs = dir.toAbsolutePath().normalize();
+    Path site = siteFile(abs);
+    if (!Files.isRegularFile(site)) {
+      return 1;
+    }
+    try {
+      Configuration c = new Configuration(false);
+      c.addResource(site.toUri().toURL());
+      return Math.max(1, c.getInt(REGION_SERVERS_KEY, 1));
+    } catch (IOException | RuntimeException e) {
+      return 1;
+    }
+  }
+
+  /**
+   * The region servers in processes of their own (empty when the one region server runs in the
+   * master's process).
+   */
+  public static List<RegionServer> regionServers(Path dir) {
+    Path abs = dir.toAbsolutePath().normalize();
+    int n = regionServerCount(abs);
+    List<RegionServer> out = new ArrayList<>();
+    for (int i = 1; i <= n && n > 1; i++) {
+      OptionalLong pid = regionServerProcess(abs, i).map(h -> OptionalLong.of(h.pid()))
+          .orElse(OptionalLong.empty());
+      out.add(new RegionServer(i, regionServerPort(abs, i), pid, regionServerLog(abs, i)));
+    }
+    return out;
+  }
+
+  /**
+   * Starts region server {@code index} of {@code dir}'s HBase (its master must run) on the port
+   * it had before if still free, and returns once the process runs; the master counts it live
+   * a moment later. A region server that runs already is left alone.
+   */
+  public static RegionServer startRegionServer(Path dir, int index) {
+    Path abs = dir.toAbsolutePath().normalize();
+    int n = regionServerCount(abs);
+    if (index < 1 || index > n || n == 1) {
+      throw new IllegalArgumentException("HBase of " + abs + " has no region server " + index
+          + " in a process of its own (it runs " + n + ")");
+    }
+    Optional<ProcessHandle> running = regionServerProcess(abs, index);
+    if (running.isPresent()) {
+      return new RegionServer(index, regionServerPort(abs, index),
+          OptionalLong.of(running.get().pid()), regionServerLog(abs, index));
+    }
+    Optional<Ports> master = readPorts(abs);
+    if (master.isEmpty()) {
+      throw new IllegalStateException("HBase of " + abs + " was never started");
+    }
+    try {
+      int port = reuseOrPick(regionServerPort(abs, index));
+      Path rsDir = abs.resolve("rs-" + index);
+      java.util.Map<String, String> site = new java.util.LinkedHashMap<>(
+          HBaseServerSettings.regionServer(abs, master.get().zk(), master.get().master(), port));
+      site.put("hbase.tmp.dir", rsDir.resolve("tmp").toString());
+      writeSite(rsDir.resolve("conf").resolve("hbase-site.xml"), site);
+      Process p = spawn(abs, rsDir.resolve("conf"), regionServerLog(abs, index),
+          REGION_SERVER_CLASS, List.of("start"), "768m");
+      Files.writeString(regionServerPidFile(abs, index), Long.toString(p.pid()) + "\n");
+      LOG.info("Started region server {} of {}: pid {}, port {}", index, abs, p.pid(), port);
+      return new RegionServer(index, port, OptionalLong.of(p.pid()), regionServerLog(abs, index));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start region server " + index + " of " + abs, e);
+    }
+  }
+
+  /**
+   * Kills region server {@code index} with SIGKILL, as a crash does: no flush, no goodbye to the
+   * master, which notices once its ZooKeeper session expires, splits its write-ahead log and
+   * assigns its regions to the others. Returns whether a process was killed.
+   */
+  public static boolean killRegionServer(Path dir, int index) {
+    Path abs = dir.toAbsolutePath().normalize();
+    Optional<ProcessHandle> h = regionServerProcess(abs, index);
+    if (h.isEmpty()) {
+      return false;
+    }
+    h.get().destroyForcibly();
+    awaitExit(h.get(), Duration.ofSeconds(10));
+    deleteQuietly(regionServerPidFile(abs, index));
+    LOG.info("Killed region server {} of {} (pid {})", index, abs, h.get().pid());
+    return true;
+  }
+
+  /** Kills every region server process of {@code abs} (a start that failed, a dead master). */
+  private static void killRegionServers(Path abs) {
+    int n = regionServerCount(abs);
+    for (int i = 1; i <= n && n > 1; i++) {
+      killRegionServer(abs, i);
+    }
+  }
+
+  private static Path regionServerPidFile(Path abs, int index) {
+    return abs.resolve("rs-" + index).resolve("rs.pid");
+  }
+
+  private static Path regionServerLog(Path abs, int index) {
+    return abs.resolve("logs").resolve("rs-" + index + ".log");
+  }
+
+  /** The port region server {@code index} was last started on, 0 if never. */
+  private static int regionServerPort(Path abs, int index) {
+    Path site = abs.resolve("rs-" + index).resolve("conf").resolve("hbase-site.xml");
+    if (!Files.isRegularFile(site)) {
+      return 0;
+    }
+    try {
+      Configuration c = new Configuration(false);
+      c.addResource(site.toUri().toURL());
+      return c.getInt("hbase.regionserver.port", 0);
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  private static Optional<ProcessHandle> regionServerProcess(Path abs, int index) {
+    return liveProcess(regionServerPidFile(abs, index), abs);
+  }
+
+  private static void deleteQuietly(Path p) {
+    try {
+      Files.deleteIfExists(p);
+    } catch (IOException e) {
+      LOG.warn("Cannot remove {}: {}", p, e.toString());
     }
   }
 
