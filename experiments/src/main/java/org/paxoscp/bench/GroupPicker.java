@@ -5,9 +5,9 @@ import java.util.concurrent.ThreadLocalRandom;
 import site.ycsb.generator.ZipfianGenerator;
 
 /**
- * Draws entity groups {@code 0 .. n-1} for {@code paxoscp bench-groups}: uniformly, or zipfian
+ * Draws entity groups {@code 0 .. n-1} for {@code paxoscp bench-groups}: uniformly, zipfian
  * with exponent {@value #ZIPF_S} by YCSB's {@link ZipfianGenerator} (the generator {@code paxoscp
- * ycsb} uses; Gray et al.'s method, group 0 the most popular). Both draw from {@link
+ * ycsb} uses; Gray et al.'s method, group 0 the most popular), or each a new one in order. Both draw from {@link
  * ThreadLocalRandom} (YCSB's generator cannot be seeded), so runs are not repeatable draw for
  * draw, only in distribution.
  *
@@ -19,15 +19,21 @@ public final class GroupPicker {
 
   /** How groups are drawn. */
   public enum Dist {
-    UNIFORM, ZIPF;
+    UNIFORM, ZIPF,
+    /**
+     * Each transaction a group never used before: groups 0, 1, 2, ... in order, starting over
+     * after the last (a store that only grows, as when every user gets a group of their own).
+     */
+    NEW;
 
-    /** {@code uniform} or {@code zipf} (also {@code zipfian}), any case. */
+    /** {@code uniform}, {@code zipf} (also {@code zipfian}) or {@code new}, any case. */
     public static Dist parse(String s) {
       return switch (s.trim().toLowerCase(Locale.ROOT)) {
         case "uniform" -> UNIFORM;
         case "zipf", "zipfian" -> ZIPF;
-        default -> throw new IllegalArgumentException("a distribution is uniform or zipf, was '"
-            + s + "'");
+        case "new" -> NEW;
+        default -> throw new IllegalArgumentException("a distribution is uniform, zipf or new, "
+            + "was '" + s + "'");
       };
     }
 
@@ -40,6 +46,8 @@ public final class GroupPicker {
   private final Dist dist;
   private final long groups;
   private final ZipfianGenerator zipf;
+  private final java.util.concurrent.atomic.AtomicLong nextNew =
+      new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * A picker over {@code groups} groups. A zipfian one computes the generator's zeta constant
@@ -58,6 +66,9 @@ public final class GroupPicker {
 
   /** The next group's index, in {@code [0, groups)}. */
   public long next() {
+    if (dist == Dist.NEW) {
+      return Math.floorMod(nextNew.getAndIncrement(), groups);
+    }
     if (zipf == null) {
       return ThreadLocalRandom.current().nextLong(groups);
     }

@@ -115,6 +115,8 @@ public final class GroupsBench implements AutoCloseable {
    * @param workDir where configurations, counts files and HBase data live while a point runs
    * @param logDir where service logs and class histograms are kept
    * @param progressEvery how often a progress line is printed during the load
+   * @param regionServers region servers of the HBase (1: in the master's process; more: each a
+   *     process of its own)
    */
   public record Settings(List<String> dcs, List<String> clientDcs, int clients,
       LocalCluster.StoreKind store, String serviceHeap, List<String> serviceJvmOptions,
@@ -122,7 +124,7 @@ public final class GroupsBench implements AutoCloseable {
       ClusterConfig.Wan wan, long txnsPerPoint, Duration duration, long warmupTxns,
       int keysPerGroup,
       int valueBytes, boolean countStore, Duration requestTimeout, Path workDir, Path logDir,
-      Duration progressEvery) {
+      Duration progressEvery, int regionServers) {
     public Settings {
       dcs = List.copyOf(dcs);
       clientDcs = List.copyOf(clientDcs);
@@ -139,6 +141,10 @@ public final class GroupsBench implements AutoCloseable {
   private final HeapProbe heap = new HeapProbe();
   private final List<ServiceProcess> running = new ArrayList<>();
   private Path hbaseDir;
+  /** Region servers of the running point's HBase. */
+  private int regionServers = 1;
+  /** Where the running point's HBase logs are kept once it stops. */
+  private Path hbaseLogsTo;
   private final Thread hook = new Thread(this::close, "bench-groups-shutdown");
   private boolean closed;
 
@@ -151,7 +157,18 @@ public final class GroupsBench implements AutoCloseable {
 
   /** Measures {@code groups} groups drawn by {@code dist} on a fresh cluster. */
   public GroupsRow run(long groups, GroupPicker.Dist dist) throws IOException {
-    String point = groups + "-" + dist.label();
+    return run(groups, dist, s.regionServers());
+  }
+
+  /**
+   * Measures {@code groups} groups drawn by {@code dist} on a fresh cluster whose HBase has
+   * {@code regionServers} region servers (the row's store is then {@code hbase/<n>rs}).
+   */
+  public GroupsRow run(long groups, GroupPicker.Dist dist, int regionServers)
+      throws IOException {
+    this.regionServers = regionServers;
+    String point = groups + "-" + dist.label() + (regionServers > 1 ? "-" + regionServers + "rs"
+        : "");
     Path work = s.workDir().resolve(point);
     Path logs = s.logDir().resolve(point);
     Files.createDirectories(work);
@@ -167,10 +184,14 @@ public final class GroupsBench implements AutoCloseable {
           hbaseDir = work.resolve("hbase");
         }
         long t0 = System.nanoTime();
+        synchronized (this) {
+          hbaseLogsTo = logs;
+        }
         StandaloneHBase.Status hs = StandaloneHBase.start(work.resolve("hbase"), zkPort,
-            Duration.ofSeconds(180));
-        log("N=%d %s: HBase pid %d ready in %.1f s (ZooKeeper port %d)", groups, dist.label(),
-            hs.pid().orElse(-1), (System.nanoTime() - t0) / 1e9, zkPort);
+            Duration.ofSeconds(240), regionServers);
+        log("N=%d %s: HBase pid %d with %d region server(s) ready in %.1f s (ZooKeeper port "
+            + "%d)", groups, dist.label(), hs.pid().orElse(-1), regionServers,
+            (System.nanoTime() - t0) / 1e9, zkPort);
       }
       ClusterConfig cluster = writeConfigs(work, zkPort);
       Map<String, ServiceProcess> services = new LinkedHashMap<>();
@@ -205,6 +226,9 @@ public final class GroupsBench implements AutoCloseable {
         idle.put(e.getKey(), heap.liveHeap(e.getValue().pid()).usedMb());
       }
       GroupsRow row = load(groups, dist, services, clients, work, idle, logs);
+      if (zkPort != null) {
+        logSpread("N=" + groups + " " + dist.label(), zkPort);
+      }
       return row;
     } finally {
       for (TxnClient c : clients) {
@@ -320,6 +344,7 @@ public final class GroupsBench implements AutoCloseable {
     pool.shutdown();
     long lastDone = 0;
     long lastAt = start;
+    List<Double> intervalRates = new ArrayList<>();
     try {
       while (!pool.awaitTermination(s.progressEvery().toMillis(), TimeUnit.MILLISECONDS)) {
         long now = System.nanoTime();
@@ -330,6 +355,7 @@ public final class GroupsBench implements AutoCloseable {
             target == Long.MAX_VALUE ? "-" : Long.toString(target), t.commits.sum(),
             t.commits.sum() / ((now - start) / 1e9), (now - lastAt) / 1e9,
             (d - lastDone) / ((now - lastAt) / 1e9), touched.size(), alive, services.size());
+        intervalRates.add((d - lastDone) / ((now - lastAt) / 1e9));
         lastDone = d;
         lastAt = now;
         if (alive <= services.size() / 2) {
@@ -350,6 +376,7 @@ public final class GroupsBench implements AutoCloseable {
         log("%s: a client thread failed: %s", label, e);
       }
     }
+    logSteadiness(label, intervalRates);
     return t;
   }
 
@@ -438,7 +465,9 @@ public final class GroupsBench implements AutoCloseable {
       }
     }
     GroupsRow row = new GroupsRow(groups, dist, s.protocol().name().toLowerCase(Locale.ROOT),
-        s.store().toString().toLowerCase(Locale.ROOT), s.wan().enabled(), s.clients(), seconds,
+        s.store().toString().toLowerCase(Locale.ROOT)
+            + (regionServers > 1 ? "/" + regionServers + "rs" : ""), s.wan().enabled(),
+        s.clients(), seconds,
         t.done.sum(), t.commits.sum(), t.aborted.sum(), t.unknown.sum(), t.unavailable.sum(),
         t.errors.sum(), pct(t.commitMicros, 50), pct(t.commitMicros, 99),
         pct(t.txnMicros, 50), pct(t.txnMicros, 99), touched.size(), committedGroups.size(),
@@ -545,14 +574,83 @@ public final class GroupsBench implements AutoCloseable {
     return h.getTotalCount() == 0 ? -1 : h.getValueAtPercentile(p) / 1000.0;
   }
 
+  /**
+   * How the region servers shared the work: each server's read and write requests on the DCs'
+   * tables (from the servers' own region metrics) as a share of the total, and the largest
+   * distance from an even share.
+   */
+  private void logSpread(String label, int zkPort) {
+    try (org.paxoscp.store.hbase.RegionControl control =
+        org.paxoscp.store.hbase.RegionControl.connect(zkPort, Duration.ofSeconds(30))) {
+      Map<String, Long> counts = control.requestCounts(s.dcs());
+      long total = counts.values().stream().mapToLong(Long::longValue).sum();
+      if (counts.size() < 2 || total == 0) {
+        log("%s: region server requests: %s", label, counts);
+        return;
+      }
+      double even = total / (double) counts.size();
+      double worst = 0;
+      StringBuilder b = new StringBuilder();
+      for (var e : counts.entrySet()) {
+        double off = (e.getValue() - even) / even;
+        worst = Math.max(worst, Math.abs(off));
+        b.append(String.format("%s%s %d (%.1f%%, %+.0f%% from even)", b.isEmpty() ? "" : "; ",
+            e.getKey(), e.getValue(), 100.0 * e.getValue() / total, 100 * off));
+      }
+      log("%s: region server requests: %s; spread: the farthest is %.0f%% from an even share "
+          + "(%s 25%%)", label, b, 100 * worst, worst <= 0.25 ? "within" : "NOT within");
+    } catch (RuntimeException e) {
+      log("%s: region server request counts not read: %s", label, e);
+    }
+  }
+
+  /**
+   * Whether the load ran steadily: the slowest progress interval against the median one (the
+   * last, partial interval left out). A stall of the store shows here as intervals far below
+   * the median.
+   */
+  private void logSteadiness(String label, List<Double> rates) {
+    if (rates.size() < 3) {
+      return;
+    }
+    List<Double> full = new ArrayList<>(rates.subList(0, rates.size() - 1));
+    List<Double> sorted = new ArrayList<>(full);
+    sorted.sort(null);
+    double median = sorted.get(sorted.size() / 2);
+    int slowest = full.indexOf(sorted.get(0));
+    long below = full.stream().filter(r -> r < median / 2).count();
+    log("%s: steadiness: median interval %.1f txns/s, slowest %.1f (interval %d of %d); %d "
+        + "interval(s) below half the median", label, median, sorted.get(0), slowest + 1,
+        full.size(), below);
+  }
+
+  /** Copies the HBase logs of a point to its log directory, where they outlive the point. */
+  private void keepHBaseLogs(Path hd, Path to) {
+    Path from = hd.resolve("logs");
+    if (to == null || !Files.isDirectory(from)) {
+      return;
+    }
+    try (var files = Files.list(from)) {
+      for (Path f : files.toList()) {
+        Files.copy(f, to.resolve("hbase-" + f.getFileName()),
+            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      }
+    } catch (IOException e) {
+      log("keeping the HBase logs of %s: %s", hd, e);
+    }
+  }
+
   private void stopAll() {
     List<ServiceProcess> toStop;
     Path hd;
+    Path hbaseLogs;
     synchronized (this) {
       toStop = new ArrayList<>(running);
       running.clear();
       hd = hbaseDir;
       hbaseDir = null;
+      hbaseLogs = hbaseLogsTo;
+      hbaseLogsTo = null;
     }
     for (ServiceProcess p : toStop) {
       try {
@@ -567,6 +665,7 @@ public final class GroupsBench implements AutoCloseable {
       } catch (RuntimeException e) {
         log("stopping HBase %s: %s", hd, e);
       }
+      keepHBaseLogs(hd, hbaseLogs);
     }
   }
 

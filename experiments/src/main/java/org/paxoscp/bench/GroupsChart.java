@@ -95,7 +95,8 @@ public final class GroupsChart {
   private static Map<String, List<GroupsRow>> byDist(List<GroupsRow> rows) {
     Map<String, List<GroupsRow>> m = new LinkedHashMap<>();
     for (GroupsRow r : rows) {
-      m.computeIfAbsent(r.dist().label(), k -> new ArrayList<>()).add(r);
+      String key = r.dist().label() + (r.store().contains("/") ? " " + r.store() : "");
+      m.computeIfAbsent(key, k -> new ArrayList<>()).add(r);
     }
     m.values().forEach(l -> l.sort(java.util.Comparator.comparingLong(GroupsRow::groups)));
     return m;

@@ -100,9 +100,11 @@ public final class GroupsBenchCommand implements Callable<Integer> {
   List<String> groupsText;
 
   @Option(names = "--dist", defaultValue = "uniform", split = ",",
-      paramLabel = "uniform|zipf[,..]",
+      paramLabel = "uniform|zipf|new[,..]",
       description = "How a transaction's group is drawn: uniform, zipf (s=0.99, group 0 the "
-          + "hottest), or both (default: ${DEFAULT-VALUE}).")
+          + "hottest), new (each transaction a group never used before, in order; with "
+          + "--txns-per-n N and --warmup-txns 0 every group is written once), or several "
+          + "(default: ${DEFAULT-VALUE}).")
   List<String> distText;
 
   @Option(names = "--clients", defaultValue = "16",
@@ -126,6 +128,14 @@ public final class GroupsBenchCommand implements Callable<Integer> {
 
   @Mixin
   SharedOptions.Store storeOption = new SharedOptions.Store();
+
+  @Option(names = "--regionservers", defaultValue = "1", split = ",", paramLabel = "N[,N...]",
+      description = "Region servers of the HBase (default: ${DEFAULT-VALUE}, in the master's "
+          + "process; more: each a process of its own); several, such as 1,3, measure every "
+          + "point on each, side by side (store hbase/3rs in the table). With more than one "
+          + "server, a point ends with every server's share of the requests and its distance "
+          + "from an even share.")
+  List<Integer> regionServerCounts;
 
   @Option(names = "--service-heap", defaultValue = "256m", paramLabel = "SIZE",
       description = "Each service's -Xmx (default: ${DEFAULT-VALUE}).")
@@ -245,6 +255,14 @@ public final class GroupsBenchCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
 
+    for (int regionServers : regionServerCounts) {
+      if (regionServers < 1 || regionServers > org.paxoscp.store.hbase.StandaloneHBase
+          .MAX_REGION_SERVERS || (regionServers > 1 && store != LocalCluster.StoreKind.HBASE)) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--regionservers must be "
+            + "in 1.." + org.paxoscp.store.hbase.StandaloneHBase.MAX_REGION_SERVERS
+            + ", and 1 unless the store is hbase");
+      }
+    }
     Path outDir = outOption.dir().toAbsolutePath().normalize();
     Files.createDirectories(outDir);
     Path work = Files.createTempDirectory("paxoscp-bench-groups-");
@@ -252,9 +270,12 @@ public final class GroupsBenchCommand implements Callable<Integer> {
         serviceHeap, serviceJvmOptions, settings, serviceThreads, protocol, wan,
         txnsPerN == null ? 0 : txnsPerN, seconds == null ? null : Duration.ofSeconds(seconds),
         warmupTxns, keys, valueBytes, !plainService, timeout, work,
-        outDir.resolve("logs"), Duration.ofSeconds(progressSeconds));
-    String subtitle = String.format(Locale.ROOT, "%s, %s store, %d clients, -Xmx%s, WAN %s",
+        outDir.resolve("logs"), Duration.ofSeconds(progressSeconds),
+        regionServerCounts.get(0));
+    String subtitle = String.format(Locale.ROOT, "%s, %s store%s, %d clients, -Xmx%s, WAN %s",
         protocol.name().toLowerCase(Locale.ROOT), store.toString().toLowerCase(Locale.ROOT),
+        regionServerCounts.equals(List.of(1)) ? ""
+            : " (region servers " + regionServerCounts + ")",
         clients, serviceHeap, wan.enabled() ? "on" : "off");
     err.printf(Locale.ROOT, "bench-groups: groups %s, dist %s, dcs %s, clients %d in %s, %s, "
             + "WAN %s, %s per point; out %s%n", groups,
@@ -269,8 +290,9 @@ public final class GroupsBenchCommand implements Callable<Integer> {
     try (GroupsBench bench = new GroupsBench(s, err)) {
       for (long n : groups) {
         for (GroupPicker.Dist d : dists) {
+          for (int regionServers : regionServerCounts) {
           try {
-            GroupsRow row = bench.run(n, d);
+            GroupsRow row = bench.run(n, d, regionServers);
             rows.add(row);
             if (row.servicesAlive() < dcs.size()) {
               failedPoints++;
@@ -283,6 +305,7 @@ public final class GroupsBenchCommand implements Callable<Integer> {
           writeCsv(rows, csv);
           if (!rows.isEmpty()) {
             GroupsChart.write(rows, subtitle, png);
+          }
           }
         }
       }
@@ -307,12 +330,12 @@ public final class GroupsBenchCommand implements Callable<Integer> {
   }
 
   private static void printTable(List<GroupsRow> rows, PrintStream o) {
-    o.printf(Locale.ROOT, "%10s %-8s %7s %8s %9s %7s %9s %9s %9s %10s %10s %10s %9s %9s %6s%n",
-        "groups", "dist", "txns", "commits", "commits/s", "failed", "p50(ms)", "p99(ms)",
+    o.printf(Locale.ROOT, "%10s %-8s %-10s %7s %8s %9s %7s %9s %9s %9s %10s %10s %10s %9s %9s "
+        + "%6s%n", "groups", "dist", "store", "txns", "commits", "commits/s", "failed", "p50(ms)", "p99(ms)",
         "touched", "heap0(MB)", "heap(MB)", "B/group", "cpu/c(ms)", "store/c", "alive");
     for (GroupsRow r : rows) {
-      o.printf(Locale.ROOT, "%10d %-8s %7d %8d %9.1f %7d %9s %9s %9d %10s %10s %10s %9s %9s "
-              + "%6s%n", r.groups(), r.dist().label(), r.txns(), r.commits(),
+      o.printf(Locale.ROOT, "%10d %-8s %-10s %7d %8d %9.1f %7d %9s %9s %9d %10s %10s %10s %9s "
+              + "%9s %6s%n", r.groups(), r.dist().label(), r.store(), r.txns(), r.commits(),
           r.commitsPerSecond(), r.failed(), num(r.commitP50Ms(), 1), num(r.commitP99Ms(), 1),
           r.touched(), num(r.heapIdleMaxMb(), 1), num(r.heapMaxMb(), 1),
           num(r.heapGrowthBytesPerGroup(), 0), num(r.cpuMsPerCommit(), 2),

@@ -62,26 +62,63 @@ final class DropCounters {
     return new Totals(sum, List.copyOf(unread));
   }
 
+  /**
+   * The store requests that failed, summed over the live processes
+   * ({@code paxoscp_store_errors_total}, every operation and kind); a process that cannot be
+   * read counts nothing.
+   */
+  long storeErrors() {
+    long n = 0;
+    for (String name : endpoints.keySet()) {
+      String text = fetch(name, false);
+      for (String line : text.split("\n")) {
+        if (line.startsWith(STORE_ERRORS + "{")) {
+          String[] rest = line.substring(line.lastIndexOf('}') + 1).trim().split("\\s+");
+          try {
+            n += (long) Double.parseDouble(rest[0]);
+          } catch (NumberFormatException e) {
+            // not a sample
+          }
+        }
+      }
+    }
+    return n;
+  }
+
+  static final String STORE_ERRORS = "paxoscp_store_errors_total";
+
   private Map<String, Long> read(String name) {
+    String text = fetch(name, true);
+    return text.isEmpty() ? Map.of() : parse(text);
+  }
+
+  /** Process {@code name}'s metrics text; empty if unreadable (noted when {@code note}). */
+  private String fetch(String name, boolean note) {
     URI uri = endpoints.get(name);
     if (uri == null) {
-      return Map.of();
+      return "";
     }
     try {
       HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(TIMEOUT).GET()
           .build(), HttpResponse.BodyHandlers.ofString());
       if (r.statusCode() != 200) {
-        unread.add(name + ": HTTP " + r.statusCode());
-        return Map.of();
+        if (note) {
+          unread.add(name + ": HTTP " + r.statusCode());
+        }
+        return "";
       }
-      return parse(r.body());
+      return r.body();
     } catch (IOException e) {
-      unread.add(name + ": " + e);
-      return Map.of();
+      if (note) {
+        unread.add(name + ": " + e);
+      }
+      return "";
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      unread.add(name + ": interrupted");
-      return Map.of();
+      if (note) {
+        unread.add(name + ": interrupted");
+      }
+      return "";
     }
   }
 

@@ -13,7 +13,11 @@ public enum Fault {
   HBASE_RESTART("HBase restart"),
   CLIENT_CRASH("client crash mid-commit"),
   STORE_LOSS("a DC's tables emptied, then the DC rebuilt"),
-  UPGRADE("rolling upgrade of every service, then cluster-version finalize");
+  UPGRADE("rolling upgrade of every service, then cluster-version finalize"),
+  REGION_MOVE("a region of a DC's WAL or data table moved to another region server"),
+  REGION_SPLIT("a region of a DC's WAL or data table split at a bucket"),
+  RS_CRASH("kill -9 of a region server; the master reassigns its regions"),
+  BALANCER("HBase's balancer run");
 
   private final String label;
 
@@ -24,6 +28,11 @@ public enum Fault {
   /** What the fault does, for the summary. */
   public String label() {
     return label;
+  }
+
+  /** Whether it is a fault of the HBase engine itself, which needs several region servers. */
+  public boolean engine() {
+    return compareTo(REGION_MOVE) >= 0;
   }
 
   /** The name on the command line ({@code --faults}) and in the log: {@code kill_restart}. */

@@ -42,6 +42,7 @@ final class FaultInjector implements FaultSchedule.Injector {
   private int storeLosses;
   /** Whether the rolling upgrade ran ({@link Fault#UPGRADE} acts once). */
   private boolean upgraded;
+  private final EngineFaults engine;
 
   FaultInjector(NemesisCluster cluster, NemesisWorkload workload, RunLog log,
       FaultSchedule.Clock clock, Path export) {
@@ -50,6 +51,7 @@ final class FaultInjector implements FaultSchedule.Injector {
     this.log = log;
     this.clock = clock;
     this.export = export;
+    this.engine = new EngineFaults(cluster, log, clock);
     for (Fault f : Fault.values()) {
       injected.put(f, new AtomicInteger());
     }
@@ -193,6 +195,7 @@ final class FaultInjector implements FaultSchedule.Injector {
         }
       }
       case UPGRADE -> upgrade(f);
+      case REGION_MOVE, REGION_SPLIT, RS_CRASH, BALANCER -> engine(f, holdMs, random);
       default -> throw new IllegalStateException(f.toString());
     }
   }
@@ -233,6 +236,39 @@ final class FaultInjector implements FaultSchedule.Injector {
       liveness.add("upgrade: finalization stopped at cluster version " + r.to() + ": "
           + r.laggards());
     }
+  }
+
+  /** A fault of the HBase engine ({@link EngineFaults}); counted once carried out. */
+  private void engine(Fault f, long holdMs, SplittableRandom random) {
+    log.log("FAULT %-14s starting", f.cliName());
+    String what;
+    try {
+      what = switch (f) {
+        case REGION_MOVE -> engine.regionMove(holdMs, random);
+        case REGION_SPLIT -> engine.regionSplit(holdMs, random);
+        case RS_CRASH -> engine.regionServerCrash(holdMs, random);
+        case BALANCER -> engine.balancer(holdMs, random);
+        default -> throw new IllegalStateException(f.toString());
+      };
+    } catch (RuntimeException e) {
+      // The master refused (a region in transition, a split too soon after the last): the
+      // fault did not happen, and a real operator would try again later.
+      log.log("%s not injected: %s", f.cliName(), e.getMessage());
+      return;
+    }
+    if (what == null) {
+      log.log("%s not injected: nothing to act on", f.cliName());
+      return;
+    }
+    count(f, "%s", what);
+    if (f == Fault.RS_CRASH) {
+      awaitAvailability("a region server was killed and started again");
+    }
+  }
+
+  /** The engine faults' per-fault report (empty without engine faults). */
+  List<String> engineReport(List<NemesisWorkload.Event> events) {
+    return engine.report(events);
   }
 
   /** One run of {@code paxoscp cluster-version finalize}, its output in the run's log. */

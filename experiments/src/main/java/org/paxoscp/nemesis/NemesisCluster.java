@@ -52,6 +52,8 @@ final class NemesisCluster implements AutoCloseable {
   /** The ZooKeeper port of each HBase server, by data directory. */
   private final Map<Path, Integer> zkPorts = new LinkedHashMap<>();
   private final List<Path> hbaseStarted = new ArrayList<>();
+  private final Map<Path, org.paxoscp.store.hbase.RegionControl> regionControls =
+      new LinkedHashMap<>();
   private NetNamespaces netns;
   private TcpForwarder rootForwarder;
   private final List<ServiceProcess> nsForwarders = new ArrayList<>();
@@ -85,9 +87,13 @@ final class NemesisCluster implements AutoCloseable {
         int port = FreePorts.tcp();
         zkPorts.put(hd, port);
         log.log("starting HBase %s (ZooKeeper port %d) ...", hd.getFileName(), port);
-        StandaloneHBase.Status hs = StandaloneHBase.start(hd, port, Duration.ofSeconds(180));
+        StandaloneHBase.Status hs = StandaloneHBase.start(hd, port, Duration.ofSeconds(240),
+            options.regionServers());
         hbaseStarted.add(hd);
-        log.log("HBase %s pid %d", hd.getFileName(), hs.pid().orElse(-1));
+        log.log("HBase %s pid %d%s", hd.getFileName(), hs.pid().orElse(-1),
+            options.regionServers() == 1 ? "" : ", region servers " + StandaloneHBase
+                .regionServers(hd).stream().map(rs -> "rs-" + rs.index() + " pid "
+                    + rs.pid().orElse(-1) + " " + rs.address()).toList());
       }
     }
     if (netns != null) {
@@ -270,6 +276,11 @@ final class NemesisCluster implements AutoCloseable {
     return drops.total();
   }
 
+  /** Store requests that failed so far, summed over the live services. */
+  long storeErrors() {
+    return drops.storeErrors();
+  }
+
   /** The DCs that share DC {@code dc}'s HBase server (itself among them). */
   List<String> dcsSharingHBaseOf(String dc) {
     Path hd = hbaseDirs.get(dc);
@@ -305,11 +316,33 @@ final class NemesisCluster implements AutoCloseable {
     log.log("HBase %s %s", hd.getFileName(), st.detail());
     FaultSchedule.Clock.system().sleep(downMs);
     StandaloneHBase.Status s = StandaloneHBase.start(hd, zkPorts.get(hd),
-        Duration.ofSeconds(180));
+        Duration.ofSeconds(240), options.regionServers());
     log.log("HBase %s running again: pid %d", hd.getFileName(), s.pid().orElse(-1));
     if (netns != null) {
       startHBaseForwarders();
     }
+  }
+
+  /** The engine of DC {@code dc}'s HBase: its regions, moves, splits, balancer. */
+  synchronized org.paxoscp.store.hbase.RegionControl regionControl(String dc) {
+    Path hd = hbaseDirs.get(dc);
+    return regionControls.computeIfAbsent(hd, d -> org.paxoscp.store.hbase.RegionControl
+        .connect(zkPorts.get(d), Duration.ofSeconds(60)));
+  }
+
+  /** The region servers of DC {@code dc}'s HBase, in processes of their own. */
+  List<StandaloneHBase.RegionServer> regionServers(String dc) {
+    return StandaloneHBase.regionServers(hbaseDirs.get(dc));
+  }
+
+  /** Kills region server {@code index} of DC {@code dc}'s HBase with kill -9. */
+  void killRegionServer(String dc, int index) {
+    StandaloneHBase.killRegionServer(hbaseDirs.get(dc), index);
+  }
+
+  /** Starts region server {@code index} of DC {@code dc}'s HBase again. */
+  StandaloneHBase.RegionServer startRegionServer(String dc, int index) {
+    return StandaloneHBase.startRegionServer(hbaseDirs.get(dc), index);
   }
 
   /** Starts {@code s} again; tries a second time if the first start fails. */
@@ -330,10 +363,24 @@ final class NemesisCluster implements AutoCloseable {
       netns.healAll();
     }
     for (var e : zkPorts.entrySet()) {
-      if (StandaloneHBase.status(e.getKey()).state() != StandaloneHBase.State.RUNNING) {
-        StandaloneHBase.start(e.getKey(), e.getValue(), Duration.ofSeconds(180));
+      // A master busy recovering from engine faults may not answer the 2 s probe at once.
+      long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+      while (StandaloneHBase.status(e.getKey()).state() == StandaloneHBase.State.UNRESPONSIVE
+          && System.nanoTime() < deadline) {
+        FaultSchedule.Clock.system().sleep(500);
+      }
+      if (StandaloneHBase.status(e.getKey()).state() == StandaloneHBase.State.NOT_RUNNING) {
+        StandaloneHBase.start(e.getKey(), e.getValue(), Duration.ofSeconds(240),
+            options.regionServers());
         if (netns != null) {
           startHBaseForwarders();
+        }
+      }
+      for (StandaloneHBase.RegionServer rs : StandaloneHBase.regionServers(e.getKey())) {
+        if (rs.pid().isEmpty()) {
+          StandaloneHBase.startRegionServer(e.getKey(), rs.index());
+          log.log("HBase %s: region server %d started again", e.getKey().getFileName(),
+              rs.index());
         }
       }
     }
@@ -430,6 +477,7 @@ final class NemesisCluster implements AutoCloseable {
     if (netns != null) {
       netns.close();
     }
+    regionControls.values().forEach(org.paxoscp.store.hbase.RegionControl::close);
     for (KvStore s : stores.values()) {
       try {
         s.close();

@@ -28,7 +28,9 @@ import picocli.CommandLine.Spec;
         + "seeded schedule of faults, then heal, export and check the run.",
     footer = "%nFaults: kill -9 + restart of a service, SIGSTOP/SIGCONT, a DC partitioned, two "
         + "DCs down at once, loss/duplication/delay bursts, old datagrams replayed (also to "
-        + "other DCs), an HBase restart, client crashes mid-commit, a DC's store lost. Network "
+        + "other DCs), an HBase restart, client crashes mid-commit, a DC's store lost; with "
+        + "--regionservers 2 or more also the engine's own: a region moved or split, a region "
+        + "server killed, the balancer run. Network "
         + "faults are applied by a UDP proxy in front of every service process. The summary "
         + "counts the datagrams the services dropped, by reason. Exit 1 on a violation."
         + "%nExplained in docs/guarantees.md.")
@@ -67,10 +69,17 @@ public final class NemesisCommand implements Callable<Integer> {
 
   @Option(names = "--faults", split = ",", paramLabel = "KIND",
       description = "Only these kinds: kill_restart, pause, partition, majority_down, "
-          + "net_burst, replay, hbase_restart, client_crash, store_loss, upgrade (default: "
-          + "all; with upgrade the services start held one cluster version below this build's "
-          + "and are upgraded once, mid-run).")
+          + "net_burst, replay, hbase_restart, client_crash, store_loss, upgrade, and the "
+          + "engine's region_move, region_split, rs_crash, balancer (default: all, the "
+          + "engine's only with --regionservers 2 or more; with upgrade the services start held "
+          + "one cluster version below this build's and are upgraded once, mid-run).")
   List<String> faults;
+
+  @Option(names = "--regionservers", defaultValue = "1", paramLabel = "N",
+      description = "Region servers of each HBase (default: ${DEFAULT-VALUE}, in the master's "
+          + "process); with 2 or more each is a process of its own and the engine faults "
+          + "apply. Not with --netns.")
+  int regionServers;
 
   @Option(names = "--hbase", defaultValue = "shared", paramLabel = "shared|per-dc",
       description = "One HBase server for every DC, each DC in its own namespace (shared, the "
@@ -106,7 +115,17 @@ public final class NemesisCommand implements Callable<Integer> {
     long s = seed != null ? seed : new java.security.SecureRandom().nextLong() & Long.MAX_VALUE;
     long secs = durationSeconds != null ? durationSeconds : quick ? 60 : 180;
     Path exportDir = export != null ? export : dir.resolve("export-" + s);
+    if (regionServers < 1 || regionServers > org.paxoscp.store.hbase.StandaloneHBase
+        .MAX_REGION_SERVERS || (regionServers > 1 && netnsMode)) {
+      err.println("nemesis: --regionservers must be in 1.."
+          + org.paxoscp.store.hbase.StandaloneHBase.MAX_REGION_SERVERS
+          + ", and 1 with --netns");
+      return 2;
+    }
     Set<Fault> kinds = EnumSet.allOf(Fault.class);
+    if (regionServers < 2) {
+      kinds.removeIf(Fault::engine);
+    }
     if (faults != null && !faults.isEmpty()) {
       kinds = EnumSet.noneOf(Fault.class);
       for (String f : faults) {
@@ -119,11 +138,16 @@ public final class NemesisCommand implements Callable<Integer> {
           return 2;
         }
       }
+      if (regionServers < 2 && kinds.stream().anyMatch(Fault::engine)) {
+        err.println("nemesis: --faults: region_move, region_split, rs_crash and balancer need "
+            + "--regionservers 2 or more");
+        return 2;
+      }
     }
     NemesisRun.Options o = new NemesisRun.Options(dcs, Duration.ofSeconds(secs), s,
         dir.resolve("run-" + s), exportDir, timeout, kinds,
         quick ? 2 : 3, quick ? 2 : 3, hbase.equals("per-dc"),
-        netnsMode);
+        netnsMode, regionServers);
     try (NemesisRun run = new NemesisRun(o, out)) {
       NemesisRun.Report r = run.run();
       if (!r.ok()) {

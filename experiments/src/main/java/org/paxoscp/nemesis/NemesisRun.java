@@ -50,10 +50,12 @@ public final class NemesisRun implements AutoCloseable {
    *     than one shared by every DC, each in its own namespace
    * @param netns run each DC's services in a network namespace of their own ({@link
    *     NetNamespaces}); a partition is then a link taken down
+   * @param regionServers region servers of each HBase (1: in the master's process; more: each
+   *     a process of its own, which the engine faults need)
    */
   public record Options(List<String> dcs, Duration duration, long seed, Path dir, Path export,
       Duration requestTimeout, Set<Fault> faults, int attrGroups, int bankGroups,
-      boolean hbasePerDc, boolean netns) {
+      boolean hbasePerDc, boolean netns, int regionServers) {
     public Options {
       dcs = List.copyOf(dcs);
       faults = Set.copyOf(faults);
@@ -136,6 +138,9 @@ public final class NemesisRun implements AutoCloseable {
     clock.sleep(2000);
     workload.stop();
     log.log("workload stopped: %s", workload.outcomes());
+    for (String line : injector.engineReport(workload.events())) {
+      log.log("%s", line);
+    }
     if (!workload.xgGroups().isEmpty()) {
       // Resolves what crashed clients left prepared, so that every group's data is final.
       Optional<String> unsettled = workload.settleAcrossGroups(options.dcs().get(0),

@@ -67,6 +67,18 @@ final class NemesisWorkload {
   private final List<String> xgGroups;
   private final long seed;
   private final Map<Outcome, AtomicLong> outcomes = new EnumMap<>(Outcome.class);
+
+  /**
+   * One transaction of a worker, as the engine-fault report reads them.
+   *
+   * @param endNanos when it ended ({@link System#nanoTime})
+   * @param dc its client's home DC
+   * @param micros how long it took, begin to outcome
+   * @param readWrite whether it wrote (an audit only reads)
+   */
+  record Event(long endNanos, String dc, Outcome outcome, long micros, boolean readWrite) {}
+
+  private final java.util.Queue<Event> events = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private final Map<String, AtomicLong> byShape = new ConcurrentHashMap<>();
   private final List<String> violations = new CopyOnWriteArrayList<>();
   private final List<Worker> workers = new ArrayList<>();
@@ -291,6 +303,11 @@ final class NemesisWorkload {
     return m;
   }
 
+  /** Every transaction the workers finished so far, in no particular order. */
+  List<Event> events() {
+    return List.copyOf(events);
+  }
+
   /** Violations the workload itself saw (an audit with a wrong total). */
   List<String> violations() {
     return List.copyOf(violations);
@@ -315,6 +332,7 @@ final class NemesisWorkload {
 
     void loop() {
       while (running.get()) {
+        long t0 = System.nanoTime();
         Outcome o;
         String shape;
         boolean attr = bankGroups.isEmpty() || (!attrGroups.isEmpty() && random.nextBoolean());
@@ -348,6 +366,8 @@ final class NemesisWorkload {
             readWriteCommits.incrementAndGet();
           }
           byShape.computeIfAbsent(shape + " " + o, k -> new AtomicLong()).incrementAndGet();
+          long t1 = System.nanoTime();
+          events.add(new Event(t1, dc, o, (t1 - t0) / 1000, !shape.endsWith("audit")));
         }
         if (o == Outcome.UNAVAILABLE) {
           sleep(100); // nothing answers: do not spin

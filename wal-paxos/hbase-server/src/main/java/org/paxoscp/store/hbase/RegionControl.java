@@ -52,7 +52,7 @@ public final class RegionControl implements AutoCloseable {
    */
   public static RegionControl connect(int zkPort, Duration deadline) {
     HBaseStoreConfig c = HBaseStoreConfig.builder("admin").zkQuorum(HBaseServerSettings.LOOPBACK)
-        .zkPort(zkPort).adminDeadline(deadline).build();
+        .zkPort(zkPort).deadline(deadline).rpcTimeout(deadline).adminDeadline(deadline).build();
     return new RegionControl(HBaseKvStore.connect(c), deadline);
   }
 
