@@ -7,9 +7,9 @@ import site.ycsb.generator.ZipfianGenerator;
 /**
  * Draws entity groups {@code 0 .. n-1} for {@code paxoscp bench-groups}: uniformly, zipfian
  * with exponent {@value #ZIPF_S} by YCSB's {@link ZipfianGenerator} (the generator {@code paxoscp
- * ycsb} uses; Gray et al.'s method, group 0 the most popular), or each a new one in order. Both draw from {@link
- * ThreadLocalRandom} (YCSB's generator cannot be seeded), so runs are not repeatable draw for
- * draw, only in distribution.
+ * ycsb} uses; Gray et al.'s method, group 0 the most popular), or each a new one in order. The
+ * first two draw from {@link ThreadLocalRandom} (YCSB's generator cannot be seeded), so runs are
+ * not repeatable draw for draw, only in distribution.
  *
  * <p>Thread-safe: one picker serves every client thread (as YCSB shares its key chooser).
  */

@@ -46,18 +46,22 @@ import picocli.CommandLine.Spec;
             + "JVM, -Xmx --service-heap), on a fresh standalone HBase (one namespace per DC) or "
             + "in-memory stores; run --clients closed-loop client threads in this process (client "
             + "i at home DC i mod --client-dcs, one TxnClient per home DC), each transaction "
-            + "begin on a group drawn from N (uniform, or zipf s=0.99 by YCSB's generator), read "
+            + "begin on a group drawn from N (uniform, zipf s=0.99 by YCSB's generator, or new: each "
+            + "transaction the next group never used), read "
             + "one key, write one key, commit (no retry); after the load measure each service's "
             + "live heap (jcmd GC.run, then GC.heap_info), its CPU time over the load and its "
             + "store requests; stop everything. Each point starts from nothing; the first "
             + "--warmup-txns transactions are not measured.",
         ""},
     footer = {"",
-        "Output (under --out): groups.csv (one row per N and distribution), groups.png (heap "
-            + "and commits/s against groups, log x), logs/<N>-<dist>/service-<DC>.log and "
-            + "histogram-<DC>.txt (jcmd GC.class_histogram after the load, top 40 classes).",
+        "Output (under --out): groups.csv (one row per N, distribution and region server "
+            + "count), groups.png (heap and commits/s against groups, log x), "
+            + "logs/<N>-<dist>[-<R>rs]/service-<DC>.log, histogram-<DC>.txt (jcmd "
+            + "GC.class_histogram after the load, top 40 classes) and hbase-*.log (HBase's own "
+            + "logs and its collector's, gc-*.log).",
         "",
-        "--store hbase starts a standalone HBase process per point; with --store memory each "
+        "--store hbase starts a standalone HBase process per point (with --regionservers R, a "
+            + "master process and R region server processes); with --store memory each "
             + "service keeps its DC's data in its own heap.",
         "",
         "groups.csv columns (-1: not measured):",

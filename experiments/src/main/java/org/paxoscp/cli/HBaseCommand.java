@@ -13,16 +13,18 @@ import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code paxoscp hbase start|stop|status}: a standalone HBase server process on this machine
- * (master, region server and ZooKeeper in one JVM, loopback only), with its data under
- * {@code --dir}. A restart on the same directory keeps the data. Stores of any DC reach it through
+ * {@code paxoscp hbase start|stop|status}: an HBase server on this machine (loopback only), with
+ * its data under {@code --dir}: master, region server and ZooKeeper in one process, or with
+ * {@code --regionservers N} ZooKeeper and the master in one and each region server in one of its
+ * own. A restart on the same directory keeps the data. Stores of any DC reach it through
  * {@code 127.0.0.1:<zk-port>}.
  *
  * <p>Exit codes: 0 success / running; 1 failure, or (status) a process that does not answer;
  * 2 usage; 3 (status) not running.
  */
 @Command(name = "hbase", mixinStandardHelpOptions = true,
-    description = "Start, stop or check a standalone HBase server on this machine (loopback only).",
+    description = "Start, stop or check an HBase server on this machine (loopback only): one "
+        + "process, or a master and several region server processes.",
     footer = "%nThe server's log is <dir>/logs/hbase.log; its pid is in <dir>/hbase.pid."
         + "%nExplained in docs/operating.md.")
 public final class HBaseCommand implements Callable<Integer> {
@@ -54,11 +56,15 @@ public final class HBaseCommand implements Callable<Integer> {
       @Option(names = "--timeout", defaultValue = "120", paramLabel = "SECONDS",
           description = "How long to wait for the server to answer (default: ${DEFAULT-VALUE}).")
       long timeoutSeconds,
-      @Option(names = "--regionservers", defaultValue = "1", paramLabel = "N",
-          description = "Region servers (default: ${DEFAULT-VALUE}, in the master's process). "
-              + "With more, ZooKeeper and the master run in one process and each region server "
-              + "in a process of its own, its log in <dir>/logs/rs-<i>.log.")
-      int regionServers) {
+      @Option(names = "--regionservers", paramLabel = "N",
+          description = "Region servers (default: 1, in the master's process, or as many as a "
+              + "running server has). With more, ZooKeeper and the master run in one process "
+              + "and each region server in a process of its own, its log in "
+              + "<dir>/logs/rs-<i>.log.")
+      Integer regionServersOption) {
+    int regionServers = regionServersOption != null ? regionServersOption
+        : StandaloneHBase.status(dir).state() == StandaloneHBase.State.NOT_RUNNING ? 1
+            : StandaloneHBase.regionServerCount(dir);
     out().printf("Starting HBase in %s (ZooKeeper port %d, %d region server%s)...%n", abs(),
         zkPort, regionServers, regionServers == 1 ? "" : "s");
     out().flush();

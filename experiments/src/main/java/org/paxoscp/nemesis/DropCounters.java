@@ -63,13 +63,16 @@ final class DropCounters {
   }
 
   /**
-   * The store requests that failed, summed over the live processes
-   * ({@code paxoscp_store_errors_total}, every operation and kind); a process that cannot be
-   * read counts nothing.
+   * The store requests that failed, summed over the live processes whose names pass {@code
+   * processes} ({@code paxoscp_store_errors_total}, every operation and kind); a process that
+   * cannot be read counts nothing.
    */
-  long storeErrors() {
+  long storeErrors(java.util.function.Predicate<String> processes) {
     long n = 0;
     for (String name : endpoints.keySet()) {
+      if (!processes.test(name)) {
+        continue;
+      }
       String text = fetch(name, false);
       for (String line : text.split("\n")) {
         if (line.startsWith(STORE_ERRORS + "{")) {

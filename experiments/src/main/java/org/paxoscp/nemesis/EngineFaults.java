@@ -24,20 +24,20 @@ import org.paxoscp.store.hbase.StandaloneHBase;
  * servers: a region moved, a region split, a region server killed, the balancer run. Each is
  * carried out through the master ({@link RegionControl}) or as a kill -9, and remembered as a
  * window; at the end of the run {@link #report} says, per fault, what the DCs whose tables it
- * hit saw: outcomes, the p99 of read-write transactions in the window against the run's, the
- * services' store errors, and how long until those DCs' clients committed at their rate again.
+ * hit saw: outcomes, the p99 of read-write transactions in the window against the run's, their
+ * services' store errors, and how long until those DCs' clients committed at half their
+ * fault-free rate again.
  */
 final class EngineFaults {
   /** How long after a fault healed its window still runs (late errors, queued transactions). */
   private static final Duration AFTER = Duration.ofSeconds(2);
-  /** The rate a DC's commits are measured at before a fault, and over which they recover. */
-  private static final Duration BASELINE = Duration.ofSeconds(10);
+  /** The sliding window over which a DC's commit rate after a fault is measured. */
   private static final Duration RATE_WINDOW = Duration.ofSeconds(2);
   private static final Duration REASSIGN_WITHIN = Duration.ofSeconds(180);
 
   /** One engine fault: what it hit and when. */
   record Window(Fault kind, String what, List<String> dcs, long startNanos, long healedNanos,
-      long storeErrors, double engineSeconds, boolean servicesAlive) {}
+      long storeErrors, boolean servicesAlive) {}
 
   private final NemesisCluster cluster;
   private final RunLog log;
@@ -63,7 +63,7 @@ final class EngineFaults {
       return null;
     }
     String to = pick(others, random);
-    long errors0 = storeErrors();
+    long errors0 = storeErrors(List.of(dc));
     long t0 = clock.nanoTime();
     control.move(r, to);
     double took = (clock.nanoTime() - t0) / 1e9;
@@ -71,7 +71,7 @@ final class EngineFaults {
         name(table), r.name(), r.server(), to, took);
     clock.sleep(holdMs);
     windows.add(new Window(Fault.REGION_MOVE, what, List.of(dc), t0, clock.nanoTime(),
-        storeErrors() - errors0, took, servicesAlive()));
+        storeErrors(List.of(dc)) - errors0, servicesAlive()));
     return what;
   }
 
@@ -90,16 +90,22 @@ final class EngineFaults {
     int b = lo + random.nextInt(bucket(r.endKey(), 1 << 16) - lo);
     byte[] at = {(byte) (b >>> 8), (byte) b};
     int before = control.regions(dc, table).size();
-    long errors0 = storeErrors();
+    long errors0 = storeErrors(List.of(dc));
     long t0 = clock.nanoTime();
     control.split(r, at);
     double took = (clock.nanoTime() - t0) / 1e9;
     clock.sleep(holdMs);
+    String after;
+    try {
+      after = Integer.toString(control.regions(dc, table).size());
+    } catch (RuntimeException e) {
+      after = "? (" + e.getMessage() + ")";
+    }
     String what = String.format("DC %s %s region %s on %s split at bucket %d in %.2f s "
-        + "(%d regions before, %d after)", dc, name(table), r.name(), r.server(), b, took,
-        before, control.regions(dc, table).size());
+        + "(%d regions before, %s after)", dc, name(table), r.name(), r.server(), b, took,
+        before, after);
     windows.add(new Window(Fault.REGION_SPLIT, what, List.of(dc), t0, clock.nanoTime(),
-        storeErrors() - errors0, took, servicesAlive()));
+        storeErrors(List.of(dc)) - errors0, servicesAlive()));
     return what;
   }
 
@@ -124,32 +130,53 @@ final class EngineFaults {
             .filter(r -> r.server().equals(victim.address())).count();
       }
     }
-    long errors0 = storeErrors();
+    long errors0 = storeErrors(hit);
     long t0 = clock.nanoTime();
     cluster.killRegionServer(dc, victim.index());
     log.log("HBase %s: region server %d (pid %d, %s, %d regions of DCs %s) killed with kill -9",
         cluster.hbaseName(dc), victim.index(), victim.pid().getAsLong(), victim.address(), held,
         hit);
-    double reassigned = awaitReassigned(control, hit, victim.address(), t0);
-    long left = holdMs - (clock.nanoTime() - t0) / 1_000_000;
-    if (left > 0) {
-      clock.sleep(left);
-    }
-    cluster.startRegionServer(dc, victim.index());
-    long deadline = clock.nanoTime() + Duration.ofSeconds(120).toNanos();
-    while (control.liveServers().size() < cluster.regionServers(dc).size()
-        && clock.nanoTime() < deadline) {
-      clock.sleep(200);
+    // From here on the fault happened: whatever fails below is logged, and the window kept.
+    double reassigned = -1;
+    String rejoined;
+    try {
+      reassigned = awaitReassigned(control, hit, victim.address(), t0);
+      long left = holdMs - (clock.nanoTime() - t0) / 1_000_000;
+      if (left > 0) {
+        clock.sleep(left);
+      }
+    } finally {
+      rejoined = restart(dc, victim.index(), control, t0);
     }
     String what = String.format("HBase %s region server %d (%s, %d regions of DCs %s) killed; "
-        + "%s; started again and live after %.1f s", cluster.hbaseName(dc), victim.index(),
-        victim.address(), held, hit, reassigned < 0 ? "its regions NOT reassigned within "
+        + "%s; %s", cluster.hbaseName(dc), victim.index(),
+        victim.address(), held, hit, reassigned < 0 ? "its regions NOT all reassigned within "
             + REASSIGN_WITHIN.toSeconds() + " s"
             : String.format("its regions served elsewhere %.1f s after the kill", reassigned),
-        (clock.nanoTime() - t0) / 1e9);
+        rejoined);
     windows.add(new Window(Fault.RS_CRASH, what, hit, t0, clock.nanoTime(),
-        storeErrors() - errors0, reassigned, servicesAlive()));
+        storeErrors(hit) - errors0, servicesAlive()));
     return what;
+  }
+
+  /** Starts a killed region server again and waits until the master counts it live. */
+  private String restart(String dc, int index, RegionControl control, long t0) {
+    try {
+      cluster.startRegionServer(dc, index);
+      long deadline = clock.nanoTime() + Duration.ofSeconds(120).toNanos();
+      while (control.liveServers().size() < cluster.regionServers(dc).size()) {
+        if (clock.nanoTime() > deadline) {
+          return "started again, NOT live within 120 s";
+        }
+        clock.sleep(200);
+      }
+      return String.format("started again and live %.1f s after the kill",
+          (clock.nanoTime() - t0) / 1e9);
+    } catch (RuntimeException e) {
+      log.log("region server %d could not be started again (%s); the final heal will", index,
+          e.getMessage());
+      return "NOT started again: " + e.getMessage();
+    }
   }
 
   /** HBase's balancer runs once on a random DC's HBase. */
@@ -158,20 +185,25 @@ final class EngineFaults {
     List<String> hit = cluster.dcsSharingHBaseOf(dc);
     RegionControl control = cluster.regionControl(dc);
     Map<String, String> before = placement(control, hit);
-    long errors0 = storeErrors();
+    long errors0 = storeErrors(hit);
     long t0 = clock.nanoTime();
     boolean ran = control.balance();
     double took = (clock.nanoTime() - t0) / 1e9;
     clock.sleep(holdMs);
-    Map<String, String> after = placement(control, hit);
+    Map<String, String> after;
+    try {
+      after = placement(control, hit);
+    } catch (RuntimeException e) {
+      after = Map.of();
+    }
     long moved = after.entrySet().stream()
         .filter(e -> before.containsKey(e.getKey()) && !before.get(e.getKey()).equals(e.getValue()))
         .count();
-    String what = String.format("HBase %s balancer %s in %.2f s; %d of %d regions of DCs %s "
-        + "moved", cluster.hbaseName(dc), ran ? "ran" : "declined to run", took, moved,
-        after.size(), hit);
+    String what = String.format("HBase %s balancer %s; it and the moves it started took %.2f s; "
+        + "%d of %d regions of DCs %s moved", cluster.hbaseName(dc),
+        ran ? "ran" : "declined to run", took, moved, after.size(), hit);
     windows.add(new Window(Fault.BALANCER, what, hit, t0, clock.nanoTime(),
-        storeErrors() - errors0, took, servicesAlive()));
+        storeErrors(hit) - errors0, servicesAlive()));
     return what;
   }
 
@@ -210,8 +242,8 @@ final class EngineFaults {
     return cluster.services().stream().allMatch(ServiceProcess::alive);
   }
 
-  private long storeErrors() {
-    return cluster.storeErrors();
+  private long storeErrors(List<String> dcs) {
+    return cluster.storeErrors(dcs);
   }
 
   private static int bucket(byte[] key, int ifEmpty) {
@@ -230,10 +262,10 @@ final class EngineFaults {
   }
 
   /**
-   * The per-fault report, one block per kind: for each window, the affected DCs' transactions
-   * ended in it by outcome, the p99 of their read-write transactions against the run's p99, the
-   * store errors the services counted, and the time until those DCs' clients committed at half
-   * their rate before the fault or better (measured over {@value #RATE_WINDOW_SECONDS} s).
+   * The per-fault report: for each window, the affected DCs' transactions ended in it by outcome,
+   * the p99 of their read-write transactions against the run's p99, the store errors their
+   * services counted, and how soon those DCs' clients committed at half their fault-free rate
+   * or better again ({@link #backToRate}).
    */
   List<String> report(List<Event> events) {
     List<String> lines = new ArrayList<>();
@@ -264,48 +296,67 @@ final class EngineFaults {
       double p99 = in.getTotalCount() == 0 ? 0 : in.getValueAtPercentile(99) / 1000.0;
       lines.add(String.format("  %-12s %s", w.kind().cliName(), w.what()));
       lines.add(String.format("  %-12s outcomes %s; p99 %.0f ms (%.2fx the run's); store "
-          + "errors %d; back to rate %s; services %s", "", outcomes, p99,
-          runP99 == 0 ? 0 : p99 / runP99, w.storeErrors(), backToRate(w, events),
+          + "errors %d; %s; services %s", "", outcomes, p99,
+          runP99 == 0 ? 0 : p99 / runP99, w.storeErrors(), backToRate(w, windows, events),
           w.servicesAlive() ? "all running" : "NOT all running"));
     }
     return lines;
   }
 
-  private static final long RATE_WINDOW_SECONDS = 2;
-
   /**
-   * When the affected DCs' clients committed at half their rate before the fault again:
-   * {@code "after 3.4 s"}, {@code "no commits before the fault"} or {@code "not within the
-   * run"}.
+   * How soon after {@code w} began its DCs' clients committed read-write transactions at half
+   * their fault-free rate or better, over a sliding {@link #RATE_WINDOW} (so with that
+   * resolution): {@code "at half rate again within 2.0 s"}. The fault-free rate is their commits
+   * outside every window (each extended by {@link #AFTER}) over the time outside them.
    */
-  static String backToRate(Window w, List<Event> events) {
-    long before = 0;
+  static String backToRate(Window w, List<Window> windows, List<Event> events) {
+    if (events.isEmpty()) {
+      return "no transactions";
+    }
+    long first = events.stream().mapToLong(Event::endNanos).min().getAsLong();
+    long last = events.stream().mapToLong(Event::endNanos).max().getAsLong();
+    long faultFree = last - first;
+    for (Window x : windows) {
+      faultFree -= Math.max(0, Math.min(last, x.healedNanos() + AFTER.toNanos())
+          - Math.max(first, x.startNanos()));
+    }
+    List<Long> commits = new ArrayList<>();
+    long outside = 0;
     for (Event e : events) {
-      if (committedIn(e, w, w.startNanos() - BASELINE.toNanos(), w.startNanos())) {
-        before++;
+      if (!e.readWrite() || e.outcome() != Outcome.COMMITTED || !w.dcs().contains(e.dc())) {
+        continue;
+      }
+      commits.add(e.endNanos());
+      boolean inAny = false;
+      for (Window x : windows) {
+        inAny |= e.endNanos() >= x.startNanos() && e.endNanos() <= x.healedNanos()
+            + AFTER.toNanos();
+      }
+      if (!inAny) {
+        outside++;
       }
     }
-    if (before == 0) {
-      return "no commits before the fault";
+    if (outside == 0 || faultFree <= 0) {
+      return "no fault-free commits to compare with";
     }
-    double need = 0.5 * before * RATE_WINDOW.toNanos() / (double) BASELINE.toNanos();
-    long last = events.stream().mapToLong(Event::endNanos).max().orElse(w.startNanos());
-    for (long t = w.startNanos(); t + RATE_WINDOW.toNanos() <= last; t += 100_000_000L) {
-      long n = 0;
-      for (Event e : events) {
-        if (committedIn(e, w, t, t + RATE_WINDOW.toNanos())) {
-          n++;
-        }
+    double need = Math.max(1, 0.5 * outside * RATE_WINDOW.toNanos() / (double) faultFree);
+    commits.sort(null);
+    long step = 100_000_000L;
+    int lo = 0;
+    int hi = 0;
+    for (long t = w.startNanos(); t + RATE_WINDOW.toNanos() <= last; t += step) {
+      while (lo < commits.size() && commits.get(lo) < t) {
+        lo++;
       }
-      if (n >= need) {
-        return String.format("after %.1f s", (t - w.startNanos()) / 1e9);
+      hi = Math.max(hi, lo);
+      while (hi < commits.size() && commits.get(hi) < t + RATE_WINDOW.toNanos()) {
+        hi++;
+      }
+      if (hi - lo >= need) {
+        return String.format("at half rate again within %.1f s",
+            (t + RATE_WINDOW.toNanos() - w.startNanos()) / 1e9);
       }
     }
-    return "not within the run";
-  }
-
-  private static boolean committedIn(Event e, Window w, long from, long to) {
-    return e.readWrite() && e.outcome() == Outcome.COMMITTED && w.dcs().contains(e.dc())
-        && e.endNanos() >= from && e.endNanos() < to;
+    return "NOT at half rate again within the run";
   }
 }

@@ -251,9 +251,11 @@ final class FaultInjector implements FaultSchedule.Injector {
         default -> throw new IllegalStateException(f.toString());
       };
     } catch (RuntimeException e) {
-      // The master refused (a region in transition, a split too soon after the last): the
-      // fault did not happen, and a real operator would try again later.
-      log.log("%s not injected: %s", f.cliName(), e.getMessage());
+      // The master refused or did not answer before the fault was carried out (a region in
+      // transition, a split too soon after the last): not counted, as an operator would try
+      // again later. Failures after it was carried out are logged by EngineFaults and counted.
+      log.log("%s not injected: the master refused or did not answer: %s", f.cliName(),
+          e.getMessage());
       return;
     }
     if (what == null) {

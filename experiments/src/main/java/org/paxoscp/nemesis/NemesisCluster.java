@@ -99,6 +99,12 @@ final class NemesisCluster implements AutoCloseable {
     if (netns != null) {
       startHBaseForwarders();
     }
+    if (options.regionServers() > 1) {
+      // Regions move only when a fault moves them, so that every move falls in a fault's window.
+      for (String dc : options.dcs()) {
+        regionControl(dc).periodicBalancer(false);
+      }
+    }
     config = layOut();
     for (ServiceProcess s : services) {
       log.log("starting service %s ...", s.name());
@@ -276,9 +282,15 @@ final class NemesisCluster implements AutoCloseable {
     return drops.total();
   }
 
-  /** Store requests that failed so far, summed over the live services. */
-  long storeErrors() {
-    return drops.storeErrors();
+  /** Store requests that failed so far, summed over the live services of DCs {@code dcs}. */
+  long storeErrors(List<String> dcs) {
+    Set<String> names = new java.util.HashSet<>();
+    for (ServiceProcess s : services) {
+      if (dcs.contains(s.dc())) {
+        names.add(s.name());
+      }
+    }
+    return drops.storeErrors(names::contains);
   }
 
   /** The DCs that share DC {@code dc}'s HBase server (itself among them). */

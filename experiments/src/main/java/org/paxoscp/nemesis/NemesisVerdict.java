@@ -354,9 +354,9 @@ final class NemesisVerdict {
     for (Fault f : Fault.values()) {
       int n = r.faults().get(f);
       total += n;
-      out.printf(Locale.ROOT, "  %-16s %-36s %4d%n", f.cliName(), f.label(), n);
+      out.printf(Locale.ROOT, "  %-16s %-64s %4d%n", f.cliName(), f.label(), n);
     }
-    out.printf(Locale.ROOT, "  %-53s %4d%n", "total", total);
+    out.printf(Locale.ROOT, "  %-81s %4d%n", "total", total);
     out.println("transactions by outcome (as the application saw them):");
     long all = 0;
     for (var e : r.outcomes().entrySet()) {

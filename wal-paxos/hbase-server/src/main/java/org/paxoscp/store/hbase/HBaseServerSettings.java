@@ -70,17 +70,24 @@ final class HBaseServerSettings {
   }
 
   /**
-   * Settings of a region server that holds many groups (docs/operating.md, "HBase settings for
-   * millions of groups"): HBase's defaults delay a flush for up to 90 s once a store has 16 files
-   * and compactions lag, and writes block meanwhile.
+   * The region server's heap as the store of many groups needs it (docs/operating.md, "HBase
+   * settings for many groups"). HBase gives 40% of the heap to memstores and 40% to the block
+   * cache by default; with a heap of 768 MB both fill (every group's rows are written at every
+   * DC, and every flush adds files whose blocks reads bring into the cache) and leave the
+   * collector too little room. The region server's heap is {@link #REGION_SERVER_HEAP} and the
+   * block cache a quarter of it: the groups' rows are written far more than read again.
    */
   static Map<String, String> manyGroups() {
     Map<String, String> s = new LinkedHashMap<>();
-    s.put("hbase.hstore.blockingStoreFiles", "100");
-    s.put("hbase.hstore.blockingWaitTime", "10000");
-    s.put("hbase.regionserver.thread.compaction.small", "2");
+    s.put("hfile.block.cache.size", "0.25");
     return s;
   }
+
+  /** The heap of a process that runs a region server (alone, or beside the master). */
+  static final String REGION_SERVER_HEAP = "2g";
+
+  /** The heap of the master's process when its region servers run in processes of their own. */
+  static final String MASTER_HEAP = "512m";
 
   /**
    * Settings of a region server in its own process, beside a master started with {@link

@@ -103,10 +103,43 @@ public final class RegionControl implements AutoCloseable {
         "split region " + region.name());
   }
 
-  /** Runs the balancer once (it may decide that nothing moves); whether it ran. */
+  /**
+   * Runs the balancer once (it may decide that nothing moves), leaving its periodic runs as they
+   * were, and waits until the regions it moved are open again; whether it ran.
+   */
   public boolean balance() {
-    await(admin.balancerSwitch(true), "switch the balancer on");
-    return await(admin.balance(true), "run the balancer");
+    boolean wasOn = await(admin.balancerSwitch(true), "switch the balancer on");
+    try {
+      boolean ran = await(admin.balance(true), "run the balancer");
+      awaitNoRegionsInTransition();
+      return ran;
+    } finally {
+      if (!wasOn) {
+        await(admin.balancerSwitch(false), "switch the balancer off again");
+      }
+    }
+  }
+
+  /**
+   * Switches the balancer's periodic runs on or off (HBase runs it every 5 minutes by default,
+   * moving regions at times of its own choosing); returns whether it was on.
+   */
+  public boolean periodicBalancer(boolean on) {
+    return await(admin.balancerSwitch(on), "switch the balancer " + (on ? "on" : "off"));
+  }
+
+  /** Waits, within the deadline, until no region is in transition (moving, opening, closing). */
+  public void awaitNoRegionsInTransition() {
+    long end = System.nanoTime() + deadline.toNanos();
+    while (!await(admin.getClusterMetrics(java.util.EnumSet.of(
+        ClusterMetrics.Option.REGIONS_IN_TRANSITION)), "read regions in transition")
+        .getRegionStatesInTransition().isEmpty()) {
+      if (System.nanoTime() > end) {
+        throw new org.paxoscp.store.StoreUnavailableException("regions still in transition "
+            + "after " + deadline.toSeconds() + " s");
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(100_000_000L);
+    }
   }
 
   /**

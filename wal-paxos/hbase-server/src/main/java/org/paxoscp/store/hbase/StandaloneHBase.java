@@ -44,9 +44,10 @@ import org.slf4j.LoggerFactory;
  * and {@code tmp/}, and with several region servers {@code rs-<i>/} for each ({@code conf/},
  * {@code rs.pid}, {@code tmp/}; its log is {@code logs/rs-<i>.log}).
  *
- * <p>A region server killed with kill -9 loses no acknowledged write: its write-ahead log reaches
- * the operating system before HBase acknowledges (RegionServerCrashIT). The local filesystem does
- * not sync it to disk, so a crash of the machine may lose the last writes. {@link #stop} shuts
+ * <p>A region server killed with kill -9 has lost no acknowledged write in any run of
+ * RegionServerCrashIT, which kills one right after it acknowledged a run of check-and-writes and
+ * reads them all back once its regions serve elsewhere. The local filesystem does not sync
+ * HBase's write-ahead log to disk, so a crash of the machine may lose the last writes. {@link #stop} shuts
  * the cluster down cleanly (region servers flush their memstores).
  *
  * <p>Every method blocks for a bounded time. Not safe to call concurrently for the same directory.
@@ -110,12 +111,13 @@ public final class StandaloneHBase {
    * Starts the server of {@code dir} with ZooKeeper on 127.0.0.1:{@code zkPort} and waits until it
    * answers with {@code regionServers} live region servers. If it already runs and answers,
    * returns its status and starts nothing (region servers that are not running are started).
+   * Region servers left from an earlier start are killed first.
    *
    * <p>One region server runs in the master's process, as a standalone HBase does. More run
    * each in a process of its own, beside a process of ZooKeeper and the master.
    *
-   * @throws IllegalStateException if the port is taken, or a process of this directory runs but
-   *     does not answer
+   * @throws IllegalStateException if the port is taken, a process of this directory runs but
+   *     does not answer, or it runs with another number of region servers
    * @throws StoreUnavailableException if the server exits or does not answer within
    *     {@code timeout} (it is then killed); the message carries the end of its log
    */
@@ -147,30 +149,39 @@ public final class StandaloneHBase {
           + ") but does not answer; stop it first");
     }
     long t0 = System.nanoTime();
+    // Region servers left from a master that died cannot serve without it, and the count below
+    // may differ from theirs: none may outlive this start.
+    killRegionServers(abs);
+    Process p = null;
     try {
       Files.createDirectories(abs.resolve("conf"));
       Files.createDirectories(abs.resolve("logs"));
       Files.deleteIfExists(pidFile(abs));
       requireFree(zkPort, "ZooKeeper");
       Ports previous = readPorts(abs).orElse(null);
-      int master = reuseOrPick(previous == null ? 0 : previous.master());
-      int regionServer = reuseOrPick(previous == null ? 0 : previous.regionServer());
+      java.util.Set<Integer> taken = new java.util.HashSet<>(List.of(zkPort));
+      int master = distinctPort(previous == null ? 0 : previous.master(), taken);
+      int regionServer = distinctPort(previous == null ? 0 : previous.regionServer(), taken);
       java.util.Map<String, String> site = new java.util.LinkedHashMap<>(
           HBaseServerSettings.settings(abs, zkPort, master, regionServer));
       site.put(REGION_SERVERS_KEY, Integer.toString(regionServers));
       writeSite(siteFile(abs), site);
+      // Every region server's port, chosen now so that no two are the same.
+      for (int i = 1; i <= regionServers && regionServers > 1; i++) {
+        writeRegionServerSite(abs, i, distinctPort(regionServerPort(abs, i), taken));
+      }
 
-      Process p = spawn(abs, siteFile(abs).getParent(), logFile(abs), MASTER_CLASS,
+      p = spawn(abs, siteFile(abs).getParent(), logFile(abs), MASTER_CLASS,
           regionServers > 1 ? List.of("--localRegionServers=0", "start") : List.of("start"),
-          regionServers > 1 ? "512m" : "768m");
+          regionServers > 1 ? HBaseServerSettings.MASTER_HEAP
+              : HBaseServerSettings.REGION_SERVER_HEAP);
       Files.writeString(pidFile(abs), Long.toString(p.pid()) + "\n");
       LOG.info("Started HBase server pid {} for {} (ZooKeeper port {}, {} region server(s))",
           p.pid(), abs, zkPort, regionServers);
-      for (int i = 1; i <= regionServers && regionServers > 1; i++) {
-        startRegionServer(abs, i);
-      }
 
       long end = t0 + timeout.toNanos();
+      boolean regionServersStarted = regionServers == 1;
+      int respawns = 0;
       while (true) {
         if (!p.isAlive()) {
           Files.deleteIfExists(pidFile(abs));
@@ -178,29 +189,77 @@ public final class StandaloneHBase {
           throw new StoreUnavailableException("HBase of " + abs + " exited with code "
               + p.exitValue() + " during start-up; end of " + logFile(abs) + ":\n" + logTail(abs));
         }
-        if (answers(abs, zkPort, regionServers)) {
+        if (!regionServersStarted && accepts(zkPort)) {
+          // ZooKeeper runs in the master's process: a region server that finds it not yet
+          // listening gives up after a few seconds.
+          for (int i = 1; i <= regionServers; i++) {
+            startRegionServer(abs, i);
+          }
+          regionServersStarted = true;
+        } else if (regionServersStarted && regionServers > 1) {
+          for (int i = 1; i <= regionServers; i++) {
+            if (regionServerProcess(abs, i).isEmpty()) {
+              if (++respawns > 2 * regionServers) {
+                throw new StoreUnavailableException("region server " + i + " of " + abs
+                    + " keeps exiting during start-up; end of its log "
+                    + regionServerLog(abs, i));
+              }
+              LOG.warn("Region server {} of {} exited during start-up; starting it again", i,
+                  abs);
+              startRegionServer(abs, i);
+            }
+          }
+        }
+        if (regionServersStarted && answers(abs, zkPort, regionServers)) {
           Duration took = Duration.ofNanos(System.nanoTime() - t0);
-          return new Status(State.RUNNING, abs, OptionalLong.of(p.pid()), zkPort,
+          Process started = p;
+          p = null;
+          return new Status(State.RUNNING, abs, OptionalLong.of(started.pid()), zkPort,
               String.format("started in %.1f s", took.toMillis() / 1000.0));
         }
         if (System.nanoTime() > end) {
-          kill(p.toHandle(), Duration.ofSeconds(10));
-          killRegionServers(abs);
-          Files.deleteIfExists(pidFile(abs));
           throw new StoreUnavailableException("HBase of " + abs + " did not answer within "
               + timeout.toSeconds() + " s and was killed; end of " + logFile(abs) + ":\n"
               + logTail(abs));
         }
         LockSupport.parkNanos(Duration.ofMillis(250).toNanos());
         if (Thread.currentThread().isInterrupted()) {
-          kill(p.toHandle(), Duration.ofSeconds(10));
-          killRegionServers(abs);
           throw new StoreUnavailableException("interrupted while starting HBase of " + abs);
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot prepare " + abs + ": " + e.getMessage(), e);
+    } finally {
+      // A start that did not return a running server leaves nothing behind.
+      if (p != null) {
+        kill(p.toHandle(), Duration.ofSeconds(10));
+        killRegionServers(abs);
+        deleteQuietly(pidFile(abs));
+      }
     }
+  }
+
+  /** Whether something accepts connections on 127.0.0.1:{@code port}. */
+  private static boolean accepts(int port) {
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 500);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** {@link #reuseOrPick} a port not in {@code taken}, which it joins. */
+  private static int distinctPort(int previous, java.util.Set<Integer> taken) throws IOException {
+    int port = taken.contains(previous) ? 0 : previous;
+    for (int tries = 0; tries < 20; tries++) {
+      int p = reuseOrPick(port);
+      if (taken.add(p)) {
+        return p;
+      }
+      port = 0;
+    }
+    throw new IOException("no free port distinct from " + taken);
   }
 
   /** {@link #stop(Path, Duration)} with {@link #DEFAULT_STOP_TIMEOUT}. */
@@ -211,7 +270,9 @@ public final class StandaloneHBase {
   /**
    * Shuts the server of {@code dir} down cleanly (cluster shutdown through its master; memstores
    * are flushed), falling back to SIGTERM and finally SIGKILL if it does not exit within
-   * {@code timeout}. Stopping a directory whose server does not run only removes a stale pid file.
+   * {@code timeout}; region servers in processes of their own that outlive the cluster's
+   * shutdown are killed. Stopping a directory whose master does not run removes a stale pid file
+   * and kills region servers left behind.
    */
   public static Status stop(Path dir, Duration timeout) {
     Path abs = dir.toAbsolutePath().normalize();
@@ -246,11 +307,13 @@ public final class StandaloneHBase {
       }
     }
     deletePidFile(abs);
-    // The master's shutdown stops every region server; one that does not exit is killed.
-    int regionServers = regionServerCount(abs);
-    for (int i = 1; i <= regionServers && regionServers > 1; i++) {
+    // A clean cluster shutdown stops every region server; one that does not exit within what is
+    // left of the timeout (at once, after a forced stop of the master) is killed.
+    long rsEnd = how.equals("clean shutdown") ? t0 + timeout.toNanos() : System.nanoTime();
+    for (int i : regionServerIndexes(abs)) {
       Optional<ProcessHandle> rs = regionServerProcess(abs, i);
-      if (rs.isPresent() && !awaitExit(rs.get(), timeout)) {
+      Duration left = Duration.ofNanos(Math.max(0, rsEnd - System.nanoTime()));
+      if (rs.isPresent() && !awaitExit(rs.get(), left)) {
         LOG.warn("Region server {} of {} (pid {}) did not exit after the cluster shut down; "
             + "killing it", i, abs, rs.get().pid());
         kill(rs.get(), Duration.ofSeconds(15));
@@ -378,6 +441,11 @@ public final class StandaloneHBase {
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(HBaseServerSettings.JVM_FLAGS);
     cmd.add("-Xmx" + heap);
+    // The collector's log beside the process's own: a server that stops answering for seconds
+    // may be collecting (docs/operating.md, "HBase settings for many groups").
+    String logName = log.getFileName().toString().replaceFirst("\\.log$", "");
+    cmd.add("-Xlog:gc*=info,safepoint=warning:file=" + log.resolveSibling("gc-" + logName + ".log")
+        + ":time,uptime,level,tags:filecount=3,filesize=20m");
     cmd.add("-Djava.net.preferIPv4Stack=true");
     cmd.add("-D" + DIR_PROPERTY + "=" + abs);
     cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=info");
@@ -555,14 +623,19 @@ public final class StandaloneHBase {
       throw new IllegalStateException("HBase of " + abs + " was never started");
     }
     try {
-      int port = reuseOrPick(regionServerPort(abs, index));
+      int port = regionServerPort(abs, index);
+      if (port <= 0 || !free(port)) {
+        java.util.Set<Integer> taken = new java.util.HashSet<>(List.of(master.get().zk(),
+            master.get().master(), master.get().regionServer()));
+        for (int i : regionServerIndexes(abs)) {
+          taken.add(regionServerPort(abs, i));
+        }
+        port = distinctPort(0, taken);
+        writeRegionServerSite(abs, index, port);
+      }
       Path rsDir = abs.resolve("rs-" + index);
-      java.util.Map<String, String> site = new java.util.LinkedHashMap<>(
-          HBaseServerSettings.regionServer(abs, master.get().zk(), master.get().master(), port));
-      site.put("hbase.tmp.dir", rsDir.resolve("tmp").toString());
-      writeSite(rsDir.resolve("conf").resolve("hbase-site.xml"), site);
       Process p = spawn(abs, rsDir.resolve("conf"), regionServerLog(abs, index),
-          REGION_SERVER_CLASS, List.of("start"), "768m");
+          REGION_SERVER_CLASS, List.of("start"), HBaseServerSettings.REGION_SERVER_HEAP);
       Files.writeString(regionServerPidFile(abs, index), Long.toString(p.pid()) + "\n");
       LOG.info("Started region server {} of {}: pid {}, port {}", index, abs, p.pid(), port);
       return new RegionServer(index, port, OptionalLong.of(p.pid()), regionServerLog(abs, index));
@@ -583,17 +656,60 @@ public final class StandaloneHBase {
       return false;
     }
     h.get().destroyForcibly();
-    awaitExit(h.get(), Duration.ofSeconds(10));
+    if (!awaitExit(h.get(), Duration.ofSeconds(10))) {
+      throw new IllegalStateException("region server " + index + " of " + abs + " (pid "
+          + h.get().pid() + ") survived SIGKILL for 10 s");
+    }
     deleteQuietly(regionServerPidFile(abs, index));
     LOG.info("Killed region server {} of {} (pid {})", index, abs, h.get().pid());
     return true;
   }
 
-  /** Kills every region server process of {@code abs} (a start that failed, a dead master). */
+  /**
+   * Kills every region server process of {@code abs} (a start that failed, a dead master), by
+   * the pid files present, whatever count the site file holds now.
+   */
   private static void killRegionServers(Path abs) {
-    int n = regionServerCount(abs);
-    for (int i = 1; i <= n && n > 1; i++) {
+    for (int i : regionServerIndexes(abs)) {
       killRegionServer(abs, i);
+    }
+  }
+
+  /** The indexes of the {@code rs-<i>} directories of {@code abs}, sorted. */
+  private static List<Integer> regionServerIndexes(Path abs) {
+    List<Integer> out = new ArrayList<>();
+    try (var dirs = Files.list(abs)) {
+      for (Path d : dirs.toList()) {
+        String name = d.getFileName().toString();
+        if (name.matches("rs-[0-9]{1,3}") && Files.isDirectory(d)) {
+          out.add(Integer.parseInt(name.substring(3)));
+        }
+      }
+    } catch (IOException e) {
+      // no directory yet: no region servers
+    }
+    out.sort(null);
+    return out;
+  }
+
+  /** Writes region server {@code index}'s site file: this HBase's settings and its port. */
+  private static void writeRegionServerSite(Path abs, int index, int port) throws IOException {
+    Ports master = readPorts(abs).orElseThrow(() -> new IllegalStateException("HBase of " + abs
+        + " has no site file"));
+    Path rsDir = abs.resolve("rs-" + index);
+    java.util.Map<String, String> site = new java.util.LinkedHashMap<>(
+        HBaseServerSettings.regionServer(abs, master.zk(), master.master(), port));
+    site.put("hbase.tmp.dir", rsDir.resolve("tmp").toString());
+    writeSite(rsDir.resolve("conf").resolve("hbase-site.xml"), site);
+  }
+
+  private static boolean free(int port) {
+    try (ServerSocket s = new ServerSocket()) {
+      s.setReuseAddress(true);
+      s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+      return true;
+    } catch (IOException e) {
+      return false;
     }
   }
 
