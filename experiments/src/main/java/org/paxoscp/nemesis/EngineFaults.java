@@ -187,7 +187,7 @@ final class EngineFaults {
     Map<String, String> before = placement(control, hit);
     long errors0 = storeErrors(hit);
     long t0 = clock.nanoTime();
-    boolean ran = control.balance();
+    boolean ran = control.balance(Duration.ofMinutes(5));
     double took = (clock.nanoTime() - t0) / 1e9;
     clock.sleep(holdMs);
     Map<String, String> after;

@@ -50,6 +50,17 @@ class GroupsBenchTest {
   }
 
   @Test
+  void newDrawsEveryGroupOnceInOrderThenStartsOver() {
+    assertEquals(GroupPicker.Dist.NEW, GroupPicker.Dist.parse("New"));
+    GroupPicker p = new GroupPicker(GroupPicker.Dist.NEW, 3);
+    java.util.List<Long> drawn = new java.util.ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      drawn.add(p.next());
+    }
+    assertEquals(java.util.List.of(0L, 1L, 2L, 0L, 1L, 2L, 0L), drawn);
+  }
+
+  @Test
   void zipfFavoursTheFirstGroupsAndUniformDoesNot() {
     int n = 1_000;
     int draws = 200_000;

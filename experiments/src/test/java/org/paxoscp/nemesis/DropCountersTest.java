@@ -58,6 +58,15 @@ class DropCountersTest {
           t.byReason());
       assertEquals(1, t.unread().size(), t.unread().toString());
       assertTrue(t.unread().get(0).startsWith("V2-a: "), t.unread().toString());
+
+      // Store errors: every sample of the metric, only of the processes asked for.
+      served.set("""
+          paxoscp_store_errors_total{error="unavailable",op="read"} 4.0
+          paxoscp_store_errors_total{error="other",op="write"} 2.0
+          paxoscp_store_errors_total_created{op="read"} 1.7E9
+          """);
+      assertEquals(6, drops.storeErrors(name -> name.startsWith("V1")));
+      assertEquals(0, drops.storeErrors(name -> name.startsWith("V2")));
     } finally {
       http.stop(0);
     }

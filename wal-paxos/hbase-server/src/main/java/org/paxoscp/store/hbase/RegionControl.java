@@ -104,13 +104,19 @@ public final class RegionControl implements AutoCloseable {
   }
 
   /**
-   * Runs the balancer once (it may decide that nothing moves), leaving its periodic runs as they
-   * were, and waits until the regions it moved are open again; whether it ran.
+   * Runs the balancer once (it may decide that nothing moves), waiting up to {@code within} for
+   * it, leaving its periodic runs as they were, and waits until the regions it moved are open
+   * again; whether it ran.
    */
-  public boolean balance() {
+  public boolean balance(Duration within) {
     boolean wasOn = await(admin.balancerSwitch(true), "switch the balancer on");
     try {
-      boolean ran = await(admin.balance(true), "run the balancer");
+      // The master moves the regions of its plan before it answers, a few at a time: minutes
+      // on a loaded machine, so this call alone waits longer than the connection's deadline.
+      AsyncAdmin slow = connection.getAdminBuilder()
+          .setOperationTimeout(within.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+          .setRpcTimeout(within.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).build();
+      boolean ran = Await.get(slow.balance(true), within, () -> "run the balancer");
       awaitNoRegionsInTransition();
       return ran;
     } finally {
