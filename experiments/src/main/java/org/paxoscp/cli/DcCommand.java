@@ -92,7 +92,8 @@ public final class DcCommand implements Callable<Integer> {
     int parallel = 2;
 
     @Option(names = "--group-timeout", paramLabel = "S", description = "How long one group's "
-        + "rebuild may take before it is tried again (default: ${DEFAULT-VALUE} s).")
+        + "rebuild, or one page of a peer's list of groups, may take before it is tried again "
+        + "(default: ${DEFAULT-VALUE} s).")
     int groupTimeoutSeconds = 60;
 
     @Override
@@ -178,7 +179,10 @@ public final class DcCommand implements Callable<Integer> {
       int needed = cluster.dcNames().size() - (cluster.dcNames().size() / 2 + 1) + 1;
       Map<String, CompletableFuture<List<String>>> lists = new LinkedHashMap<>();
       for (String p : peers) {
-        lists.put(p, list(transport, cluster.requestTimeout(), p, "", new ArrayList<>()));
+        // A page of a peer's list is a scan of its store, not a one-row request: it gets a
+        // group's time, not the request timeout.
+        lists.put(p, list(transport, Duration.ofSeconds(groupTimeoutSeconds), p, "",
+            new ArrayList<>()));
       }
       TreeSet<String> all = new TreeSet<>();
       List<String> answered = new ArrayList<>();
