@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +23,7 @@ import org.paxoscp.store.KvStore;
 import org.paxoscp.store.KvStore.Table;
 import org.paxoscp.store.StoreUnavailableException;
 import org.paxoscp.store.hbase.RegionControl.Region;
+import org.paxoscp.testing.Poll;
 
 /**
  * HBase with three region servers, each a process of its own: a region moves and a region splits
@@ -44,12 +43,6 @@ class RegionServerCrashIT {
     StandaloneHBase.stop(dir);
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
-
   private static boolean inside(Region r, byte[] row) {
     return Bytes.compareTo(row, r.startKey()) >= 0
         && (r.endKey().length == 0 || Bytes.compareTo(row, r.endKey()) < 0);
@@ -65,7 +58,7 @@ class RegionServerCrashIT {
 
   @Test
   void acknowledgedVotesSurviveMovesSplitsAndKillOfTheirRegionServer() throws IOException {
-    int zk = freePort();
+    int zk = StandaloneHBaseIT.freePort();
     StandaloneHBase.Status s = StandaloneHBase.start(dir, zk, Duration.ofSeconds(240), 3);
     System.out.println("start: " + s.detail());
     assertEquals(3, StandaloneHBase.regionServers(dir).size());
@@ -126,21 +119,14 @@ class RegionServerCrashIT {
       assertTrue(StandaloneHBase.killRegionServer(dir, index));
 
       // Every acknowledged vote reads back, once every region serves again elsewhere.
-      long deadline = killedAt + Duration.ofSeconds(180).toNanos();
-      boolean moved = false;
-      while (!moved) {
-        assertTrue(System.nanoTime() < deadline, "the killed server's regions did not come back "
-            + "within 180 s");
+      Poll.until("the killed server's regions served elsewhere", Duration.ofSeconds(180), () -> {
         try {
-          moved = control.regions(DC, Table.WAL).stream()
+          return control.regions(DC, Table.WAL).stream()
               .noneMatch(r -> r.server().equals(victim) || r.server().isEmpty());
         } catch (StoreUnavailableException e) {
-          // hbase:meta may have been on the killed server too
+          return false; // hbase:meta may have been on the killed server too
         }
-        if (!moved) {
-          java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(200).toNanos());
-        }
-      }
+      });
       System.out.printf("regions of the killed region server serve again %.1f s after the "
           + "kill%n", (System.nanoTime() - killedAt) / 1e9);
       for (int i = 0; i < acked.size(); i++) {
@@ -151,12 +137,8 @@ class RegionServerCrashIT {
       }
 
       StandaloneHBase.startRegionServer(dir, index);
-      long rejoinDeadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-      while (control.liveServers().size() < 3) {
-        assertTrue(System.nanoTime() < rejoinDeadline, "the restarted region server did not "
-            + "rejoin: " + control.liveServers());
-        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(200).toNanos());
-      }
+      Poll.until("the restarted region server live again", Duration.ofSeconds(120),
+          () -> control.liveServers().size() == 3);
     }
   }
 }

@@ -37,7 +37,8 @@ class StandaloneHBaseIT {
     StandaloneHBase.stop(dir);
   }
 
-  private static int freePort() throws IOException {
+  /** A free TCP port on loopback (for a ZooKeeper to listen on). */
+  static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }
