@@ -85,6 +85,13 @@ public final class ClusterCommand implements Callable<Integer> {
       + "root and `ip`; with --store memory: each service process holds its DC's data).")
   boolean netns;
 
+  @Option(names = "--regionservers", paramLabel = "N", defaultValue = "1", description = "HBase's "
+      + "region servers (default: ${DEFAULT-VALUE}, embedded in this process). With more, HBase "
+      + "runs as processes, a master and N region servers, in <dir>/hbase-servers (logs in its "
+      + "logs/), stopped with the cluster; `paxoscp hbase stop --dir <dir>/hbase-servers` stops "
+      + "them if this process was killed.")
+  int regionServers;
+
   @Option(names = "--service", paramLabel = "KEY=VALUE", description = "A service key "
       + "(paxoscp.service.*, docs/configuration.md) for every DC's service, e.g. "
       + "paxoscp.service.leader.rtts=measured; repeatable.")
@@ -99,14 +106,22 @@ public final class ClusterCommand implements Callable<Integer> {
     ClusterConfig.Wan wan;
     List<String> dcs;
     Duration timeout;
+    LocalCluster.Options localOptions;
     LocalCluster.StoreKind store = storeOption.kind();
     try {
       if (threads <= 0) {
         throw new IllegalArgumentException("--threads must be positive, was " + threads);
       }
+      if (regionServers != 1 && netns) {
+        throw new IllegalArgumentException("--regionservers is for the HBase store; --netns "
+            + "runs in-memory stores");
+      }
       dcs = dcList.dcs();
       timeout = requestTimeout.timeout();
       wan = wanOptions.wan(dcs);
+      // Checks --regionservers against its range and the store.
+      localOptions = new LocalCluster.Options(dcs, store, dir, wan, timeout, threads,
+          regionServers);
       for (String key : serviceKeys.keySet()) {
         if (!ServiceConfig.KEYS.knows(key) || key.equals(ServiceConfig.DC.name())) {
           throw new IllegalArgumentException("--service " + key + ": not a service key one "
@@ -131,7 +146,8 @@ public final class ClusterCommand implements Callable<Integer> {
       }
     }
     Path config = dir.resolve(CONFIG_FILE);
-    out.printf("cluster: DCs %s, store %s, WAN %s, data in %s%s%n", dcs, store,
+    out.printf("cluster: DCs %s, store %s%s, WAN %s, data in %s%s%n", dcs, store,
+        regionServers > 1 ? " (" + regionServers + " region servers)" : "",
         wanOptions.summary(wan, dcs), dir.toAbsolutePath().normalize(),
         netns ? ", each DC in a network namespace" : "");
     out.flush();
@@ -157,8 +173,7 @@ public final class ClusterCommand implements Callable<Integer> {
           perDc.put(dcs.get(i), Map.of(ServiceConfig.METRICS_PORT.name(), Integer.toString(port),
               ServiceConfig.METRICS_BIND.name(), "127.0.0.1"));
         }
-        LocalCluster c = LocalCluster.start(new LocalCluster.Options(dcs, store, dir, wan,
-            timeout, threads), progress, serviceKeys, perDc);
+        LocalCluster c = LocalCluster.start(localOptions, progress, serviceKeys, perDc);
         cluster = c;
         clusterConfig = c.config();
         writeConfig(c::writeConfig, c, config);

@@ -21,13 +21,18 @@ import org.paxoscp.store.InMemoryKvStore;
 import org.paxoscp.store.KvStore;
 import org.paxoscp.store.hbase.EmbeddedHBase;
 import org.paxoscp.store.hbase.EmbeddedZooKeeper;
+import org.paxoscp.store.hbase.HBaseKvStore;
+import org.paxoscp.store.hbase.HBaseStoreConfig;
+import org.paxoscp.store.hbase.StandaloneHBase;
 import org.paxoscp.transport.ClusterConfig;
 import org.paxoscp.transport.UdpTransport;
 import org.paxoscp.wal.LogValue;
 
 /**
  * A multi-DC cluster in this process, on loopback: an embedded ZooKeeper (service discovery), an
- * embedded HBase with one namespace per DC (or, by explicit choice, in-memory stores), and one
+ * embedded HBase with one namespace per DC (or, by explicit choice, in-memory stores; or, with
+ * {@link Options#regionServers} above 1, an HBase of a master and that many region server
+ * processes, {@link StandaloneHBase}, under {@code <dataDir>/hbase-servers}), and one
  * Transaction Service per DC on its own UDP port, with the WAN emulation of the cluster config.
  * Each DC's store is its own connection; no DC touches another's store except through that DC's
  * service.
@@ -72,16 +77,91 @@ public final class LocalCluster implements AutoCloseable {
    * @param wan the WAN emulation
    * @param requestTimeout the protocol's phase and request timeout
    * @param serviceThreads worker threads per service
+   * @param regionServers 1: HBase embedded in this process; more: a master and this many region
+   *     servers, each a process of its own, left running if this process dies (stop them with
+   *     {@code paxoscp hbase stop --dir <dataDir>/hbase-servers}); needs {@link StoreKind#HBASE}
    */
   public record Options(List<String> dcs, StoreKind store, Path dataDir, ClusterConfig.Wan wan,
-      Duration requestTimeout, int serviceThreads) {
+      Duration requestTimeout, int serviceThreads, int regionServers) {
     public Options {
       dcs = List.copyOf(dcs);
+      if (regionServers < 1 || regionServers > StandaloneHBase.MAX_REGION_SERVERS) {
+        throw new IllegalArgumentException("--regionservers must be in 1.."
+            + StandaloneHBase.MAX_REGION_SERVERS + ", was " + regionServers);
+      }
+      if (regionServers > 1 && store != StoreKind.HBASE) {
+        throw new IllegalArgumentException("--regionservers " + regionServers
+            + " needs the HBase store, not " + store);
+      }
+    }
+
+    /** HBase embedded in this process (one region server), or in-memory stores. */
+    public Options(List<String> dcs, StoreKind store, Path dataDir, ClusterConfig.Wan wan,
+        Duration requestTimeout, int serviceThreads) {
+      this(dcs, store, dataDir, wan, requestTimeout, serviceThreads, 1);
+    }
+  }
+
+  /** The directory of the HBase processes when {@link Options#regionServers} is above 1. */
+  public static Path hbaseServersDir(Path dataDir) {
+    return dataDir.resolve("hbase-servers");
+  }
+
+  /** The HBase the DCs' stores live on: embedded in this process, or processes of its own. */
+  private interface LocalHBase extends AutoCloseable {
+    String zkQuorum();
+
+    int zkPort();
+
+    KvStore openStore(String dc);
+
+    @Override
+    void close();
+  }
+
+  private record Embedded(EmbeddedHBase hbase) implements LocalHBase {
+    @Override
+    public String zkQuorum() {
+      return hbase.zkQuorum();
+    }
+
+    @Override
+    public int zkPort() {
+      return hbase.zkPort();
+    }
+
+    @Override
+    public KvStore openStore(String dc) {
+      return hbase.openStore(dc);
+    }
+
+    @Override
+    public void close() {
+      hbase.close();
+    }
+  }
+
+  /** A master and region servers as processes ({@link StandaloneHBase}), stopped on close. */
+  private record Processes(Path dir, int zkPort) implements LocalHBase {
+    @Override
+    public String zkQuorum() {
+      return "127.0.0.1";
+    }
+
+    @Override
+    public KvStore openStore(String dc) {
+      return HBaseKvStore.open(HBaseStoreConfig.builder(dc).zkQuorum(zkQuorum()).zkPort(zkPort)
+          .build());
+    }
+
+    @Override
+    public void close() {
+      StandaloneHBase.stop(dir);
     }
   }
 
   private final Options options;
-  private final EmbeddedHBase hbase;
+  private final LocalHBase hbase;
   private final EmbeddedZooKeeper zookeeper;
   private final ClusterLayout layout;
   private final ClusterConfig config;
@@ -95,7 +175,7 @@ public final class LocalCluster implements AutoCloseable {
   private final java.util.Set<String> hung = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private boolean closed;
 
-  private LocalCluster(Options options, EmbeddedHBase hbase, EmbeddedZooKeeper zookeeper,
+  private LocalCluster(Options options, LocalHBase hbase, EmbeddedZooKeeper zookeeper,
       ClusterLayout layout, Map<String, String> serviceSettings,
       Map<String, Map<String, String>> perDcSettings) {
     this.perDcSettings = Map.copyOf(perDcSettings);
@@ -134,19 +214,27 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static LocalCluster start(Options options, java.util.function.Consumer<String> progress,
       Map<String, String> serviceSettings, Map<String, Map<String, String>> perDc) {
-    EmbeddedHBase hbase = null;
+    LocalHBase hbase = null;
     EmbeddedZooKeeper zk = null;
     LocalCluster cluster = null;
     // The services' ports stay bound here until each service binds its own.
     try (FreePorts.HeldUdp heldPorts = new FreePorts.HeldUdp()) {
       Files.createDirectories(options.dataDir());
       String zkConnect;
-      if (options.store() == StoreKind.HBASE) {
+      if (options.store() == StoreKind.HBASE && options.regionServers() > 1) {
+        hbase = startProcesses(options, progress);
+        zkConnect = hbase.zkQuorum() + ":" + hbase.zkPort();
+      } else if (options.store() == StoreKind.HBASE) {
+        if (Files.isDirectory(hbaseServersDir(options.dataDir()))) {
+          progress.accept("note: " + hbaseServersDir(options.dataDir()) + " holds the data of a "
+              + "run with --regionservers; this run uses the embedded HBase's own");
+        }
         progress.accept("starting embedded HBase and ZooKeeper in " + options.dataDir() + " ...");
-        hbase = EmbeddedHBase.start(options.dataDir().resolve("hbase"));
+        EmbeddedHBase embedded = EmbeddedHBase.start(options.dataDir().resolve("hbase"));
+        hbase = new Embedded(embedded);
         zkConnect = hbase.zkQuorum() + ":" + hbase.zkPort();
         progress.accept(String.format(java.util.Locale.ROOT, "HBase ready in %.1f s",
-            hbase.startupTime().toMillis() / 1000.0));
+            embedded.startupTime().toMillis() / 1000.0));
       } else {
         progress.accept("starting embedded ZooKeeper (stores in memory) ...");
         zk = EmbeddedZooKeeper.start(options.dataDir().resolve("zookeeper"));
@@ -198,7 +286,31 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(LocalCluster cluster, EmbeddedHBase hbase,
+  /**
+   * Starts (or finds running) the HBase processes of {@link #hbaseServersDir}: ZooKeeper on the
+   * port it had, or a free one, and waits until every region server is live.
+   */
+  private static LocalHBase startProcesses(Options options,
+      java.util.function.Consumer<String> progress) {
+    Path dir = hbaseServersDir(options.dataDir());
+    if (Files.isDirectory(options.dataDir().resolve("hbase"))) {
+      progress.accept("note: " + options.dataDir().resolve("hbase") + " holds the data of a run "
+          + "without --regionservers; this run uses the region servers' own");
+    }
+    StandaloneHBase.Status now = StandaloneHBase.status(dir);
+    int zkPort = now.running() ? now.zkPort() : FreePorts.tcp();
+    progress.accept("starting HBase (a master and " + options.regionServers()
+        + " region server processes) in " + dir + " ...");
+    long t0 = System.nanoTime();
+    StandaloneHBase.Status s = StandaloneHBase.start(dir, zkPort, Duration.ofSeconds(240),
+        options.regionServers());
+    progress.accept(String.format(java.util.Locale.ROOT, "HBase %s in %.1f s: ZooKeeper "
+        + "127.0.0.1:%d, logs in %s", s.detail().equals("already running") ? "already running"
+        : "ready", (System.nanoTime() - t0) / 1e9, s.zkPort(), dir.resolve("logs")));
+    return new Processes(dir, s.zkPort());
+  }
+
+  private static void closeQuietly(LocalCluster cluster, LocalHBase hbase,
       EmbeddedZooKeeper zk) {
     if (cluster != null) {
       cluster.close();

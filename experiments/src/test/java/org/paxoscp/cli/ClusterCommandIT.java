@@ -1,6 +1,7 @@
 package org.paxoscp.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.paxoscp.cli.CommandRun.Result;
+import org.paxoscp.store.hbase.StandaloneHBase;
 import org.paxoscp.testing.Poll;
 
 /**
@@ -50,6 +52,42 @@ class ClusterCommandIT {
     }
     assertEquals(0, run.exit().get(30, TimeUnit.SECONDS), run.err());
     assertTrue(run.out().endsWith("cluster: stopping ...\ncluster: stopped\n"), run.out());
+  }
+
+  /**
+   * {@code --regionservers 2}: HBase as a master and two region server processes under
+   * {@code <dir>/hbase-servers}; a shell commits through them, and stopping the cluster stops
+   * every HBase process.
+   */
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES) // three HBase JVMs start on a loaded machine
+  void clusterWithRegionServersRunsHBaseAsProcessesAndStopsThem() throws Exception {
+    ClusterCommand command = new ClusterCommand();
+    CommandRun run = CommandRun.background(command, "--regionservers", "2", "--no-wan",
+        "--dir", dir.toString(), "--request-timeout-ms", "2000", "--no-metrics-http");
+    Path hbaseDir = org.paxoscp.local.LocalCluster.hbaseServersDir(dir);
+    List<StandaloneHBase.RegionServer> servers;
+    try {
+      Poll.until("the cluster to start", Duration.ofSeconds(240),
+          () -> command.running() || run.exit().isDone());
+      assertTrue(command.running(), run.err() + run.out());
+      assertTrue(run.out().contains("store hbase (2 region servers)"), run.out());
+      servers = StandaloneHBase.regionServers(hbaseDir);
+      assertEquals(2, servers.size(), servers.toString());
+      for (StandaloneHBase.RegionServer rs : servers) {
+        assertTrue(rs.pid().isPresent(), "region server " + rs.index() + " runs");
+      }
+      assertAShellCommitsAndReadsBack(dir.resolve("cluster.properties"), "V2");
+    } finally {
+      command.stop();
+    }
+    assertEquals(0, run.exit().get(90, TimeUnit.SECONDS), run.err());
+    assertFalse(StandaloneHBase.status(hbaseDir).running(), "the master stopped");
+    for (StandaloneHBase.RegionServer rs : servers) {
+      long pid = rs.pid().getAsLong();
+      assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+          "region server " + rs.index() + " (pid " + pid + ") stopped");
+    }
   }
 
   /** {@code --netns}: each DC's service in its own namespace; a shell on this host commits. */
@@ -114,6 +152,19 @@ class ClusterCommandIT {
     Result netns = CommandRun.run(new ClusterCommand(), "--netns", "--dir", dir.toString());
     assertEquals(2, netns.code());
     assertTrue(netns.err().contains("add --store memory"), netns.err());
+    Result memory = CommandRun.run(new ClusterCommand(), "--regionservers", "2", "--store",
+        "memory", "--dir", dir.toString());
+    assertEquals(2, memory.code());
+    assertTrue(memory.err().contains("--regionservers 2 needs the HBase store"), memory.err());
+    Result none = CommandRun.run(new ClusterCommand(), "--regionservers", "0", "--dir",
+        dir.toString());
+    assertEquals(2, none.code());
+    assertTrue(none.err().contains("--regionservers must be in 1..16, was 0"), none.err());
+    Result withNetns = CommandRun.run(new ClusterCommand(), "--regionservers", "3", "--netns",
+        "--store", "memory", "--dir", dir.toString());
+    assertEquals(2, withNetns.code());
+    assertTrue(withNetns.err().contains("--regionservers is for the HBase store"),
+        withNetns.err());
   }
 
   @Test
