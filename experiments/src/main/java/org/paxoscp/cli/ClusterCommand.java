@@ -16,6 +16,7 @@ import org.paxoscp.local.FreePorts;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.nemesis.NamespaceCluster;
 import org.paxoscp.service.ServiceConfig;
+import org.paxoscp.store.hbase.StandaloneHBase;
 import org.paxoscp.transport.ClusterConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -157,6 +158,26 @@ public final class ClusterCommand implements Callable<Integer> {
     };
     AutoCloseable cluster;
     ClusterConfig clusterConfig;
+    // HBase's processes run in sessions of their own, which Ctrl-C does not reach: until the
+    // cluster runs (and its own hook closes it), a hook stops them if this process is stopped.
+    // It interrupts a start under way first (which then kills what it spawned and spawns
+    // nothing more), waits for it to give up, and stops whatever still runs.
+    Thread stopHBase = null;
+    java.util.concurrent.CountDownLatch startEnded = new java.util.concurrent.CountDownLatch(1);
+    if (regionServers > 1) {
+      Path servers = LocalCluster.hbaseServersDir(dir);
+      Thread starter = Thread.currentThread();
+      stopHBase = new Thread(() -> {
+        starter.interrupt();
+        try {
+          startEnded.await(30, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        StandaloneHBase.stop(servers, Duration.ofSeconds(10));
+      }, "paxoscp-cluster-stop-hbase");
+      Runtime.getRuntime().addShutdownHook(stopHBase);
+    }
     try {
       Files.createDirectories(dir);
       if (netns) {
@@ -179,22 +200,48 @@ public final class ClusterCommand implements Callable<Integer> {
         writeConfig(c::writeConfig, c, config);
       }
     } catch (IOException | RuntimeException e) {
-      err.println("cluster: failed to start: " + oneLine(e));
+      err.println(stopHBase != null && Thread.currentThread().isInterrupted()
+          ? "cluster: stopped while starting; stopping HBase's processes"
+          : "cluster: failed to start: " + oneLine(e));
+      removeHook(stopHBase);
       return 1;
+    } finally {
+      startEnded.countDown();
     }
     // Printed before running() turns true, so a caller that waits for it sees the whole text.
     printConnectionInfo(out, clusterConfig, config, metricsUrls(cluster));
-    foreground = new Foreground("paxoscp-cluster", () -> {
-      out.println("cluster: stopping ...");
-      out.flush();
+    try {
+      // Its hook is in place before HBase's own goes, so that no moment is without one.
+      foreground = new Foreground("paxoscp-cluster", () -> {
+        out.println("cluster: stopping ...");
+        out.flush();
+        closeCluster(cluster);
+        out.println(store == LocalCluster.StoreKind.HBASE
+            ? "cluster: stopped; data kept in " + dir.toAbsolutePath().normalize()
+            : "cluster: stopped");
+        out.flush();
+      });
+    } catch (IllegalStateException shuttingDown) {
+      // Stopped (Ctrl-C, SIGTERM) while it started.
+      err.println("cluster: stopped while starting");
       closeCluster(cluster);
-      out.println(store == LocalCluster.StoreKind.HBASE
-          ? "cluster: stopped; data kept in " + dir.toAbsolutePath().normalize()
-          : "cluster: stopped");
-      out.flush();
-    });
+      return 1;
+    } finally {
+      removeHook(stopHBase);
+    }
     foreground.await();
     return 0;
+  }
+
+  /** Removes {@code hook} (if any) unless the JVM is shutting down, when it runs anyway. */
+  private static void removeHook(Thread hook) {
+    if (hook != null) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException shuttingDown) {
+        // The hook is running or about to.
+      }
+    }
   }
 
   /** Stops a running cluster as Ctrl-C would (for tests); a no-op before it started. */

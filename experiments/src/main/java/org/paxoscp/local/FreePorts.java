@@ -59,6 +59,18 @@ public final class FreePorts {
     }
   }
 
+  /** Whether TCP port {@code port} (1 to 65535) is free on loopback now; false for others. */
+  public static boolean tcpFree(int port) {
+    if (port < 1 || port > 65535) {
+      return false;
+    }
+    try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   /** A TCP port free on loopback now. */
   public static int tcp() {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

@@ -225,9 +225,13 @@ public final class LocalCluster implements AutoCloseable {
         hbase = startProcesses(options, progress);
         zkConnect = hbase.zkQuorum() + ":" + hbase.zkPort();
       } else if (options.store() == StoreKind.HBASE) {
-        if (Files.isDirectory(hbaseServersDir(options.dataDir()))) {
-          progress.accept("note: " + hbaseServersDir(options.dataDir()) + " holds the data of a "
-              + "run with --regionservers; this run uses the embedded HBase's own");
+        Path servers = hbaseServersDir(options.dataDir());
+        if (StandaloneHBase.status(servers).state() != StandaloneHBase.State.NOT_RUNNING) {
+          progress.accept("note: the HBase processes of a run with --regionservers still run in "
+              + servers + "; stop them with `paxoscp hbase stop --dir " + servers + "`");
+        } else if (Files.isDirectory(servers)) {
+          progress.accept("note: " + servers + " holds the data of a run with --regionservers; "
+              + "this run uses the embedded HBase's own");
         }
         progress.accept("starting embedded HBase and ZooKeeper in " + options.dataDir() + " ...");
         EmbeddedHBase embedded = EmbeddedHBase.start(options.dataDir().resolve("hbase"));
@@ -247,6 +251,13 @@ public final class LocalCluster implements AutoCloseable {
           .phaseTimeout(timeout)
           .discovery(zkConnect, Duration.ofMillis(Math.max(5_000, 5 * timeout.toMillis())))
           .wan(options.wan());
+      if (hbase instanceof Processes) {
+        // HBase's ZooKeeper outlives this process if it is killed, and with it the dead
+        // services' registrations until their sessions end: each run registers under its own
+        // path, so that clients of this run never pick a dead run's endpoint.
+        b.set(ClusterConfig.DISCOVERY_PATH.name(), ClusterConfig.DISCOVERY_PATH.defaultValue()
+            + "-run-" + Long.toHexString(System.currentTimeMillis()));
+      }
       for (String dc : options.dcs()) {
         b.endpoints(dc, List.of("127.0.0.1:" + heldPorts.hold()));
         if (hbase != null) {
@@ -287,8 +298,10 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
-   * Starts (or finds running) the HBase processes of {@link #hbaseServersDir}: ZooKeeper on the
-   * port it had, or a free one, and waits until every region server is live.
+   * Starts (or finds running) the HBase processes of {@link #hbaseServersDir}, ZooKeeper on the
+   * port it had if that is free (so that services of one's own keep reaching it), else on a free
+   * one; a start waits until every region server is live, a running HBase is taken as it is
+   * (region servers not running are started, not waited for).
    */
   private static LocalHBase startProcesses(Options options,
       java.util.function.Consumer<String> progress) {
@@ -298,12 +311,19 @@ public final class LocalCluster implements AutoCloseable {
           + "without --regionservers; this run uses the region servers' own");
     }
     StandaloneHBase.Status now = StandaloneHBase.status(dir);
-    int zkPort = now.running() ? now.zkPort() : FreePorts.tcp();
+    int zkPort = now.running() || FreePorts.tcpFree(now.zkPort()) ? now.zkPort()
+        : FreePorts.tcp();
     progress.accept("starting HBase (a master and " + options.regionServers()
         + " region server processes) in " + dir + " ...");
     long t0 = System.nanoTime();
-    StandaloneHBase.Status s = StandaloneHBase.start(dir, zkPort, Duration.ofSeconds(240),
-        options.regionServers());
+    StandaloneHBase.Status s;
+    try {
+      s = StandaloneHBase.start(dir, zkPort, Duration.ofSeconds(240), options.regionServers());
+    } catch (IllegalStateException e) {
+      // Another count of region servers, or a process that does not answer.
+      throw new IllegalStateException(e.getMessage() + " (`paxoscp hbase stop --dir " + dir
+          + "` stops it)", e);
+    }
     progress.accept(String.format(java.util.Locale.ROOT, "HBase %s in %.1f s: ZooKeeper "
         + "127.0.0.1:%d, logs in %s", s.detail().equals("already running") ? "already running"
         : "ready", (System.nanoTime() - t0) / 1e9, s.zkPort(), dir.resolve("logs")));

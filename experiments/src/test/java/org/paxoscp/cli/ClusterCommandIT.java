@@ -66,27 +66,40 @@ class ClusterCommandIT {
     CommandRun run = CommandRun.background(command, "--regionservers", "2", "--no-wan",
         "--dir", dir.toString(), "--request-timeout-ms", "2000", "--no-metrics-http");
     Path hbaseDir = org.paxoscp.local.LocalCluster.hbaseServersDir(dir);
-    List<StandaloneHBase.RegionServer> servers;
+    List<Long> pids = new java.util.ArrayList<>();
     try {
       Poll.until("the cluster to start", Duration.ofSeconds(240),
           () -> command.running() || run.exit().isDone());
       assertTrue(command.running(), run.err() + run.out());
       assertTrue(run.out().contains("store hbase (2 region servers)"), run.out());
-      servers = StandaloneHBase.regionServers(hbaseDir);
+      StandaloneHBase.Status hbase = StandaloneHBase.status(hbaseDir);
+      assertTrue(hbase.running(), hbase.detail());
+      pids.add(hbase.pid().getAsLong());
+      List<StandaloneHBase.RegionServer> servers = StandaloneHBase.regionServers(hbaseDir);
       assertEquals(2, servers.size(), servers.toString());
       for (StandaloneHBase.RegionServer rs : servers) {
         assertTrue(rs.pid().isPresent(), "region server " + rs.index() + " runs");
+        pids.add(rs.pid().getAsLong());
       }
+      // The DCs' stores are on these processes: the configuration names their ZooKeeper, and
+      // no embedded HBase was started beside them.
+      String config = Files.readString(dir.resolve("cluster.properties"));
+      assertTrue(config.contains("paxoscp.dc.V2.hbase.zk.port=" + hbase.zkPort() + "\n"),
+          config);
+      assertFalse(Files.exists(dir.resolve("hbase")), "no embedded HBase's directory");
+      assertTrue(config.contains("paxoscp.discovery.path=/paxoscp-run-"), config);
       assertAShellCommitsAndReadsBack(dir.resolve("cluster.properties"), "V2");
     } finally {
       command.stop();
+      if (!command.running()) {
+        // Stopped before it ran (the start failed or took too long): nothing may outlive the test.
+        StandaloneHBase.stop(hbaseDir);
+      }
     }
     assertEquals(0, run.exit().get(90, TimeUnit.SECONDS), run.err());
-    assertFalse(StandaloneHBase.status(hbaseDir).running(), "the master stopped");
-    for (StandaloneHBase.RegionServer rs : servers) {
-      long pid = rs.pid().getAsLong();
+    for (long pid : pids) {
       assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
-          "region server " + rs.index() + " (pid " + pid + ") stopped");
+          "HBase process " + pid + " stopped with the cluster");
     }
   }
 

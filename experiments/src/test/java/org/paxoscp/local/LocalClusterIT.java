@@ -226,6 +226,7 @@ class LocalClusterIT {
     List<CrossGroupChecker.Observation> observations =
         Collections.synchronizedList(new ArrayList<>());
     AtomicInteger finished = new AtomicInteger();
+    AtomicInteger committed = new AtomicInteger();
     AtomicInteger committedAfterStop = new AtomicInteger();
     java.util.concurrent.atomic.AtomicBoolean stopped =
         new java.util.concurrent.atomic.AtomicBoolean();
@@ -235,7 +236,11 @@ class LocalClusterIT {
       clients.add(CompletableFuture.runAsync(() -> {
         java.util.SplittableRandom rnd = new java.util.SplittableRandom(100 + seed);
         try (TxnClient client = cluster.client("V1", CommitProtocol.CP)) {
-          for (int i = 0; i < 20; i++) {
+          // 20 transfers each, then on (to 100) until enough committed after V1 stopped and in
+          // all for the checks below to mean something, however the clients' conflicts and the
+          // stop fall on a loaded machine.
+          for (int i = 0; i < 100 && (i < 20 || committedAfterStop.get() < 3
+              || committed.get() < 12); i++) {
             String g1 = groups.get(rnd.nextInt(groups.size()));
             String g2 = groups.get(rnd.nextInt(groups.size()));
             String k1 = "acct" + rnd.nextInt(accounts);
@@ -252,6 +257,7 @@ class LocalClusterIT {
               t.put(g2, k2, Long.toString(b + 1));
               t.commit();
               status = TxnRecord.Status.COMMITTED;
+              committed.incrementAndGet();
               if (stopped.get()) {
                 committedAfterStop.incrementAndGet();
               }
@@ -320,7 +326,8 @@ class LocalClusterIT {
     String group = "home-down";
     cluster.stopService("V1");
     for (CommitProtocol p : List.of(CommitProtocol.BASIC, CommitProtocol.CP)) {
-      WorkloadSpec spec = new WorkloadSpec(group, List.of("V1"), 2, 50, 4, 0.5, 5, 50,
+      // 10 each: two clients that fall into step commit about one in two under basic Paxos.
+      WorkloadSpec spec = new WorkloadSpec(group, List.of("V1"), 2, 50, 4, 0.5, 10, 50,
           Duration.ofMillis(1), p == CommitProtocol.BASIC ? 31 : 32);
       WorkloadRunner.Result r = runWorkload(spec, p);
       assertEquals(0, r.unavailable(), p + ": begin or a read found no DC: " + r);
