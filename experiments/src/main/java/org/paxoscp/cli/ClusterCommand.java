@@ -12,6 +12,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.paxoscp.local.FreePorts;
 import org.paxoscp.local.LocalCluster;
 import org.paxoscp.nemesis.NamespaceCluster;
@@ -158,23 +161,37 @@ public final class ClusterCommand implements Callable<Integer> {
     };
     AutoCloseable cluster;
     ClusterConfig clusterConfig;
-    // HBase's processes run in sessions of their own, which Ctrl-C does not reach: until the
-    // cluster runs (and its own hook closes it), a hook stops them if this process is stopped.
-    // It interrupts a start under way first (which then kills what it spawned and spawns
-    // nothing more), waits for it to give up, and stops whatever still runs.
+    // HBase's processes run in sessions of their own, which Ctrl-C does not reach. While the
+    // cluster starts, a hook of this command stops them if this process is stopped: it
+    // interrupts the start (which then kills what it spawned and spawns nothing more), waits for
+    // it to end, closes what it started and stops whatever still runs. Once the cluster runs,
+    // the Foreground's hook closes it instead; the phase decides which of the two acts, so that
+    // the two never stop it at once.
+    AtomicReference<StartPhase> phase = new AtomicReference<>(StartPhase.STARTING);
+    AtomicReference<AutoCloseable> starting = new AtomicReference<>();
+    CountDownLatch startEnded = new CountDownLatch(1);
     Thread stopHBase = null;
-    java.util.concurrent.CountDownLatch startEnded = new java.util.concurrent.CountDownLatch(1);
     if (regionServers > 1) {
       Path servers = LocalCluster.hbaseServersDir(dir);
       Thread starter = Thread.currentThread();
       stopHBase = new Thread(() -> {
+        if (!phase.compareAndSet(StartPhase.STARTING, StartPhase.STOPPING)) {
+          return;
+        }
         starter.interrupt();
         try {
-          startEnded.await(30, java.util.concurrent.TimeUnit.SECONDS);
+          startEnded.await(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
-        StandaloneHBase.stop(servers, Duration.ofSeconds(10));
+        AutoCloseable started = starting.get();
+        try {
+          if (started != null) {
+            closeCluster(started);
+          }
+        } finally {
+          StandaloneHBase.stop(servers, Duration.ofSeconds(10));
+        }
       }, "paxoscp-cluster-stop-hbase");
       Runtime.getRuntime().addShutdownHook(stopHBase);
     }
@@ -195,12 +212,13 @@ public final class ClusterCommand implements Callable<Integer> {
               ServiceConfig.METRICS_BIND.name(), "127.0.0.1"));
         }
         LocalCluster c = LocalCluster.start(localOptions, progress, serviceKeys, perDc);
+        starting.set(c);
         cluster = c;
         clusterConfig = c.config();
         writeConfig(c::writeConfig, c, config);
       }
     } catch (IOException | RuntimeException e) {
-      err.println(stopHBase != null && Thread.currentThread().isInterrupted()
+      err.println(phase.get() == StartPhase.STOPPING
           ? "cluster: stopped while starting; stopping HBase's processes"
           : "cluster: failed to start: " + oneLine(e));
       removeHook(stopHBase);
@@ -208,10 +226,16 @@ public final class ClusterCommand implements Callable<Integer> {
     } finally {
       startEnded.countDown();
     }
-    // Printed before running() turns true, so a caller that waits for it sees the whole text.
-    printConnectionInfo(out, clusterConfig, config, metricsUrls(cluster));
+    if (!phase.compareAndSet(StartPhase.STARTING, StartPhase.STARTED)) {
+      // Stopped just as the start ended: the hook closes what started.
+      Thread.interrupted();
+      err.println("cluster: stopped while starting; stopping HBase's processes");
+      return 1;
+    }
     try {
-      // Its hook is in place before HBase's own goes, so that no moment is without one.
+      // Printed before running() turns true, so a caller that waits for it sees the whole text.
+      printConnectionInfo(out, clusterConfig, config, metricsUrls(cluster));
+      // Its hook is in place before this command's goes, so that no moment is without one.
       foreground = new Foreground("paxoscp-cluster", () -> {
         out.println("cluster: stopping ...");
         out.flush();
@@ -231,6 +255,11 @@ public final class ClusterCommand implements Callable<Integer> {
     }
     foreground.await();
     return 0;
+  }
+
+  /** Where a start with HBase's processes is, for {@link #call}'s shutdown hook. */
+  private enum StartPhase {
+    STARTING, STARTED, STOPPING
   }
 
   /** Removes {@code hook} (if any) unless the JVM is shutting down, when it runs anyway. */

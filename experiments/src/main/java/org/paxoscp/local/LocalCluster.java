@@ -320,7 +320,10 @@ public final class LocalCluster implements AutoCloseable {
     try {
       s = StandaloneHBase.start(dir, zkPort, Duration.ofSeconds(240), options.regionServers());
     } catch (IllegalStateException e) {
-      // Another count of region servers, or a process that does not answer.
+      if (StandaloneHBase.status(dir).state() == StandaloneHBase.State.NOT_RUNNING) {
+        throw e;
+      }
+      // This directory's HBase runs with another count of region servers, or does not answer.
       throw new IllegalStateException(e.getMessage() + " (`paxoscp hbase stop --dir " + dir
           + "` stops it)", e);
     }

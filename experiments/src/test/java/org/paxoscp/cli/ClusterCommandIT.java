@@ -60,7 +60,7 @@ class ClusterCommandIT {
    * every HBase process.
    */
   @Test
-  @Timeout(value = 5, unit = TimeUnit.MINUTES) // three HBase JVMs start on a loaded machine
+  @Timeout(value = 10, unit = TimeUnit.MINUTES) // three HBase JVMs start on a loaded machine
   void clusterWithRegionServersRunsHBaseAsProcessesAndStopsThem() throws Exception {
     ClusterCommand command = new ClusterCommand();
     CommandRun run = CommandRun.background(command, "--regionservers", "2", "--no-wan",
@@ -92,7 +92,14 @@ class ClusterCommandIT {
     } finally {
       command.stop();
       if (!command.running()) {
-        // Stopped before it ran (the start failed or took too long): nothing may outlive the test.
+        // The start failed or took too long: let it end (it gives up within 240 s), then
+        // nothing may outlive the test.
+        try {
+          run.exit().get(250, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+          // Stopped below in any case.
+        }
+        command.stop();
         StandaloneHBase.stop(hbaseDir);
       }
     }

@@ -656,7 +656,7 @@ public final class StandaloneHBase {
       return false;
     }
     h.get().destroyForcibly();
-    if (!awaitExit(h.get(), Duration.ofSeconds(10))) {
+    if (!awaitExitAfterKill(h.get())) {
       throw new IllegalStateException("region server " + index + " of " + abs + " (pid "
           + h.get().pid() + ") survived SIGKILL for 10 s");
     }
@@ -802,8 +802,23 @@ public final class StandaloneHBase {
       LOG.warn("pid {} ignored SIGTERM for {} s; sending SIGKILL", h.pid(), grace.toSeconds());
     }
     h.destroyForcibly();
-    awaitExit(h, Duration.ofSeconds(10));
+    awaitExitAfterKill(h);
     return false;
+  }
+
+  /**
+   * Waits up to 10 s for a process sent SIGKILL to be gone, even on an interrupted thread (a
+   * start or stop cut short still cleans up): the wait is bounded, and the interrupt is kept.
+   */
+  private static boolean awaitExitAfterKill(ProcessHandle h) {
+    boolean interrupted = Thread.interrupted();
+    try {
+      return awaitExit(h, Duration.ofSeconds(10));
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   private static String logTail(Path abs) {
