@@ -161,30 +161,23 @@ class ClusterCommandIT {
 
   @Test
   void clusterRejectsBadOptions() {
-    Result store = CommandRun.run(new ClusterCommand(), "--store", "disk", "--dir",
-        dir.toString());
-    assertEquals(2, store.code());
-    assertTrue(store.err().contains("--store must be hbase or memory"), store.err());
-    Result rtt = CommandRun.run(new ClusterCommand(), "--rtt", "V1-O=80", "--dir",
-        dir.toString());
-    assertEquals(2, rtt.code());
-    assertTrue(rtt.err().contains("--rtt expects A:B=MS"), rtt.err());
-    Result netns = CommandRun.run(new ClusterCommand(), "--netns", "--dir", dir.toString());
-    assertEquals(2, netns.code());
-    assertTrue(netns.err().contains("add --store memory"), netns.err());
-    Result memory = CommandRun.run(new ClusterCommand(), "--regionservers", "2", "--store",
-        "memory", "--dir", dir.toString());
-    assertEquals(2, memory.code());
-    assertTrue(memory.err().contains("--regionservers 2 needs the HBase store"), memory.err());
-    Result none = CommandRun.run(new ClusterCommand(), "--regionservers", "0", "--dir",
-        dir.toString());
-    assertEquals(2, none.code());
-    assertTrue(none.err().contains("--regionservers must be in 1..16, was 0"), none.err());
-    Result withNetns = CommandRun.run(new ClusterCommand(), "--regionservers", "3", "--netns",
-        "--store", "memory", "--dir", dir.toString());
-    assertEquals(2, withNetns.code());
-    assertTrue(withNetns.err().contains("--regionservers is for the HBase store"),
-        withNetns.err());
+    assertUsageError("--store must be hbase or memory", "--store", "disk");
+    assertUsageError("--rtt expects A:B=MS", "--rtt", "V1-O=80");
+    assertUsageError("add --store memory", "--netns");
+    assertUsageError("--regionservers 2 needs the HBase store", "--regionservers", "2",
+        "--store", "memory");
+    assertUsageError("--regionservers must be in 1..16, was 0", "--regionservers", "0");
+    assertUsageError("--regionservers is for the HBase store", "--regionservers", "3", "--netns",
+        "--store", "memory");
+  }
+
+  /** `cluster ARGS --dir <dir>` exits 2 (usage) and says {@code expected}. */
+  private void assertUsageError(String expected, String... args) {
+    List<String> all = new java.util.ArrayList<>(List.of(args));
+    all.addAll(List.of("--dir", dir.toString()));
+    Result r = CommandRun.run(new ClusterCommand(), all.toArray(String[]::new));
+    assertEquals(2, r.code(), String.join(" ", args) + ": " + r.err());
+    assertTrue(r.err().contains(expected), r.err());
   }
 
   @Test
